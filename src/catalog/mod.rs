@@ -1,0 +1,360 @@
+//! Every tool we know, from every server, keyed by [`QualifiedName`].
+//!
+//! The catalog only grows while the process runs: a tool a server stops listing is marked
+//! gone, never deleted, so a name once given is never given to another tool (DESIGN.md
+//! invariant 1 depends on it). Iteration is in config order: server order in the file, then
+//! the order that server lists its tools, whatever order the servers connected in. Must not
+//! import `downstream`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+
+mod name;
+
+pub use name::{QualifiedName, SEPARATOR, is_valid, sanitize};
+
+/// A stable handle to a catalog entry (its arrival number); search documents carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EntryId(pub u32);
+
+/// One downstream tool.
+#[derive(Debug, Clone)]
+pub struct CatalogEntry {
+    pub id: EntryId,
+    pub name: QualifiedName,
+    /// The server's table name in the config.
+    pub server: Arc<str>,
+    /// The server's position in the config, for ordering.
+    pub server_index: usize,
+    /// The tool exactly as the server last listed it (its original name included).
+    pub tool: Arc<Tool>,
+    /// The server no longer lists it.
+    pub gone: bool,
+}
+
+impl CatalogEntry {
+    /// The tool's name on its own server.
+    pub fn original_name(&self) -> &str {
+        &self.tool.name
+    }
+}
+
+/// What one [`Catalog::update_server`] changed, in that server's list order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Update {
+    /// Tools seen for the first time.
+    pub added: Vec<EntryId>,
+    /// Tools whose definition differs from the one we held.
+    pub changed: Vec<EntryId>,
+    /// Tools the server no longer lists.
+    pub removed: Vec<EntryId>,
+    /// Tools that were gone and are listed again.
+    pub returned: Vec<EntryId>,
+}
+
+impl Update {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty()
+            && self.changed.is_empty()
+            && self.removed.is_empty()
+            && self.returned.is_empty()
+    }
+}
+
+/// The identity of a server, as the catalog needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerKey<'a> {
+    pub name: &'a str,
+    pub prefix: &'a str,
+    pub index: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct Catalog {
+    max_name_length: usize,
+    /// By `EntryId`.
+    entries: Vec<CatalogEntry>,
+    by_name: HashMap<QualifiedName, EntryId>,
+    by_original: HashMap<(Arc<str>, String), EntryId>,
+    /// Per config index, the server's entries in its own list order.
+    servers: Vec<Vec<EntryId>>,
+}
+
+impl Catalog {
+    pub fn new(max_name_length: usize) -> Catalog {
+        Catalog {
+            max_name_length,
+            ..Catalog::default()
+        }
+    }
+
+    /// Takes a server's complete current list (already filtered by its config).
+    ///
+    /// Names are assigned in the server's list order, so the same list gives the same names.
+    /// A tool listed twice by one server keeps its first definition.
+    pub fn update_server(&mut self, server: ServerKey<'_>, tools: Vec<Tool>) -> Update {
+        if self.servers.len() <= server.index {
+            self.servers.resize_with(server.index + 1, Vec::new);
+        }
+        let server_name: Arc<str> = match self.servers[server.index].first() {
+            Some(id) => self.entries[id.0 as usize].server.clone(),
+            None => Arc::from(server.name),
+        };
+        let mut update = Update::default();
+        let mut listed = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let key = (server_name.clone(), tool.name.to_string());
+            match self.by_original.get(&key).copied() {
+                Some(id) if listed.contains(&id) => {
+                    tracing::warn!(server = server.name, tool = %tool.name, "server lists a tool twice; keeping the first");
+                }
+                Some(id) => {
+                    listed.push(id);
+                    let entry = &mut self.entries[id.0 as usize];
+                    if entry.gone {
+                        entry.gone = false;
+                        update.returned.push(id);
+                    }
+                    if *entry.tool != tool {
+                        entry.tool = Arc::new(tool);
+                        update.changed.push(id);
+                    }
+                }
+                None => {
+                    let id = EntryId(self.entries.len() as u32);
+                    let name = QualifiedName::assign(
+                        server.name,
+                        server.prefix,
+                        &tool.name,
+                        self.max_name_length,
+                        |candidate| self.by_name.contains_key(candidate),
+                    );
+                    self.by_name.insert(name.clone(), id);
+                    self.by_original.insert(key, id);
+                    self.entries.push(CatalogEntry {
+                        id,
+                        name,
+                        server: server_name.clone(),
+                        server_index: server.index,
+                        tool: Arc::new(tool),
+                        gone: false,
+                    });
+                    self.servers[server.index].push(id);
+                    listed.push(id);
+                    update.added.push(id);
+                }
+            }
+        }
+        for &id in &self.servers[server.index] {
+            let entry = &mut self.entries[id.0 as usize];
+            if !entry.gone && !listed.contains(&id) {
+                entry.gone = true;
+                update.removed.push(id);
+            }
+        }
+        // Keep the server's order as it lists it now; tools it dropped stay at the end.
+        let (mut order, dropped): (Vec<_>, Vec<_>) = self.servers[server.index]
+            .iter()
+            .partition(|id| listed.contains(id));
+        order.sort_by_key(|id| listed.iter().position(|l| l == id));
+        order.extend(dropped);
+        self.servers[server.index] = order;
+        update
+    }
+
+    pub fn get(&self, id: EntryId) -> Option<&CatalogEntry> {
+        self.entries.get(id.0 as usize)
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<&CatalogEntry> {
+        self.by_name.get(name).and_then(|&id| self.get(id))
+    }
+
+    /// Finds a tool by qualified name, `server/tool`, or a bare tool name that only one server
+    /// has (DESIGN.md section 4).
+    pub fn resolve(&self, name: &str) -> Resolution<'_> {
+        if let Some(entry) = self.by_name(name) {
+            return Resolution::Found(entry);
+        }
+        if let Some((server, tool)) = name.split_once('/')
+            && let Some(&id) = self.by_original.get(&(Arc::from(server), tool.to_owned()))
+            && let Some(entry) = self.get(id)
+        {
+            return Resolution::Found(entry);
+        }
+        let mut matches = self.iter().filter(|e| e.original_name() == name);
+        match (matches.next(), matches.next()) {
+            (Some(only), None) => Resolution::Found(only),
+            (Some(first), Some(second)) => Resolution::Ambiguous(
+                [first, second]
+                    .into_iter()
+                    .chain(matches)
+                    .map(|e| e.name.clone())
+                    .collect(),
+            ),
+            (None, _) => Resolution::Unknown {
+                suggestion: self.suggest(name),
+            },
+        }
+    }
+
+    /// The known name closest to `name`, for "did you mean".
+    pub fn suggest(&self, name: &str) -> Option<QualifiedName> {
+        let wanted = name.to_ascii_lowercase();
+        self.iter()
+            .filter(|e| !e.gone)
+            .map(|e| {
+                let score = similarity(&wanted, &e.name.as_str().to_ascii_lowercase())
+                    .max(similarity(&wanted, &e.original_name().to_ascii_lowercase()));
+                (score, e)
+            })
+            .filter(|(score, _)| *score >= 0.3)
+            // `max_by` keeps the last of equals; iterate so the first in catalog order wins.
+            .fold(
+                None::<(f64, &CatalogEntry)>,
+                |best, (score, e)| match best {
+                    Some((s, _)) if s >= score => best,
+                    _ => Some((score, e)),
+                },
+            )
+            .map(|(_, e)| e.name.clone())
+    }
+
+    /// Every entry in config order.
+    pub fn iter(&self) -> impl Iterator<Item = &CatalogEntry> {
+        self.servers
+            .iter()
+            .flatten()
+            .map(|id| &self.entries[id.0 as usize])
+    }
+
+    /// One server's entries, in its list order.
+    pub fn server_entries(&self, index: usize) -> impl Iterator<Item = &CatalogEntry> {
+        self.servers
+            .get(index)
+            .into_iter()
+            .flatten()
+            .map(|id| &self.entries[id.0 as usize])
+    }
+
+    /// Entries, including gone ones.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// The outcome of [`Catalog::resolve`].
+#[derive(Debug)]
+pub enum Resolution<'a> {
+    Found(&'a CatalogEntry),
+    /// A bare name that several servers have: these qualified names.
+    Ambiguous(Vec<QualifiedName>),
+    Unknown {
+        suggestion: Option<QualifiedName>,
+    },
+}
+
+/// Jaccard similarity of character trigrams (ripgrep's flag suggestions use the same idea).
+fn similarity(a: &str, b: &str) -> f64 {
+    fn grams(s: &str) -> std::collections::BTreeSet<[char; 3]> {
+        let padded: Vec<char> = format!("  {s} ").chars().collect();
+        padded.windows(3).map(|w| [w[0], w[1], w[2]]).collect()
+    }
+    let (a, b) = (grams(a), grams(b));
+    let shared = a.intersection(&b).count();
+    let all = a.union(&b).count();
+    if all == 0 {
+        0.0
+    } else {
+        shared as f64 / all as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    pub(crate) fn tool(name: &str, description: &str) -> Tool {
+        serde_json::from_value(json!({
+            "name": name,
+            "description": description,
+            "inputSchema": {"type": "object", "properties": {}}
+        }))
+        .unwrap_or_else(|e| panic!("test tool: {e}"))
+    }
+
+    fn key(name: &'static str, index: usize) -> ServerKey<'static> {
+        ServerKey {
+            name,
+            prefix: name,
+            index,
+        }
+    }
+
+    #[test]
+    fn iterates_in_config_order_whatever_the_arrival_order() {
+        let mut catalog = Catalog::new(64);
+        catalog.update_server(key("b", 1), vec![tool("y", ""), tool("x", "")]);
+        catalog.update_server(key("a", 0), vec![tool("z", "")]);
+        let names: Vec<_> = catalog.iter().map(|e| e.name.to_string()).collect();
+        assert_eq!(names, ["a__z", "b__y", "b__x"]);
+    }
+
+    #[test]
+    fn removed_tools_are_marked_gone_and_keep_their_name() {
+        let mut catalog = Catalog::new(64);
+        catalog.update_server(key("s", 0), vec![tool("one", ""), tool("two", "")]);
+        let update = catalog.update_server(key("s", 0), vec![tool("two", "")]);
+        assert_eq!(update.removed.len(), 1);
+        let one = catalog.by_name("s__one").map(|e| e.gone);
+        assert_eq!(one, Some(true));
+        let update = catalog.update_server(key("s", 0), vec![tool("one", ""), tool("two", "")]);
+        assert_eq!(update.returned.len(), 1);
+        assert!(update.added.is_empty());
+    }
+
+    #[test]
+    fn a_changed_definition_is_reported_and_kept() {
+        let mut catalog = Catalog::new(64);
+        catalog.update_server(key("s", 0), vec![tool("t", "old")]);
+        let update = catalog.update_server(key("s", 0), vec![tool("t", "new")]);
+        assert_eq!(update.changed.len(), 1);
+        let description = catalog
+            .by_name("s__t")
+            .and_then(|e| e.tool.description.clone());
+        assert_eq!(description.as_deref(), Some("new"));
+    }
+
+    #[test]
+    fn resolves_qualified_slash_and_unambiguous_bare_names() {
+        let mut catalog = Catalog::new(64);
+        catalog.update_server(key("a", 0), vec![tool("read", ""), tool("only_a", "")]);
+        catalog.update_server(key("b", 1), vec![tool("read", "")]);
+        let found = |name| match catalog.resolve(name) {
+            Resolution::Found(e) => Some(e.name.to_string()),
+            _ => None,
+        };
+        assert_eq!(found("a__read").as_deref(), Some("a__read"));
+        assert_eq!(found("b/read").as_deref(), Some("b__read"));
+        assert_eq!(found("only_a").as_deref(), Some("a__only_a"));
+        assert!(
+            matches!(catalog.resolve("read"), Resolution::Ambiguous(names) if names.len() == 2)
+        );
+        match catalog.resolve("a__raed") {
+            Resolution::Unknown { suggestion } => {
+                assert_eq!(
+                    suggestion.map(|s| s.to_string()).as_deref(),
+                    Some("a__read")
+                )
+            }
+            other => panic!("expected unknown, got {other:?}"),
+        }
+    }
+}

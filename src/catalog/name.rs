@@ -1,0 +1,213 @@
+//! Qualified names: how a downstream tool is called on our side (DESIGN.md section 4).
+//!
+//! `<prefix>__<tool>`, sanitized to `[A-Za-z0-9_-]`, at most `max_len` characters. A name that
+//! had to be altered (lossy sanitizing or truncation) and collides, or that is too long, gets
+//! `_` + 8 hex digits of a stable hash of `server/tool`, so it stays the same run after run.
+
+use std::fmt;
+
+/// Joins the prefix and the original tool name. Config keeps `__` out of prefixes, so the
+/// first `__` of a qualified name always ends the prefix.
+pub const SEPARATOR: &str = "__";
+/// `_` plus 8 hex digits.
+const HASH_SUFFIX_LEN: usize = 9;
+
+/// A tool name as the client sees it. Only [`QualifiedName::assign`] and
+/// [`QualifiedName::meta`] make one, so every value is valid: non-empty, `[A-Za-z0-9_-]`,
+/// within the length limit it was made for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QualifiedName(String);
+
+impl QualifiedName {
+    /// The name for `tool` of the server with `prefix` (and table name `server`, for the hash).
+    /// `taken` says whether a candidate is already used by another tool; the result is never
+    /// a taken name.
+    ///
+    /// The plain sanitized form is used when it fits and is free. Otherwise the name is cut to
+    /// leave room for the hash suffix; the hash covers `server/tool`, so two tools never
+    /// share one unless 32 bits collide, and then the suffix is re-hashed with a counter.
+    pub fn assign(
+        server: &str,
+        prefix: &str,
+        tool: &str,
+        max_len: usize,
+        taken: impl Fn(&str) -> bool,
+    ) -> QualifiedName {
+        let plain = sanitize(&format!("{prefix}{SEPARATOR}{tool}"));
+        if plain.len() <= max_len && !taken(&plain) {
+            return QualifiedName(plain);
+        }
+        let keep = max_len.saturating_sub(HASH_SUFFIX_LEN).max(1);
+        // `sanitize` leaves only ASCII, so byte slicing is on character boundaries.
+        let stem = &plain[..plain.len().min(keep)];
+        let key = format!("{server}/{tool}");
+        (0u32..)
+            .map(|salt| {
+                let hash = if salt == 0 {
+                    fnv1a(key.as_bytes())
+                } else {
+                    fnv1a(format!("{key}#{salt}").as_bytes())
+                };
+                format!("{stem}_{hash:08x}")
+            })
+            .find(|candidate| !taken(candidate))
+            .map(QualifiedName)
+            .unwrap_or_else(|| unreachable!("an endless iterator ends only by `find`"))
+    }
+
+    /// The bare name of one of our own meta tools.
+    pub(crate) fn meta(name: &'static str) -> QualifiedName {
+        debug_assert!(is_valid(name, usize::MAX));
+        QualifiedName(name.to_owned())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for QualifiedName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for QualifiedName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for QualifiedName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Every character outside `[A-Za-z0-9_-]` becomes `_`.
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Whether `name` could be a qualified name under `max_len`.
+pub fn is_valid(name: &str, max_len: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max_len
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// 32-bit FNV-1a: tiny, and the same on every platform and release, which is all the suffix
+/// needs (std's hashers are seeded or unspecified across versions).
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |hash, &b| {
+        (hash ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    fn free(_: &str) -> bool {
+        false
+    }
+
+    #[test]
+    fn plain_names_are_prefix_separator_tool() {
+        let name = QualifiedName::assign("github", "gh", "create_issue", 64, free);
+        assert_eq!(name.as_str(), "gh__create_issue");
+    }
+
+    #[test]
+    fn characters_outside_the_set_become_underscores() {
+        let name = QualifiedName::assign("fs", "fs", "read.file/v2 é", 64, free);
+        assert_eq!(name.as_str(), "fs__read_file_v2__");
+    }
+
+    #[test]
+    fn long_names_are_cut_and_get_a_stable_hash() {
+        let tool = "a".repeat(80);
+        let name = QualifiedName::assign("srv", "srv", &tool, 64, free);
+        assert_eq!(name.as_str().len(), 64);
+        assert!(name.as_str().starts_with("srv__aaaa"));
+        let again = QualifiedName::assign("srv", "srv", &tool, 64, free);
+        assert_eq!(name, again, "the same input must give the same name");
+        // The suffix is the FNV-1a of `server/tool`, pinned so a release cannot change it.
+        assert_eq!(
+            &name.as_str()[55..],
+            &format!("_{:08x}", fnv1a(format!("srv/{tool}").as_bytes()))
+        );
+    }
+
+    #[test]
+    fn exactly_at_the_limit_is_kept_whole() {
+        let tool = "b".repeat(64 - "srv__".len());
+        let name = QualifiedName::assign("srv", "srv", &tool, 64, free);
+        assert_eq!(name.as_str(), format!("srv__{tool}"));
+    }
+
+    #[test]
+    fn a_lower_limit_is_honoured() {
+        let name =
+            QualifiedName::assign("github", "github", "create_pull_request_review", 24, free);
+        assert_eq!(name.as_str().len(), 24);
+    }
+
+    #[test]
+    fn a_collision_gets_a_hash_and_never_a_taken_name() {
+        let first = QualifiedName::assign("fs", "fs", "read_file", 64, free);
+        let second = QualifiedName::assign("fs", "fs", "read.file", 64, |n| n == first.as_str());
+        assert_ne!(first, second);
+        assert!(second.as_str().starts_with("fs__read_file_"));
+        assert_eq!(second.as_str().len(), "fs__read_file_".len() + 8);
+    }
+
+    #[test]
+    fn a_hash_collision_moves_on_to_a_salted_hash() {
+        let tool = "x".repeat(100);
+        let first = QualifiedName::assign("s", "s", &tool, 20, free);
+        let second = QualifiedName::assign("s", "s", &tool, 20, |n| n == first.as_str());
+        assert_ne!(first, second);
+        assert_eq!(second.as_str().len(), 20);
+    }
+
+    proptest! {
+        /// Whatever the tools are called, every name is valid, unique and the same next run.
+        #[test]
+        fn any_input_gives_valid_unique_stable_names(
+            tools in proptest::collection::vec(".{0,90}", 1..40),
+            max_len in 16usize..=64,
+        ) {
+            let assign_all = || {
+                let mut taken: HashSet<String> = HashSet::new();
+                tools
+                    .iter()
+                    .map(|tool| {
+                        let name = QualifiedName::assign("server", "srv", tool, max_len, |n| taken.contains(n));
+                        taken.insert(name.as_str().to_owned());
+                        name
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let names = assign_all();
+            for name in &names {
+                prop_assert!(is_valid(name.as_str(), max_len), "invalid: {name}");
+            }
+            let distinct: HashSet<_> = names.iter().collect();
+            prop_assert_eq!(distinct.len(), names.len());
+            prop_assert_eq!(names, assign_all());
+        }
+    }
+}

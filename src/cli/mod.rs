@@ -1,0 +1,77 @@
+//! The command line: clap types and one function per subcommand over the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "mcp-defer", version, about)]
+pub struct Cli {
+    /// More logging on stderr (-v debug, -vv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (the default).
+    Serve(ConfigArg),
+    /// Connect to every server and report status, tool count and start time.
+    Check(ConfigArg),
+    /// List every catalog tool.
+    List {
+        #[command(flatten)]
+        config: ConfigArg,
+        /// Full entries as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, clap::Args, Default)]
+struct ConfigArg {
+    /// The servers.toml to use [default: $MCP_DEFER_CONFIG, ./servers.toml,
+    /// $XDG_CONFIG_HOME/mcp-defer/servers.toml]
+    #[arg(long, short = 'c', value_name = "PATH")]
+    config: Option<PathBuf>,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("mcp-defer: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let _ = cli.command;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Logs go to stderr, never stdout: stdout is the protocol.
+fn init_logging(verbose: u8, quiet: bool) {
+    let default = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        (false, _) => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .init();
+}

@@ -1,0 +1,236 @@
+//! `servers.toml`: the one place that reads the user's file.
+//!
+//! Raw serde shapes (with spans, for errors that name file, line, table and key) become the
+//! validated [`Config`] below: environment expanded, units converted, one [`Transport`] per
+//! server. Everything downstream of this module can trust what it holds. Must not import
+//! `server` or `downstream`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+mod error;
+mod raw;
+
+pub use error::ConfigError;
+
+/// How long a server may take to answer `initialize` and its first `tools/list`
+/// (Codex's default, so a pasted block behaves the same).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one proxied `tools/call` may run (Codex's default).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Providers reject tool names longer than 64 characters.
+pub const DEFAULT_MAX_NAME_LENGTH: usize = 64;
+/// Results `search_tools` returns when the model gives no `limit`.
+pub const DEFAULT_SEARCH_LIMIT: usize = 8;
+/// The first `tools/list` waits this long for servers with core tools (DESIGN.md 7a:
+/// Codex drops a server whose tools come later than about 1.5 s).
+pub const DEFAULT_CORE_WAIT: Duration = Duration::from_millis(400);
+/// `select_tools` holds its result at most this long for the client's re-list.
+pub const DEFAULT_RELIST_WAIT: Duration = Duration::from_millis(2000);
+
+/// A validated configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where it was read from, for messages.
+    pub path: PathBuf,
+    pub settings: Settings,
+    /// Every `[mcp_servers.*]` table in file order, disabled ones included.
+    pub servers: Vec<ServerConfig>,
+}
+
+/// The `[settings]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub exposure: Exposure,
+    pub max_name_length: usize,
+    pub search_limit: usize,
+    pub core_wait: Duration,
+    pub relist_wait: Duration,
+    /// Put `_meta {"anthropic/alwaysLoad": true}` on every listed tool (DESIGN.md 7a).
+    pub claude_always_load: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            exposure: Exposure::Deferred,
+            max_name_length: DEFAULT_MAX_NAME_LENGTH,
+            search_limit: DEFAULT_SEARCH_LIMIT,
+            core_wait: DEFAULT_CORE_WAIT,
+            relist_wait: DEFAULT_RELIST_WAIT,
+            claude_always_load: true,
+        }
+    }
+}
+
+/// What the client's `tools/list` shows (DESIGN.md section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exposure {
+    /// Meta tools and core tools; `select_tools` appends.
+    Deferred,
+    /// The list never changes; `select_tools` only returns schemas.
+    Proxy,
+    /// Every catalog tool, appended as servers connect.
+    All,
+}
+
+/// One `[mcp_servers.<name>]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// The table name: `[A-Za-z0-9_-]+`.
+    pub name: String,
+    /// What qualified names start with: `prefix` if set, else the name. Never contains `__`
+    /// and never starts or ends with `_`, so `<prefix>__<tool>` splits back unambiguously.
+    pub prefix: String,
+    /// One line for the catalog in the instructions.
+    pub description: Option<String>,
+    /// Extra keywords for the search index, for servers whose descriptions are poor.
+    pub search_hints: Vec<String>,
+    pub transport: Transport,
+    pub enabled: bool,
+    /// `check` exits 1 when a required server fails.
+    pub required: bool,
+    pub startup_timeout: Duration,
+    pub tool_timeout: Duration,
+    /// Only these tools are taken, when set.
+    pub enabled_tools: Option<Vec<String>>,
+    /// These tools are dropped (after `enabled_tools`).
+    pub disabled_tools: Vec<String>,
+    /// The core tools: shown from the start.
+    pub always_load: AlwaysLoad,
+}
+
+impl ServerConfig {
+    /// Whether `tool` passes `enabled_tools` and `disabled_tools`.
+    pub fn allows(&self, tool: &str) -> bool {
+        self.enabled_tools
+            .as_ref()
+            .is_none_or(|enabled| enabled.iter().any(|t| t == tool))
+            && !self.disabled_tools.iter().any(|t| t == tool)
+    }
+
+    /// Whether `tool` is pinned as a core tool.
+    pub fn is_core(&self, tool: &str) -> bool {
+        match &self.always_load {
+            AlwaysLoad::None => false,
+            AlwaysLoad::All => true,
+            AlwaysLoad::Tools(tools) => tools.iter().any(|t| t == tool),
+        }
+    }
+}
+
+/// `always_load = true` or `always_load = ["tool", ...]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum AlwaysLoad {
+    #[default]
+    None,
+    All,
+    Tools(Vec<String>),
+}
+
+/// How to reach a server. Values are expanded; secrets stay inside and are never logged.
+#[derive(Clone, PartialEq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        /// Added to the inherited environment.
+        env: BTreeMap<String, String>,
+        /// Codex's allow-list of inherited variables; we inherit everything, so these only
+        /// have to be set.
+        env_vars: Vec<String>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        /// Resolved from `bearer_token_env_var` at load time.
+        bearer_token: Option<String>,
+        /// `http_headers` plus resolved `env_http_headers`.
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl std::fmt::Debug for Transport {
+    /// Secrets (env values, tokens, header values) never reach a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                env_vars,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &env.keys().collect::<Vec<_>>())
+                .field("env_vars", env_vars)
+                .field("cwd", cwd)
+                .finish(),
+            Transport::Http {
+                url,
+                bearer_token,
+                headers,
+            } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("bearer_token", &bearer_token.as_ref().map(|_| "<redacted>"))
+                .field("headers", &headers.keys().collect::<Vec<_>>())
+                .finish(),
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates the file at `path`.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] that names the file, line, table and key and says how to fix it.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Config::parse(&text, path)
+    }
+
+    /// Validates `text` as if read from `path`, with `std::env` for `${VAR}` expansion.
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        raw::parse(text, path, &|name| std::env::var(name).ok())
+    }
+
+    /// The servers that are enabled, in file order.
+    pub fn enabled_servers(&self) -> impl Iterator<Item = &ServerConfig> {
+        self.servers.iter().filter(|s| s.enabled)
+    }
+
+    /// Where to look when no `--config` is given (DESIGN.md section 9):
+    /// `$MCP_DEFER_CONFIG`, `./servers.toml`, `$XDG_CONFIG_HOME/mcp-defer/servers.toml`.
+    ///
+    /// # Errors
+    /// [`ConfigError::NotFound`] listing every place it looked.
+    pub fn default_path() -> Result<PathBuf, ConfigError> {
+        let mut looked = Vec::new();
+        if let Some(path) = std::env::var_os("MCP_DEFER_CONFIG") {
+            // An explicit variable is final: a typo there must not silently load another file.
+            return Ok(PathBuf::from(path));
+        }
+        looked.push(PathBuf::from("servers.toml"));
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+        if let Some(dir) = xdg {
+            looked.push(dir.join("mcp-defer").join("servers.toml"));
+        }
+        looked
+            .iter()
+            .find(|p| p.is_file())
+            .cloned()
+            .ok_or(ConfigError::NotFound { looked })
+    }
+}

@@ -1,0 +1,98 @@
+//! The tool list the client sees, append-only by construction (DESIGN.md invariant 1).
+//!
+//! [`ExposedList`] has no way to remove, reorder or edit an entry: a tool is frozen (an
+//! `Arc`) the moment it is appended, so every later `tools/list` is the previous one plus
+//! tools at the end, with the same bytes for everything already there. What gets appended
+//! is decided by `server` (via `select_tools` or the exposure mode), never by ranking: this
+//! module imports neither `search` nor `downstream`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+
+/// The ordered, append-only list of tools shown to the client.
+#[derive(Debug, Default)]
+pub struct ExposedList {
+    tools: Vec<Arc<Tool>>,
+    names: HashSet<Arc<str>>,
+}
+
+impl ExposedList {
+    pub fn new() -> ExposedList {
+        ExposedList::default()
+    }
+
+    /// Appends `tool` unless a tool of that name is already listed. Returns whether it was
+    /// appended. A listed tool is never replaced: clients keep the definition they first saw
+    /// (DESIGN.md 7a), and rewriting it would break the prompt cache.
+    pub fn append(&mut self, tool: Tool) -> bool {
+        if self.names.contains(&*tool.name) {
+            return false;
+        }
+        self.names.insert(Arc::from(&*tool.name));
+        self.tools.push(Arc::new(tool));
+        true
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The list as it stands, cheap to take: the tools themselves are shared.
+    pub fn snapshot(&self) -> Vec<Arc<Tool>> {
+        self.tools.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn tool(name: &str, description: &str) -> Tool {
+        let mut tool = Tool::default();
+        tool.name = name.to_owned().into();
+        tool.description = Some(description.to_owned().into());
+        tool
+    }
+
+    #[test]
+    fn a_listed_tool_is_never_replaced() {
+        let mut list = ExposedList::new();
+        assert!(list.append(tool("a", "first")));
+        assert!(!list.append(tool("a", "second")));
+        let snapshot = list.snapshot();
+        assert_eq!(snapshot.len(), 1);
+        assert_eq!(snapshot[0].description.as_deref(), Some("first"));
+    }
+
+    proptest! {
+        /// Whatever is appended, each snapshot is the previous one plus tools at the end,
+        /// byte for byte.
+        #[test]
+        fn every_snapshot_extends_the_previous(appends in proptest::collection::vec(("[a-e]", "[a-z]{0,4}"), 0..60)) {
+            let mut list = ExposedList::new();
+            let mut previous: Vec<String> = Vec::new();
+            for (name, description) in appends {
+                list.append(tool(&name, &description));
+                let now: Vec<String> = list
+                    .snapshot()
+                    .iter()
+                    .map(|t| serde_json::to_string(t).unwrap_or_default())
+                    .collect();
+                prop_assert!(now.len() >= previous.len());
+                prop_assert_eq!(&now[..previous.len()], &previous[..]);
+                previous = now;
+            }
+        }
+    }
+}

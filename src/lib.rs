@@ -1,0 +1,23 @@
+//! mcp-defer: one MCP server in front of many, showing their tools to the client on demand.
+//!
+//! # Layout
+//! Modules in data-flow order (DESIGN.md section 2):
+//! - [`config`]: parses and validates `servers.toml`; nothing else reads the file.
+//! - [`downstream`]: one supervised connection per configured server; routes calls.
+//! - [`catalog`]: every tool we know, keyed by [`catalog::QualifiedName`]; only grows.
+//! - [`search`]: a tantivy index over the catalog; a pure function of what it is fed.
+//! - [`exposure`]: the ordered tool list the client sees; append-only by type.
+//! - [`server`]: the rmcp `ServerHandler`: meta tools, routing, list-changed notifications.
+//! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
+//!
+//! The arrows that must never exist: `catalog`, `search` and `exposure` never import
+//! `downstream`; `exposure` never imports `search`; `config` and `downstream` never import
+//! `server`. They keep each module testable alone.
+
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod downstream;
+pub mod exposure;
+pub mod search;
+pub mod server;

@@ -1,0 +1,3 @@
+fn main() -> std::process::ExitCode {
+    mcp_defer::cli::main()
+}

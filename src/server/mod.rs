@@ -1,0 +1,1 @@
+//! The MCP server the client talks to.
