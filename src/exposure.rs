@@ -9,7 +9,32 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use rmcp::model::Tool;
+use rmcp::model::{MetaObject, Tool};
+
+use crate::catalog::CatalogEntry;
+
+/// `_meta` key that makes Claude Code load a tool up front instead of hiding it behind its
+/// own tool search (DESIGN.md 7a).
+pub const ALWAYS_LOAD_KEY: &str = "anthropic/alwaysLoad";
+
+/// The tool as the client sees it: the downstream definition, byte for byte, with only
+/// `name` replaced by its qualified name and our `_meta` keys added.
+pub fn listed_form(entry: &CatalogEntry, claude_always_load: bool) -> Tool {
+    let mut tool = (*entry.tool).clone();
+    tool.name = entry.name.as_str().to_owned().into();
+    if claude_always_load {
+        mark_always_load(&mut tool);
+    }
+    tool
+}
+
+/// Adds `"anthropic/alwaysLoad": true` to the tool's `_meta`, keeping its other keys.
+pub fn mark_always_load(tool: &mut Tool) {
+    tool.meta
+        .get_or_insert_with(MetaObject::default)
+        .0
+        .insert(ALWAYS_LOAD_KEY.to_owned(), serde_json::Value::Bool(true));
+}
 
 /// The ordered, append-only list of tools shown to the client.
 #[derive(Debug, Default)]

@@ -1,1 +1,4 @@
+//! The one integration target: drives the built binaries over real stdio.
 
+mod serve;
+mod session;

@@ -80,6 +80,8 @@ pub struct Catalog {
     by_original: HashMap<(Arc<str>, String), EntryId>,
     /// Per config index, the server's entries in its own list order.
     servers: Vec<Vec<EntryId>>,
+    /// Per config index, whether the server has listed its tools at least once.
+    listed: Vec<bool>,
 }
 
 impl Catalog {
@@ -97,7 +99,9 @@ impl Catalog {
     pub fn update_server(&mut self, server: ServerKey<'_>, tools: Vec<Tool>) -> Update {
         if self.servers.len() <= server.index {
             self.servers.resize_with(server.index + 1, Vec::new);
+            self.listed.resize(server.index + 1, false);
         }
+        self.listed[server.index] = true;
         let server_name: Arc<str> = match self.servers[server.index].first() {
             Some(id) => self.entries[id.0 as usize].server.clone(),
             None => Arc::from(server.name),
@@ -237,6 +241,11 @@ impl Catalog {
             .into_iter()
             .flatten()
             .map(|id| &self.entries[id.0 as usize])
+    }
+
+    /// Whether the server at config `index` has listed its tools at least once.
+    pub fn has_listed(&self, index: usize) -> bool {
+        self.listed.get(index).copied().unwrap_or(false)
     }
 
     /// Entries, including gone ones.

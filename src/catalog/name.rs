@@ -12,8 +12,8 @@ pub const SEPARATOR: &str = "__";
 /// `_` plus 8 hex digits.
 const HASH_SUFFIX_LEN: usize = 9;
 
-/// A tool name as the client sees it. Only [`QualifiedName::assign`] and
-/// [`QualifiedName::meta`] make one, so every value is valid: non-empty, `[A-Za-z0-9_-]`,
+/// A tool name as the client sees it. Only [`QualifiedName::assign`] makes one, so every
+/// value is valid: non-empty, `[A-Za-z0-9_-]`,
 /// within the length limit it was made for.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QualifiedName(String);
@@ -53,12 +53,6 @@ impl QualifiedName {
             .find(|candidate| !taken(candidate))
             .map(QualifiedName)
             .unwrap_or_else(|| unreachable!("an endless iterator ends only by `find`"))
-    }
-
-    /// The bare name of one of our own meta tools.
-    pub(crate) fn meta(name: &'static str) -> QualifiedName {
-        debug_assert!(is_valid(name, usize::MAX));
-        QualifiedName(name.to_owned())
     }
 
     pub fn as_str(&self) -> &str {

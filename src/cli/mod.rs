@@ -5,6 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::config::Config;
+
 #[derive(Debug, Parser)]
 #[command(name = "mcp-defer", version, about)]
 pub struct Cli {
@@ -55,8 +57,31 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let _ = cli.command;
-    Ok(ExitCode::SUCCESS)
+    match cli.command.unwrap_or(Command::Serve(ConfigArg::default())) {
+        Command::Serve(args) => {
+            let config = args.load()?;
+            runtime()?.block_on(crate::server::serve(config))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Check(_) | Command::List { .. } => Ok(ExitCode::SUCCESS),
+    }
+}
+
+impl ConfigArg {
+    /// The config from `--config`, or from the default places.
+    fn load(&self) -> anyhow::Result<Config> {
+        let path = match &self.config {
+            Some(path) => path.clone(),
+            None => Config::default_path()?,
+        };
+        Ok(Config::load(&path)?)
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
 }
 
 /// Logs go to stderr, never stdout: stdout is the protocol.

@@ -1,1 +1,542 @@
-//! The MCP server the client talks to.
+//! The MCP server the client talks to: a hand-written rmcp `ServerHandler`.
+//!
+//! It owns the meta tools, answers `tools/list` from the append-only [`ExposedList`], routes
+//! every other call to its downstream server by qualified name, and tells the client when
+//! the list grew. It is the only writer of the exposed list (DESIGN.md section 2). Locks are
+//! std mutexes held for a few lines and never across `.await`; the lock order is catalog,
+//! then index, then exposure.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tokio::sync::mpsc;
+
+use crate::catalog::{Catalog, EntryId, Resolution, ServerKey};
+use crate::config::{Config, Exposure};
+use crate::downstream::{CallOptions, DownstreamError, Event, ServerHandle, ServerState};
+use crate::exposure::{ExposedList, listed_form};
+use crate::search::{SearchIndex, ToolDoc};
+
+mod instructions;
+pub(crate) mod meta;
+mod notify;
+mod serve;
+
+pub use serve::serve;
+
+use meta::{MetaTool, call_tool::Validator};
+use notify::Notifier;
+
+/// How often the first `tools/list` re-checks whether the core servers are in.
+const CORE_POLL: Duration = Duration::from_millis(5);
+
+/// The handler rmcp drives; cheap to clone.
+#[derive(Clone)]
+pub struct DeferServer {
+    state: Arc<State>,
+}
+
+struct State {
+    config: Config,
+    /// Built once from the config: `get_info` is called often and must not vary.
+    info: ServerConfig,
+    handles: Vec<ServerHandle>,
+    catalog: RwLock<Catalog>,
+    index: RwLock<SearchIndex>,
+    exposed: Mutex<Exposed>,
+    /// Per server, the `instructions` of its last handshake, which the index uses.
+    instructions: Mutex<Vec<Option<String>>>,
+    notifier: Notifier,
+    validators: Mutex<HashMap<EntryId, (Arc<Tool>, Arc<Validator>)>>,
+}
+
+struct Exposed {
+    list: ExposedList,
+    /// The client has listed once: core and `all`-mode tools are appended on arrival from
+    /// now on. Before that they wait, so the first list has them in config order.
+    listed: bool,
+}
+
+impl DeferServer {
+    /// Builds the handler and starts the one task that writes the catalog from `events`.
+    ///
+    /// # Errors
+    /// When the search index cannot be created.
+    pub fn new(
+        config: Config,
+        handles: Vec<ServerHandle>,
+        events: mpsc::UnboundedReceiver<Event>,
+    ) -> anyhow::Result<DeferServer> {
+        let settings = &config.settings;
+        let mut list = ExposedList::new();
+        for meta in MetaTool::ALL {
+            list.append(meta.definition(settings.exposure, settings.claude_always_load));
+        }
+        let info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(
+            env!("CARGO_PKG_NAME"),
+            env!("CARGO_PKG_VERSION"),
+        ))
+        .with_instructions(instructions::build(&config));
+        let instructions = vec![None; config.servers.len()];
+        let state = Arc::new(State {
+            catalog: RwLock::new(Catalog::new(settings.max_name_length)),
+            index: RwLock::new(SearchIndex::new()?),
+            exposed: Mutex::new(Exposed {
+                list,
+                listed: false,
+            }),
+            instructions: Mutex::new(instructions),
+            notifier: Notifier::new(),
+            validators: Mutex::new(HashMap::new()),
+            info,
+            handles,
+            config,
+        });
+        tokio::spawn(write_catalog(state.clone(), events));
+        Ok(DeferServer { state })
+    }
+}
+
+/// The one catalog writer: applies each server's list, then tells the client if its list
+/// grew.
+async fn write_catalog(state: Arc<State>, mut events: mpsc::UnboundedReceiver<Event>) {
+    while let Some(event) = events.recv().await {
+        let Event::Tools {
+            server,
+            tools,
+            instructions,
+        } = event;
+        if state.apply(server, tools, instructions) > 0 {
+            state.notifier.tools_changed().await;
+        }
+    }
+}
+
+impl State {
+    /// Takes one server's current list into the catalog and the index; appends what the
+    /// exposure mode shows. Returns how many tools were appended to the client's list.
+    fn apply(&self, server: usize, tools: Vec<Tool>, instructions: Option<String>) -> usize {
+        let Some(config) = self.config.servers.get(server) else {
+            tracing::error!(server, "event for a server that is not configured");
+            return 0;
+        };
+        let new_instructions = {
+            let mut known = lock(&self.instructions);
+            let changed = known[server] != instructions;
+            known[server] = instructions;
+            changed
+        };
+        let server_text = server_text(config, lock(&self.instructions)[server].as_deref());
+        let mut catalog = write(&self.catalog);
+        let update = catalog.update_server(
+            ServerKey {
+                name: &config.name,
+                prefix: &config.prefix,
+                index: server,
+            },
+            tools,
+        );
+        tracing::info!(
+            server = %config.name,
+            added = update.added.len(),
+            changed = update.changed.len(),
+            removed = update.removed.len(),
+            "tools listed"
+        );
+        // A new server text (its handshake instructions) re-indexes all its tools.
+        let reindex: Vec<EntryId> = if new_instructions {
+            catalog.server_entries(server).map(|e| e.id).collect()
+        } else {
+            update
+                .added
+                .iter()
+                .chain(&update.changed)
+                .copied()
+                .collect()
+        };
+        let docs: Vec<ToolDoc<'_>> = reindex
+            .iter()
+            .filter_map(|&id| catalog.get(id))
+            .map(|entry| ToolDoc {
+                id: entry.id,
+                server_index: entry.server_index,
+                qualified_name: entry.name.as_str(),
+                server: &entry.server,
+                server_text: &server_text,
+                tool: &entry.tool,
+            })
+            .collect();
+        if let Err(err) = write(&self.index).upsert(docs) {
+            tracing::error!(server = %config.name, error = %err, "search index update failed");
+        }
+        let mut exposed = lock(&self.exposed);
+        for id in &update.changed {
+            if let Some(entry) = catalog.get(*id)
+                && exposed.list.contains(entry.name.as_str())
+            {
+                tracing::warn!(
+                    server = %config.name,
+                    tool = %entry.original_name(),
+                    "a listed tool changed its definition downstream; the client keeps the one it has"
+                );
+            }
+        }
+        if !exposed.listed {
+            return 0;
+        }
+        self.expose_pending(&catalog, &mut exposed.list, Some(server))
+    }
+
+    /// Appends, in config order, every tool the exposure mode shows that is not listed yet:
+    /// core tools, and in `all` mode everything. `server` limits the walk to one server.
+    fn expose_pending(
+        &self,
+        catalog: &Catalog,
+        exposed: &mut ExposedList,
+        server: Option<usize>,
+    ) -> usize {
+        let settings = &self.config.settings;
+        let entries: Box<dyn Iterator<Item = _>> = match server {
+            Some(index) => Box::new(catalog.server_entries(index)),
+            None => Box::new(catalog.iter()),
+        };
+        let mut appended = 0;
+        for entry in entries {
+            if entry.gone || exposed.contains(entry.name.as_str()) {
+                continue;
+            }
+            let shown = settings.exposure == Exposure::All
+                || self.config.servers[entry.server_index].is_core(entry.original_name());
+            if shown && exposed.append(listed_form(entry, settings.claude_always_load)) {
+                appended += 1;
+            }
+        }
+        appended
+    }
+
+    /// Waits, at most `core_wait`, until every server with core tools has listed them or
+    /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
+    async fn wait_for_core(&self) {
+        let waiting: Vec<usize> = self
+            .config
+            .servers
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.enabled && s.always_load != crate::config::AlwaysLoad::None)
+            .map(|(i, _)| i)
+            .collect();
+        if waiting.is_empty() {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
+        loop {
+            let pending = {
+                let catalog = read(&self.catalog);
+                waiting.iter().any(|&i| {
+                    !catalog.has_listed(i)
+                        && self.handles.get(i).is_some_and(|h| {
+                            matches!(h.state(), ServerState::Starting | ServerState::Ready { .. })
+                        })
+                })
+            };
+            if !pending || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(CORE_POLL).await;
+        }
+    }
+
+    /// A compiled validator for the entry's current `inputSchema`, cached until it changes.
+    fn validator(&self, id: EntryId, tool: &Arc<Tool>) -> Option<Arc<Validator>> {
+        if let Some((cached_tool, validator)) = lock(&self.validators).get(&id)
+            && Arc::ptr_eq(cached_tool, tool)
+        {
+            return Some(validator.clone());
+        }
+        match Validator::new(&tool.input_schema) {
+            Ok(validator) => {
+                let validator = Arc::new(validator);
+                lock(&self.validators).insert(id, (tool.clone(), validator.clone()));
+                Some(validator)
+            }
+            Err(err) => {
+                tracing::warn!(tool = %tool.name, error = %err, "inputSchema does not compile; not validating");
+                None
+            }
+        }
+    }
+
+    /// Sends one call to the tool's server and returns its result unchanged; a failure of
+    /// the server becomes an error result naming it (DESIGN.md invariant 4).
+    async fn route(
+        &self,
+        id: EntryId,
+        mut request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let Some((server, original, gone)) = read(&self.catalog)
+            .get(id)
+            .map(|e| (e.server_index, e.original_name().to_owned(), e.gone))
+        else {
+            return meta::error_result("Unknown tool.");
+        };
+        let Some(handle) = self.handles.get(server).cloned() else {
+            return meta::error_result("Unknown server.");
+        };
+        if gone {
+            return meta::error_result(format!(
+                "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
+                handle.name()
+            ));
+        }
+        request.name = original.into();
+        if request.meta.is_none() && !context.meta.0.is_empty() {
+            request.meta = Some(context.meta.clone());
+        }
+        let progress = context.meta.get_progress_token().map(|_| {
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some(param) = rx.recv().await {
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            tx
+        });
+        let options = CallOptions {
+            cancel: context.ct.child_token(),
+            progress,
+        };
+        match handle.call(request, options).await {
+            Ok(result) => result,
+            Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
+            Err(err) => meta::error_result(format!("{err}")),
+        }
+    }
+
+    async fn call_meta(
+        &self,
+        tool: MetaTool,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let settings = &self.config.settings;
+        match tool {
+            MetaTool::SearchTools => {
+                let args = match meta::parse_arguments::<meta::search_tools::Args>(
+                    tool,
+                    request.arguments,
+                ) {
+                    Ok(args) => args,
+                    Err(result) => return result,
+                };
+                let catalog = read(&self.catalog);
+                let index = read(&self.index);
+                let exposed = lock(&self.exposed);
+                meta::search_tools::run(
+                    &catalog,
+                    &index,
+                    &exposed.list,
+                    &args,
+                    settings.search_limit,
+                )
+            }
+            MetaTool::SelectTools => {
+                let args = match meta::parse_arguments::<meta::select_tools::Args>(
+                    tool,
+                    request.arguments,
+                ) {
+                    Ok(args) => args,
+                    Err(result) => return result,
+                };
+                let seen = self.notifier.relist_count();
+                let outcome = {
+                    let catalog = read(&self.catalog);
+                    let mut exposed = lock(&self.exposed);
+                    meta::select_tools::run(
+                        &catalog,
+                        &mut exposed.list,
+                        &args,
+                        settings.exposure,
+                        settings.claude_always_load,
+                    )
+                };
+                if outcome.appended > 0 && self.notifier.tools_changed().await {
+                    self.notifier
+                        .hold_until_relist(seen, settings.relist_wait)
+                        .await;
+                }
+                outcome.result
+            }
+            MetaTool::CallTool => {
+                let args =
+                    match meta::parse_arguments::<meta::call_tool::Args>(tool, request.arguments) {
+                        Ok(args) => args,
+                        Err(result) => return result,
+                    };
+                let found = match read(&self.catalog).resolve(&args.name) {
+                    Resolution::Found(entry) => Ok((entry.id, entry.tool.clone())),
+                    Resolution::Ambiguous(names) => Err(format!(
+                        "'{}' is ambiguous: {}. Call it by one of these names.",
+                        args.name,
+                        names
+                            .iter()
+                            .map(|n| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                    Resolution::Unknown { suggestion } => Err(match suggestion {
+                        Some(s) => format!(
+                            "Unknown tool '{}' (did you mean {s}?). Use search_tools to find names.",
+                            args.name
+                        ),
+                        None => format!(
+                            "Unknown tool '{}'. Use search_tools to find names.",
+                            args.name
+                        ),
+                    }),
+                };
+                let (id, definition) = match found {
+                    Ok(found) => found,
+                    Err(message) => return meta::error_result(message),
+                };
+                let arguments = args.arguments.unwrap_or_default();
+                if let Some(validator) = self.validator(id, &definition)
+                    && let Err(errors) = validator.check(&arguments)
+                {
+                    return meta::error_result(format!(
+                        "Arguments for {} do not match its input schema:\n- {}\nFix them and call again.",
+                        args.name,
+                        errors.join("\n- ")
+                    ));
+                }
+                let mut inner = CallToolRequestParams::new(definition.name.clone());
+                inner.arguments = Some(arguments);
+                self.route(id, inner, context).await
+            }
+        }
+    }
+}
+
+impl ServerHandler for DeferServer {
+    fn get_info(&self) -> ServerConfig {
+        self.state.info.clone()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        self.state.notifier.set_legacy_peer(context.peer.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(requested.supported_by(&self.state.info.capabilities))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let id = context.sink().id().clone();
+        self.state.notifier.subscribe(context.sink().clone());
+        context.cancelled().await;
+        self.state.notifier.unsubscribe(&id);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let state = &self.state;
+        let first = !lock(&state.exposed).listed;
+        if first {
+            state.wait_for_core().await;
+        }
+        let tools: Vec<Tool> = {
+            let catalog = read(&state.catalog);
+            let mut exposed = lock(&state.exposed);
+            if !exposed.listed {
+                exposed.listed = true;
+                state.expose_pending(&catalog, &mut exposed.list, None);
+            }
+            exposed
+                .list
+                .snapshot()
+                .iter()
+                .map(|t| Tool::clone(t))
+                .collect()
+        };
+        state.notifier.listed();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let state = &self.state;
+        if let Some(tool) = MetaTool::from_name(&request.name) {
+            return Ok(state.call_meta(tool, request, &context).await.into());
+        }
+        let id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+        match id {
+            Some(id) => Ok(state.route(id, request, &context).await.into()),
+            None => Err(McpError::invalid_params(
+                format!(
+                    "Unknown tool '{}'. Use search_tools to find tools, then select_tools or call_tool.",
+                    request.name
+                ),
+                None,
+            )),
+        }
+    }
+}
+
+/// What the index adds to every tool of a server: its `description` and `search_hints` from
+/// the config and the `instructions` of its handshake.
+fn server_text(config: &crate::config::ServerConfig, instructions: Option<&str>) -> String {
+    let mut parts: Vec<&str> = config.description.as_deref().into_iter().collect();
+    parts.extend(config.search_hints.iter().map(String::as_str));
+    parts.extend(instructions);
+    parts.join("\n")
+}
+
+/// A panic while one of these locks is held is a bug, but serving the data as it stands
+/// beats taking the whole session down with it.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,115 @@
+//! `call_tool`: calls any catalog tool by name, loaded or not, after checking its arguments
+//! against the tool's `inputSchema`. The path for clients that ignore list-changed.
+
+use rmcp::model::JsonObject;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+pub const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
+is loaded in your tool list. Arguments are checked against the tool's input schema first; errors \
+name each failing field.";
+
+/// Most validation errors reported at once: enough to fix a call, bounded for the context.
+const MAX_REPORTED_ERRORS: usize = 10;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Option<JsonObject>,
+}
+
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The tool's name from search_tools."},
+            "arguments": {"type": "object", "description": "The tool's arguments, as its input schema says."}
+        },
+        "required": ["name"],
+        "additionalProperties": false
+    })
+}
+
+/// A compiled `inputSchema`.
+pub struct Validator(jsonschema::Validator);
+
+impl Validator {
+    /// Compiles `schema` (draft-07, 2019-09 and 2020-12 by its `$schema`, 2020-12 when absent).
+    ///
+    /// # Errors
+    /// The schema itself is invalid or points at a remote `$ref`; the caller then skips
+    /// validation and lets the server judge.
+    pub fn new(schema: &JsonObject) -> Result<Validator, String> {
+        jsonschema::validator_for(&Value::Object(schema.clone()))
+            .map(Validator)
+            .map_err(|err| err.to_string())
+    }
+
+    /// Every failing path with its reason, as lines the model can act on.
+    pub fn check(&self, arguments: &JsonObject) -> Result<(), Vec<String>> {
+        let instance = Value::Object(arguments.clone());
+        let errors: Vec<String> = self
+            .0
+            .iter_errors(&instance)
+            .take(MAX_REPORTED_ERRORS)
+            .map(|err| {
+                let path = err.instance_path().to_string();
+                let path = if path.is_empty() {
+                    "(arguments)".to_owned()
+                } else {
+                    path
+                };
+                format!("{path}: {err}")
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(value: Value) -> JsonObject {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn reports_each_failing_path() {
+        let schema = object(json!({
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"]
+        }));
+        let validator = Validator::new(&schema).unwrap_or_else(|e| panic!("{e}"));
+        let errors = validator
+            .check(&object(json!({"a": "one"})))
+            .err()
+            .unwrap_or_default();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors.iter().any(|e| e.starts_with("/a:")), "{errors:?}");
+        assert!(errors.iter().any(|e| e.contains("\"b\"")), "{errors:?}");
+        assert!(validator.check(&object(json!({"a": 1, "b": 2}))).is_ok());
+    }
+
+    #[test]
+    fn draft_07_schemas_are_understood() {
+        let schema = object(json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "object",
+            "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}}
+        }));
+        let validator = Validator::new(&schema).unwrap_or_else(|e| panic!("{e}"));
+        assert!(validator.check(&object(json!({"n": 0}))).is_err());
+        assert!(validator.check(&object(json!({"n": 1}))).is_ok());
+    }
+}

@@ -1,0 +1,161 @@
+//! The three tools mcp-defer itself offers: `search_tools`, `select_tools`, `call_tool`.
+//!
+//! Their definitions are fixed text (no counts, no server lists: those change and would
+//! break the client's cache; the catalog of servers lives in the instructions). Each tool's
+//! arguments are parsed once into a typed struct; [`MetaTool`] dispatches.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::config::Exposure;
+use crate::exposure::mark_always_load;
+
+pub(crate) mod call_tool;
+pub(crate) mod search_tools;
+pub(crate) mod select_tools;
+
+/// Largest `limit` a search may ask for.
+pub const MAX_SEARCH_LIMIT: usize = 50;
+/// Most names one `select_tools` call may load: enough for a task, few enough that one
+/// call cannot flood the context.
+pub const MAX_SELECT: usize = 20;
+/// `_meta` key that feeds Claude Code's own tool search (DESIGN.md 7a).
+const SEARCH_HINT_KEY: &str = "anthropic/searchHint";
+
+/// A meta tool, by wire name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetaTool {
+    SearchTools,
+    SelectTools,
+    CallTool,
+}
+
+impl MetaTool {
+    /// In the order they are listed.
+    pub const ALL: [MetaTool; 3] = [
+        MetaTool::SearchTools,
+        MetaTool::SelectTools,
+        MetaTool::CallTool,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MetaTool::SearchTools => "search_tools",
+            MetaTool::SelectTools => "select_tools",
+            MetaTool::CallTool => "call_tool",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MetaTool> {
+        MetaTool::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// The listed definition. Depends on the settings only, so it is the same in every
+    /// session with the same config.
+    pub fn definition(self, exposure: Exposure, claude_always_load: bool) -> Tool {
+        let (description, input, output, read_only) = match self {
+            MetaTool::SearchTools => (
+                search_tools::DESCRIPTION.to_owned(),
+                search_tools::input_schema(),
+                Some(search_tools::output_schema()),
+                true,
+            ),
+            MetaTool::SelectTools => (
+                select_tools::description(exposure).to_owned(),
+                select_tools::input_schema(),
+                Some(select_tools::output_schema()),
+                exposure == Exposure::Proxy,
+            ),
+            MetaTool::CallTool => (
+                call_tool::DESCRIPTION.to_owned(),
+                call_tool::input_schema(),
+                None,
+                false,
+            ),
+        };
+        let mut tool = Tool::new(self.name(), description, Arc::new(object(input)));
+        if let Some(output) = output {
+            tool = tool.with_raw_output_schema(Arc::new(object(output)));
+        }
+        let mut annotations = ToolAnnotations::new().read_only(read_only);
+        if read_only {
+            annotations = annotations.idempotent(true);
+        }
+        tool = tool.annotate(annotations.open_world(false));
+        if claude_always_load {
+            mark_always_load(&mut tool);
+        }
+        if self == MetaTool::SearchTools {
+            tool.meta.get_or_insert_with(Default::default).0.insert(
+                SEARCH_HINT_KEY.to_owned(),
+                Value::from("find load discover more tools mcp servers capabilities"),
+            );
+        }
+        tool
+    }
+}
+
+/// A JSON object literal as rmcp's `JsonObject`.
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => JsonObject::new(),
+    }
+}
+
+/// Parses a meta tool's arguments, or says what is wrong with them in a result the model
+/// can act on.
+pub(crate) fn parse_arguments<T: DeserializeOwned>(
+    tool: MetaTool,
+    arguments: Option<JsonObject>,
+) -> Result<T, CallToolResult> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|err| {
+        error_result(format!(
+            "Invalid arguments for {}: {err}. See its inputSchema.",
+            tool.name()
+        ))
+    })
+}
+
+/// An `isError` result with one line of text.
+pub(crate) fn error_result(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text.into())])
+}
+
+/// A result whose `structuredContent` is what Claude Code and Codex show the model, and
+/// whose text serves clients without structured results.
+pub(crate) fn structured_result(text: String, structured: Value, is_error: bool) -> CallToolResult {
+    let mut result = if is_error {
+        CallToolResult::structured_error(structured)
+    } else {
+        CallToolResult::structured(structured)
+    };
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn definitions_are_fixed_and_carry_always_load() {
+        for meta in MetaTool::ALL {
+            let a = serde_json::to_string(&meta.definition(Exposure::Deferred, true)).ok();
+            let b = serde_json::to_string(&meta.definition(Exposure::Deferred, true)).ok();
+            assert_eq!(a, b);
+            let tool = meta.definition(Exposure::Deferred, true);
+            let always = tool
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.get("anthropic/alwaysLoad"))
+                .cloned();
+            assert_eq!(always, Some(json!(true)), "{}", meta.name());
+            assert_eq!(MetaTool::from_name(meta.name()), Some(meta));
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `search_tools`: ranks the catalog for a query. Read-only: it never changes the list.
+
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{MAX_SEARCH_LIMIT, error_result, structured_result};
+use crate::catalog::Catalog;
+use crate::exposure::ExposedList;
+use crate::search::SearchIndex;
+
+pub const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
+Returns the best matches (name, server, short description, whether loaded). Load the ones you \
+need with select_tools, or call one directly with call_tool. Never changes your tool list.";
+
+/// Longest description excerpt in a result: enough to choose, short enough for 50 results.
+const EXCERPT_CHARS: usize = 200;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Args {
+    pub query: String,
+    pub limit: Option<usize>,
+    pub server: Option<String>,
+}
+
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "What you want to do, in a few words, or a tool name."},
+            "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": "How many results (default 8)."},
+            "server": {"type": "string", "description": "Only tools of this server."}
+        },
+        "required": ["query"],
+        "additionalProperties": false
+    })
+}
+
+pub fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "tools": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "server": {"type": "string"},
+                        "tool": {"type": "string"},
+                        "description": {"type": "string"},
+                        "score": {"type": "number"},
+                        "loaded": {"type": "boolean"}
+                    },
+                    "required": ["name", "server", "tool", "description", "score", "loaded"]
+                }
+            }
+        },
+        "required": ["tools"]
+    })
+}
+
+/// Runs a search. Pure over its inputs, so it is tested without a server.
+pub fn run(
+    catalog: &Catalog,
+    index: &SearchIndex,
+    exposed: &ExposedList,
+    args: &Args,
+    default_limit: usize,
+) -> CallToolResult {
+    let limit = args
+        .limit
+        .unwrap_or(default_limit)
+        .clamp(1, MAX_SEARCH_LIMIT);
+    if let Some(server) = &args.server
+        && !catalog.iter().any(|e| &*e.server == server)
+    {
+        let known: Vec<&str> = catalog
+            .iter()
+            .map(|e| &*e.server)
+            .fold(Vec::new(), |mut v, s| {
+                if v.last() != Some(&s) {
+                    v.push(s);
+                }
+                v
+            });
+        return error_result(format!(
+            "No server named '{server}' has tools. Servers with tools: {}.",
+            known.join(", ")
+        ));
+    }
+    let hits = index.search(&args.query, limit, args.server.as_deref());
+    let mut text = String::new();
+    let tools: Vec<Value> = hits
+        .iter()
+        .filter_map(|hit| catalog.get(hit.id).filter(|e| !e.gone).map(|e| (e, hit)))
+        .map(|(entry, hit)| {
+            let loaded = exposed.contains(entry.name.as_str());
+            let description = excerpt(entry.tool.description.as_deref().unwrap_or(""));
+            // Two decimals: enough to compare, no noise in the model's context.
+            let score = (f64::from(hit.score) * 100.0).round() / 100.0;
+            text.push_str(&format!(
+                "{} ({}/{}){}: {}\n",
+                entry.name,
+                entry.server,
+                entry.original_name(),
+                if loaded { " [loaded]" } else { "" },
+                description
+            ));
+            json!({
+                "name": entry.name.as_str(),
+                "server": &*entry.server,
+                "tool": entry.original_name(),
+                "description": description,
+                "score": score,
+                "loaded": loaded,
+            })
+        })
+        .collect();
+    if tools.is_empty() {
+        text.push_str("No tools match. Try other words, or a server's name.");
+    }
+    structured_result(text, json!({ "tools": tools }), false)
+}
+
+/// The first [`EXCERPT_CHARS`] characters of the first paragraph, cut at a word.
+pub fn excerpt(description: &str) -> String {
+    let paragraph = description.trim().split("\n\n").next().unwrap_or("");
+    let flat: String = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= EXCERPT_CHARS {
+        return flat;
+    }
+    let cut: String = flat.chars().take(EXCERPT_CHARS).collect();
+    let cut = match cut.rfind(' ') {
+        Some(space) if space > EXCERPT_CHARS / 2 => &cut[..space],
+        _ => &cut,
+    };
+    format!("{}…", cut.trim_end_matches([',', ';', ':', '.']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_are_bounded_and_whole_words() {
+        let long = "word ".repeat(100);
+        let short = excerpt(&long);
+        assert!(short.chars().count() <= EXCERPT_CHARS + 1);
+        assert!(short.ends_with("word…"));
+        assert_eq!(excerpt("Reads a file.\n\nLong details."), "Reads a file.");
+        assert_eq!(excerpt("  spaced\n out  "), "spaced out");
+    }
+}

@@ -1,0 +1,101 @@
+//! Telling the client its tool list grew, on whichever channel its protocol era uses.
+//!
+//! Legacy sessions (`initialize`) get `notifications/tools/list_changed`; 2026-07-28 sessions
+//! get it on each open `subscriptions/listen` stream, tagged with the subscription id (rmcp's
+//! `SubscriptionSink` does the tagging). [`Notifier`] also counts the client's re-lists, so
+//! `select_tools` can hold its result until the client has the new list (DESIGN.md 7a).
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::Peer;
+use rmcp::RoleServer;
+use rmcp::model::RequestId;
+use rmcp::service::SubscriptionSink;
+use tokio::sync::watch;
+
+use super::lock;
+
+pub(crate) struct Notifier {
+    /// Set by `initialize`: the session takes unsolicited notifications.
+    legacy: Mutex<Option<Peer<RoleServer>>>,
+    subscriptions: Mutex<Vec<SubscriptionSink>>,
+    /// How many `tools/list` requests the client has sent.
+    relists: watch::Sender<u64>,
+    /// Cleared once the client lets a held result time out: it does not re-list while a
+    /// call is pending (Codex), so holding would only slow it down.
+    client_relists_while_held: AtomicBool,
+}
+
+impl Notifier {
+    pub fn new() -> Notifier {
+        Notifier {
+            legacy: Mutex::new(None),
+            subscriptions: Mutex::new(Vec::new()),
+            relists: watch::Sender::new(0),
+            client_relists_while_held: AtomicBool::new(true),
+        }
+    }
+
+    pub fn set_legacy_peer(&self, peer: Peer<RoleServer>) {
+        *lock(&self.legacy) = Some(peer);
+    }
+
+    pub fn subscribe(&self, sink: SubscriptionSink) {
+        lock(&self.subscriptions).push(sink);
+    }
+
+    pub fn unsubscribe(&self, id: &RequestId) {
+        lock(&self.subscriptions).retain(|sink| sink.id() != id);
+    }
+
+    /// Sends list-changed on every channel the client has. Returns whether any took it.
+    pub async fn tools_changed(&self) -> bool {
+        // Clone out, then await: no lock across `.await`.
+        let sinks: Vec<SubscriptionSink> = lock(&self.subscriptions).clone();
+        let legacy = lock(&self.legacy).clone();
+        let mut told = false;
+        for sink in sinks {
+            match sink.notify_tool_list_changed().await {
+                Ok(()) => told = true,
+                Err(err) => tracing::debug!(error = %err, "subscription did not take list_changed"),
+            }
+        }
+        if let Some(peer) = legacy {
+            match peer.notify_tool_list_changed().await {
+                Ok(()) => told = true,
+                Err(err) => tracing::debug!(error = %err, "client did not take list_changed"),
+            }
+        }
+        told
+    }
+
+    /// Records a `tools/list` from the client.
+    pub fn listed(&self) {
+        self.relists.send_modify(|n| *n += 1);
+    }
+
+    /// The number of re-lists so far, to wait for the next one.
+    pub fn relist_count(&self) -> u64 {
+        *self.relists.borrow()
+    }
+
+    /// Waits until the client has re-listed after `seen`, at most `max`. A client that lets
+    /// the wait time out is not waited for again in this session.
+    pub async fn hold_until_relist(&self, seen: u64, max: Duration) {
+        if !self.client_relists_while_held.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut relists = self.relists.subscribe();
+        let relisted = tokio::time::timeout(max, relists.wait_for(|n| *n > seen)).await;
+        if relisted.is_err() {
+            tracing::debug!(
+                waited_ms = max.as_millis() as u64,
+                "client did not re-list while select_tools was held; not holding again"
+            );
+            self.client_relists_while_held
+                .store(false, Ordering::Relaxed);
+        }
+    }
+}

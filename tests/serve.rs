@@ -1,0 +1,503 @@
+//! `mcp-defer serve` end to end: a real client, real fixture servers, real stdio.
+
+use std::time::{Duration, Instant};
+
+use rmcp::ClientServiceExt;
+use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+use rmcp::transport::TokioChildProcess;
+use serde_json::json;
+
+use crate::session::*;
+
+const META: [&str; 3] = ["search_tools", "select_tools", "call_tool"];
+
+fn one_fixture(settings: &str) -> Setup {
+    Setup::new(&format!(
+        "[settings]\n{settings}\n\n{}",
+        fixture_server(
+            "fx",
+            &[],
+            "description = \"Test fixture: echo, arithmetic, sleeping\""
+        )
+    ))
+}
+
+#[tokio::test]
+async fn the_first_list_is_the_meta_tools_then_core_tools_in_config_order() {
+    // `alpha` comes first in the file but answers last: its core tool must still come first.
+    let setup = Setup::new(&format!(
+        "{}{}{}",
+        fixture_server(
+            "alpha",
+            &["--slow-start-ms", "200"],
+            "always_load = [\"add\"]\ndescription = \"Slow one\""
+        ),
+        fixture_server(
+            "beta",
+            &[],
+            "always_load = [\"echo\", \"fail\"]\ndescription = \"Fast one\""
+        ),
+        fixture_server("gamma", &[], "description = \"Nothing pinned\""),
+    ));
+    let session = Session::start(&setup.config()).await;
+    let tools = session.list().await;
+    assert_eq!(
+        names(&tools),
+        [
+            "search_tools",
+            "select_tools",
+            "call_tool",
+            "alpha__add",
+            "beta__echo",
+            "beta__fail"
+        ]
+    );
+    for tool in &tools {
+        let always = tool
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get("anthropic/alwaysLoad"))
+            .cloned();
+        assert_eq!(always, Some(json!(true)), "{} lacks alwaysLoad", tool.name);
+    }
+    let instructions = session.instructions();
+    session.close().await;
+
+    let again = Session::start(&setup.config()).await;
+    assert_eq!(
+        again.instructions(),
+        instructions,
+        "instructions must not vary between runs"
+    );
+    assert_eq!(
+        bytes(&again.list().await),
+        bytes(&tools),
+        "the first list must not vary"
+    );
+    again.close().await;
+    for line in [
+        "- alpha: Slow one",
+        "- beta: Fast one",
+        "- gamma: Nothing pinned",
+        "search_tools",
+    ] {
+        assert!(
+            instructions.contains(line),
+            "instructions lack {line:?}:\n{instructions}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn search_select_and_call_append_a_tool_and_notify() {
+    let setup = one_fixture("relist_wait_ms = 3000");
+    let mut session = Session::start(&setup.config()).await;
+    let before = session.list().await;
+    assert_eq!(names(&before), META);
+
+    let found = session
+        .call("search_tools", json!({"query": "sum of two numbers"}))
+        .await;
+    let hits = structured(&found)["tools"].clone();
+    assert_eq!(hits[0]["name"], "fx__add", "search results: {hits:#}");
+    assert_eq!(hits[0]["loaded"], false);
+
+    // Re-list on the notification, as Claude Code does, while select_tools is held.
+    let peer = session.client.peer().clone();
+    let mut changed = std::mem::replace(
+        &mut session.changed,
+        tokio::sync::mpsc::unbounded_channel().1,
+    );
+    let relist = tokio::spawn(async move {
+        changed.recv().await?;
+        peer.list_tools(None).await.ok()
+    });
+    let started = Instant::now();
+    let selected = session
+        .call("select_tools", json!({"names": ["fx__add"]}))
+        .await;
+    let held = started.elapsed();
+    assert_ne!(selected.is_error, Some(true), "{}", text(&selected));
+    let loaded = &structured(&selected)["loaded"];
+    assert_eq!(loaded[0]["name"], "fx__add");
+    assert!(
+        loaded[0]["inputSchema"]["properties"]["a"].is_object(),
+        "{loaded:#}"
+    );
+    let relisted = relist
+        .await
+        .ok()
+        .flatten()
+        .map(|r| r.tools)
+        .unwrap_or_default();
+    assert!(
+        held < Duration::from_millis(2500),
+        "held {held:?}: the re-list should release it"
+    );
+
+    assert_extends(&before, &relisted);
+    assert_eq!(names(&relisted[before.len()..]), ["fx__add"]);
+    let listed = serde_json::to_value(&relisted[3]).unwrap_or_default();
+    assert_eq!(
+        listed, loaded[0],
+        "the result carries exactly the listed definition"
+    );
+
+    let sum = session.call("fx__add", json!({"a": 2, "b": 3})).await;
+    assert_ne!(sum.is_error, Some(true));
+    assert!(text(&sum).contains('5'), "{}", text(&sum));
+
+    let again = session
+        .call(
+            "select_tools",
+            json!({"names": ["fx__add", "fx/echo", "nope"]}),
+        )
+        .await;
+    let again = structured(&again);
+    assert_eq!(again["already_loaded"], json!(["fx__add"]));
+    assert_eq!(
+        again["loaded"][0]["name"], "fx__echo",
+        "server/tool names resolve"
+    );
+    assert_eq!(again["unknown"][0]["name"], "nope");
+    assert_extends(&relisted, &session.list().await);
+    session.close().await;
+}
+
+#[tokio::test]
+async fn a_client_that_never_relists_is_held_once_only() {
+    let setup = one_fixture("relist_wait_ms = 800");
+    let session = Session::start(&setup.config()).await;
+    session.list().await;
+    let started = Instant::now();
+    session
+        .call("select_tools", json!({"names": ["fx__add"]}))
+        .await;
+    let first = started.elapsed();
+    let started = Instant::now();
+    session
+        .call("select_tools", json!({"names": ["fx__echo"]}))
+        .await;
+    let second = started.elapsed();
+    assert!(
+        first >= Duration::from_millis(750),
+        "first select returned after {first:?}"
+    );
+    assert!(
+        second < Duration::from_millis(400),
+        "second select held for {second:?}"
+    );
+    eprintln!("held {first:?} the first time, {second:?} the second");
+    session.close().await;
+}
+
+#[tokio::test]
+async fn call_tool_validates_arguments_and_calls_unloaded_tools() {
+    let setup = one_fixture("");
+    let session = Session::start(&setup.config()).await;
+    let bad = session
+        .call(
+            "call_tool",
+            json!({"name": "fx__add", "arguments": {"a": "two"}}),
+        )
+        .await;
+    assert_eq!(bad.is_error, Some(true));
+    let message = text(&bad);
+    assert!(message.contains("/a"), "{message}");
+    assert!(message.contains("\"b\""), "{message}");
+
+    let good = session
+        .call(
+            "call_tool",
+            json!({"name": "add", "arguments": {"a": 20, "b": 22}}),
+        )
+        .await;
+    assert_ne!(good.is_error, Some(true), "{}", text(&good));
+    assert!(text(&good).contains("42"), "{}", text(&good));
+
+    let unknown = session
+        .call("call_tool", json!({"name": "fx__addd", "arguments": {}}))
+        .await;
+    assert_eq!(unknown.is_error, Some(true));
+    assert!(
+        text(&unknown).contains("did you mean fx__add"),
+        "{}",
+        text(&unknown)
+    );
+
+    let err = session.try_call("fx__nothing", json!({})).await;
+    assert!(format!("{:?}", err.err()).contains("search_tools"));
+    assert_eq!(
+        names(&session.list().await),
+        META,
+        "call_tool never changes the list"
+    );
+    session.close().await;
+}
+
+#[tokio::test]
+async fn the_2026_07_28_path_notifies_on_the_subscription() {
+    let setup = one_fixture("relist_wait_ms = 300");
+    let mut command = tokio::process::Command::new(DEFER);
+    command.arg("serve").arg("--config").arg(setup.config());
+    let transport = TokioChildProcess::new(command).unwrap_or_else(|e| panic!("{e}"));
+    let client = ()
+        .serve_with_lifecycle(
+            transport,
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("discover: {e}"));
+    let mut subscription = client
+        .listen(SubscriptionFilter::builder().tools_list_changed().build())
+        .await
+        .unwrap_or_else(|e| panic!("subscriptions/listen: {e}"));
+    assert_eq!(
+        subscription.acknowledged(),
+        &SubscriptionFilter::builder().tools_list_changed().build()
+    );
+    let before = client.list_all_tools().await.unwrap_or_default();
+    let mut params = rmcp::model::CallToolRequestParams::new("select_tools");
+    params.arguments = Some(object(json!({"names": ["fx__echo"]})));
+    client
+        .call_tool(params)
+        .await
+        .unwrap_or_else(|e| panic!("select_tools: {e}"));
+    let notification = tokio::time::timeout(Duration::from_secs(5), subscription.next())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten()
+        .unwrap_or_else(|| panic!("no notification on the subscription"));
+    assert!(matches!(
+        notification,
+        ServerNotification::ToolListChangedNotification(_)
+    ));
+    use rmcp::model::GetMeta;
+    assert_eq!(
+        notification.get_meta().subscription_id(),
+        Some(subscription.id().clone())
+    );
+    let after = client.list_all_tools().await.unwrap_or_default();
+    assert_extends(&before, &after);
+    assert_eq!(names(&after[before.len()..]), ["fx__echo"]);
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn proxy_mode_never_changes_the_list() {
+    let setup = one_fixture("exposure = \"proxy\"");
+    let session = Session::start(&setup.config()).await;
+    assert_eq!(names(&session.list().await), META);
+    let selected = session
+        .call("select_tools", json!({"names": ["fx__add"]}))
+        .await;
+    assert_eq!(structured(&selected)["loaded"][0]["name"], "fx__add");
+    assert_eq!(names(&session.list().await), META);
+    let sum = session
+        .call(
+            "call_tool",
+            json!({"name": "fx__add", "arguments": {"a": 1, "b": 1}}),
+        )
+        .await;
+    assert!(text(&sum).contains('2'), "{}", text(&sum));
+    session.close().await;
+}
+
+#[tokio::test]
+async fn all_mode_lists_every_tool_in_server_order() {
+    let setup = Setup::new(&format!(
+        "[settings]\nexposure = \"all\"\ncore_wait_ms = 0\n{}",
+        fixture_server("fx", &[], "")
+    ));
+    let session = Session::start(&setup.config()).await;
+    // The fixture may not be in yet; wait for its tools to be appended.
+    let mut tools = session.list().await;
+    for _ in 0..100 {
+        if tools.len() > 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        tools = session.list().await;
+    }
+    let names = names(&tools);
+    assert_eq!(names[..3], META);
+    for expected in ["fx__echo", "fx__add", "fx__sleep"] {
+        assert!(names.contains(&expected.to_owned()), "{names:?}");
+    }
+    session.close().await;
+}
+
+/// Waits until `search_tools` with `query` on server `fx` shows `name` (or not).
+async fn wait_searchable(session: &Session, query: &str, name: &str, present: bool) {
+    for _ in 0..100 {
+        let found = session
+            .call(
+                "search_tools",
+                json!({"query": query, "server": "fx", "limit": 50}),
+            )
+            .await;
+        let hit = structured(&found)["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == name));
+        if hit == present {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "{name} never became {}searchable",
+        if present { "" } else { "un" }
+    );
+}
+
+/// Waits until the fixture answers again after a crash.
+async fn wait_restarted(session: &Session) {
+    for _ in 0..200 {
+        let echo = session
+            .call(
+                "call_tool",
+                json!({"name": "fx__echo", "arguments": {"text": "up?"}}),
+            )
+            .await;
+        if echo.is_error != Some(true) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the fixture never came back after its crash");
+}
+
+#[tokio::test]
+async fn downstream_changes_never_rewrite_the_list() {
+    let setup = one_fixture("relist_wait_ms = 200");
+    let session = Session::start(&setup.config()).await;
+    session.list().await;
+    session
+        .call(
+            "call_tool",
+            json!({"name": "fx__grow", "arguments": {"name": "fresh_tool"}}),
+        )
+        .await;
+    wait_searchable(&session, "fresh_tool", "fx__fresh_tool", true).await;
+    session
+        .call("select_tools", json!({"names": ["fx__fresh_tool"]}))
+        .await;
+    let with_fresh = session.list().await;
+    assert_eq!(
+        names(&with_fresh).last().map(String::as_str),
+        Some("fx__fresh_tool")
+    );
+
+    session
+        .call(
+            "call_tool",
+            json!({"name": "fx__shrink", "arguments": {"name": "fresh_tool"}}),
+        )
+        .await;
+    wait_searchable(&session, "fresh_tool", "fx__fresh_tool", false).await;
+    assert_eq!(
+        bytes(&session.list().await),
+        bytes(&with_fresh),
+        "a removed tool stays listed"
+    );
+    let gone = session.call("fx__fresh_tool", json!({})).await;
+    assert_eq!(gone.is_error, Some(true));
+    assert!(text(&gone).contains("no longer offers"), "{}", text(&gone));
+
+    // A crash mid-call is an error result naming the server; the session goes on.
+    let crashed = session
+        .call("call_tool", json!({"name": "fx__crash", "arguments": {}}))
+        .await;
+    assert_eq!(crashed.is_error, Some(true));
+    assert!(text(&crashed).contains("fx"), "{}", text(&crashed));
+    wait_restarted(&session).await;
+    assert_extends(&with_fresh, &session.list().await);
+    session.close().await;
+}
+
+/// One step of the property test below.
+#[derive(Debug, Clone)]
+enum Step {
+    Select(&'static str),
+    Grow(u8),
+    Shrink(u8),
+    Crash,
+}
+
+async fn run_steps(steps: &[Step]) -> Vec<String> {
+    let setup = one_fixture("relist_wait_ms = 100");
+    let session = Session::start(&setup.config()).await;
+    let mut previous = session.list().await;
+    for step in steps {
+        match step {
+            Step::Select(name) => {
+                session.call("select_tools", json!({"names": [name]})).await;
+            }
+            Step::Grow(n) => {
+                let name = format!("grown_{n}");
+                session
+                    .call(
+                        "call_tool",
+                        json!({"name": "fx__grow", "arguments": {"name": name}}),
+                    )
+                    .await;
+                wait_searchable(&session, &name, &format!("fx__{name}"), true).await;
+                session
+                    .call("select_tools", json!({"names": [format!("fx__{name}")]}))
+                    .await;
+            }
+            Step::Shrink(n) => {
+                let name = format!("grown_{n}");
+                session
+                    .call(
+                        "call_tool",
+                        json!({"name": "fx__shrink", "arguments": {"name": name}}),
+                    )
+                    .await;
+                wait_searchable(&session, &name, &format!("fx__{name}"), false).await;
+            }
+            Step::Crash => {
+                session
+                    .call("call_tool", json!({"name": "fx__crash", "arguments": {}}))
+                    .await;
+                wait_restarted(&session).await;
+            }
+        }
+        let now = session.list().await;
+        assert_extends(&previous, &now);
+        previous = now;
+    }
+    session.close().await;
+    bytes(&previous)
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            prop::sample::select(vec!["fx__add", "fx__echo", "fx__sleep", "fx__fail"])
+                .prop_map(Step::Select),
+            (0u8..3).prop_map(Step::Grow),
+            (0u8..3).prop_map(Step::Shrink),
+            Just(Step::Crash),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 4, failure_persistence: None, ..ProptestConfig::default() })]
+        /// Whatever happens, each list extends the one before, and the same steps give the
+        /// same bytes in a second run.
+        #[test]
+        fn any_sequence_only_appends_and_is_deterministic(steps in prop::collection::vec(step(), 1..7)) {
+            let runtime = tokio::runtime::Runtime::new().unwrap_or_else(|e| panic!("{e}"));
+            let first = runtime.block_on(run_steps(&steps));
+            let second = runtime.block_on(run_steps(&steps));
+            prop_assert_eq!(first, second);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! A client session against `mcp-defer serve`, spoken with rmcp's client over real stdio.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+pub const DEFER: &str = env!("CARGO_BIN_EXE_mcp-defer");
+pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
+
+/// A temporary folder with a `servers.toml`.
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+}
+
+impl Setup {
+    pub fn new(toml: &str) -> Setup {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        std::fs::write(dir.path().join("servers.toml"), toml)
+            .unwrap_or_else(|e| panic!("write servers.toml: {e}"));
+        Setup { dir }
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.dir.path().join("servers.toml")
+    }
+}
+
+/// A `[mcp_servers.<name>]` table running the fixture with `args`.
+pub fn fixture_server(name: &str, args: &[&str], extra: &str) -> String {
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    format!(
+        "[mcp_servers.{name}]\ncommand = {FIXTURE:?}\nargs = [{}]\n{extra}\n",
+        args.join(", ")
+    )
+}
+
+/// Records every list-changed notification; optionally re-lists on each, as Claude Code does.
+#[derive(Clone)]
+pub struct Recorder {
+    changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        let _ = context;
+        let _ = self.changed.send(());
+    }
+}
+
+pub struct Session {
+    pub client: RunningService<RoleClient, Recorder>,
+    pub changed: mpsc::UnboundedReceiver<()>,
+}
+
+impl Session {
+    /// Starts `mcp-defer serve --config <config>` and does the legacy handshake.
+    pub async fn start(config: &Path) -> Session {
+        let mut command = tokio::process::Command::new(DEFER);
+        command.arg("serve").arg("--config").arg(config);
+        command.env("RUST_LOG", "mcp_defer=debug");
+        let transport =
+            TokioChildProcess::new(command).unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let client = Recorder { changed: tx }
+            .serve(transport)
+            .await
+            .unwrap_or_else(|e| panic!("handshake with mcp-defer: {e}"));
+        Session {
+            client,
+            changed: rx,
+        }
+    }
+
+    pub fn instructions(&self) -> String {
+        self.client
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .unwrap_or_default()
+    }
+
+    pub async fn list(&self) -> Vec<Tool> {
+        self.client
+            .list_tools(None)
+            .await
+            .unwrap_or_else(|e| panic!("tools/list: {e}"))
+            .tools
+    }
+
+    pub async fn call(&self, name: &str, arguments: Value) -> CallToolResult {
+        self.try_call(name, arguments)
+            .await
+            .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
+    }
+
+    pub async fn try_call(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<CallToolResult, rmcp::ServiceError> {
+        let mut params = CallToolRequestParams::new(name.to_owned());
+        params.arguments = Some(object(arguments));
+        self.client.call_tool(params).await
+    }
+
+    pub async fn close(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+pub fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("expected a JSON object, got {other}"),
+    }
+}
+
+/// Each tool serialized, to compare lists byte for byte.
+pub fn bytes(tools: &[Tool]) -> Vec<String> {
+    tools
+        .iter()
+        .map(|t| serde_json::to_string(t).unwrap_or_else(|e| panic!("serialize: {e}")))
+        .collect()
+}
+
+pub fn names(tools: &[Tool]) -> Vec<String> {
+    tools.iter().map(|t| t.name.to_string()).collect()
+}
+
+/// Asserts `after` is `before` plus tools at the end, byte for byte.
+pub fn assert_extends(before: &[Tool], after: &[Tool]) {
+    let (before, after) = (bytes(before), bytes(after));
+    assert!(
+        after.len() >= before.len() && after[..before.len()] == before[..],
+        "the list must only grow at the end:\nbefore: {before:#?}\nafter: {after:#?}"
+    );
+}
+
+pub fn structured(result: &CallToolResult) -> Value {
+    result.structured_content.clone().unwrap_or(Value::Null)
+}
+
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
