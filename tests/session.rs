@@ -1,7 +1,6 @@
 //! A client session against `mcp-defer serve`, spoken with rmcp's client over real stdio.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 use rmcp::service::{NotificationContext, RunningService};

@@ -1,4 +1,5 @@
 //! The one integration target: drives the built binaries over real stdio.
 
+mod interop;
 mod serve;
 mod session;

@@ -1,0 +1,75 @@
+"""A session with mcp-defer through the official Python SDK, against real third-party servers.
+
+search -> select -> (notification, re-list) -> call, asserting that every list extends the one
+before byte for byte. Usage: python defer_session.py MCP_DEFER_BINARY SERVERS_TOML.
+Prints one JSON line with what it saw; exits non-zero with a message on any failure.
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+
+def dumps(tools):
+    return [json.dumps(t.model_dump(mode="json", by_alias=True, exclude_none=True), sort_keys=False) for t in tools]
+
+
+def check(condition, message):
+    if not condition:
+        print(f"FAILED: {message}", file=sys.stderr)
+        sys.exit(1)
+
+
+async def main(binary, config):
+    changed = anyio.Event()
+
+    async def on_message(message):
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    params = StdioServerParameters(command=binary, args=["serve", "--config", config])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, message_handler=on_message) as session:
+            init = await session.initialize()
+            check("search_tools" in (init.instructions or ""), "instructions explain search_tools")
+            first = (await session.list_tools()).tools
+            check([t.name for t in first] == ["search_tools", "select_tools", "call_tool"],
+                  f"first list is the meta tools, got {[t.name for t in first]}")
+
+            found = await session.call_tool("search_tools", {"query": "what time is it in another timezone"})
+            hits = found.structured_content["tools"]
+            check(hits and hits[0]["server"] == "time", f"time tool ranked first: {hits[:3]}")
+            wanted = hits[0]["name"]
+
+            selected = {}
+
+            async def select():
+                selected["result"] = await session.call_tool("select_tools", {"names": [wanted]})
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(select)
+                with anyio.fail_after(10):
+                    await changed.wait()
+                relisted = (await session.list_tools()).tools
+            result = selected["result"]
+            check(not result.is_error, f"select_tools failed: {result.content}")
+            check(dumps(relisted)[: len(first)] == dumps(first), "earlier tools keep their bytes")
+            check([t.name for t in relisted[len(first):]] == [wanted], f"{wanted} appended at the end")
+
+            now = await session.call_tool(wanted, {"timezone": "Europe/Paris"})
+            text = " ".join(c.text for c in now.content if getattr(c, "text", None))
+            check(not now.is_error and "Europe/Paris" in text, f"time call answered: {text}")
+
+            echo = await session.call_tool(
+                "call_tool", {"name": "everything__echo", "arguments": {"message": "through the proxy"}}
+            )
+            echoed = " ".join(c.text for c in echo.content if getattr(c, "text", None))
+            check(not echo.is_error and "through the proxy" in echoed, f"echo through call_tool: {echoed}")
+
+            print(json.dumps({"selected": wanted, "listed": [t.name for t in relisted], "time": text}))
+
+
+if __name__ == "__main__":
+    anyio.run(main, sys.argv[1], sys.argv[2])
