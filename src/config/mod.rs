@@ -297,3 +297,6 @@ impl Config {
             .ok_or(ConfigError::NotFound { looked })
     }
 }
+
+#[cfg(test)]
+mod tests;
