@@ -87,7 +87,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "claude_always_load",
 ];
 
-/// Every key a server table may hold, for "did you mean".
+/// The keys to use in a server table: Codex's, then ours.
 const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
@@ -109,6 +109,11 @@ const SERVER_KEYS: &[&str] = &[
     "prefix",
     "always_load",
     "search_hints",
+];
+
+/// Codex keys we accept (`bearer_token` only to reject it with the fix); offered by "did
+/// you mean" but not listed among the keys to use.
+const CODEX_ONLY_KEYS: &[&str] = &[
     "bearer_token",
     "experimental_environment",
     "supports_parallel_tool_calls",
@@ -152,7 +157,7 @@ pub(super) fn decode(text: &str, source: &Source<'_>) -> Result<RawFile, ConfigE
     for (key, value) in in_file_order(document.get_ref()) {
         let cx = Cx {
             source,
-            table: "top level".to_owned(),
+            table: "top level:".to_owned(),
         };
         match key.get_ref().as_ref() {
             "settings" => file.settings = decode_settings(source, key, value)?,
@@ -209,7 +214,7 @@ fn decode_server(
                 name.span(),
                 None,
                 format!(
-                    "expected a table, found {}; write the server as a table with `command` or `url`",
+                    "must be a table, not {}; write the server as a table with `command` or `url`",
                     found(other)
                 ),
             ));
@@ -310,7 +315,10 @@ fn decode_server(
                         .to_owned(),
                 ));
             }
-            other => return Err(cx.unknown(key, other, SERVER_KEYS)),
+            other => {
+                let all: Vec<&str> = SERVER_KEYS.iter().chain(CODEX_ONLY_KEYS).copied().collect();
+                return Err(cx.unknown_among(key, other, &all, SERVER_KEYS));
+            }
         }
     }
     Ok(s)
@@ -370,7 +378,7 @@ impl Cx<'_, '_> {
             key.span(),
             Some(key.get_ref()),
             format!(
-                "expected {expected}, found {}; write `{} = {example}`",
+                "must be {expected}, not {}; write `{} = {example}`",
                 found(value.get_ref()),
                 key.get_ref()
             ),
@@ -378,11 +386,22 @@ impl Cx<'_, '_> {
     }
 
     fn unknown(&self, key: &Key<'_>, name: &str, known: &[&str]) -> ConfigError {
+        self.unknown_among(key, name, known, known)
+    }
+
+    /// An unknown key: the closest of `known` if one is close, else the `listed` keys.
+    fn unknown_among(
+        &self,
+        key: &Key<'_>,
+        name: &str,
+        known: &[&str],
+        listed: &[&str],
+    ) -> ConfigError {
         let fix = match suggest::did_you_mean(name, known) {
             Some(candidate) => format!("did you mean `{candidate}`?"),
             None => format!(
                 "remove it; valid keys here: {}",
-                known
+                listed
                     .iter()
                     .map(|k| format!("`{k}`"))
                     .collect::<Vec<_>>()
@@ -403,7 +422,7 @@ impl Cx<'_, '_> {
             other => Err(self.at(
                 key.span(),
                 Some(key.get_ref()),
-                format!("expected a table, found {}; {fix}", found(other)),
+                format!("must be a table, not {}; {fix}", found(other)),
             )),
         }
     }
@@ -429,7 +448,7 @@ impl Cx<'_, '_> {
             key.span(),
             Some(key.get_ref()),
             format!(
-                "is {:?}, expected one of {}{}",
+                "is {:?}, but must be one of {}{}",
                 s.get_ref(),
                 valid
                     .iter()
@@ -487,7 +506,7 @@ impl Cx<'_, '_> {
                     item.span(),
                     Some(key.get_ref()),
                     format!(
-                        "expected an array of strings, but item {} is {}; quote it",
+                        "must be an array of strings, but item {} is {}; quote it",
                         i + 1,
                         found(other)
                     ),
@@ -512,7 +531,7 @@ impl Cx<'_, '_> {
                 other => Err(self.at(
                     name.span(),
                     Some(&format!("{}.{}", key.get_ref(), name.get_ref())),
-                    format!("expected a string, found {}; quote the value", found(other)),
+                    format!("must be a string, not {}; quote the value", found(other)),
                 )),
             })
             .collect::<Result<_, _>>()?;

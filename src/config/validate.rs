@@ -74,7 +74,8 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
     let in_range = |value: Option<S<i64>>,
                     key: &str,
                     range: RangeInclusive<usize>,
-                    why: &str|
+                    why: &str,
+                    example: u128|
      -> Result<Option<usize>, ConfigError> {
         let Some(value) = value else { return Ok(None) };
         match usize::try_from(*value.get_ref()) {
@@ -87,7 +88,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
                     value.get_ref(),
                     range.start(),
                     range.end(),
-                    range.start().max(&1),
+                    example,
                 ),
             )),
         }
@@ -117,6 +118,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             key,
             0..=MAX_WAIT_MS,
             "milliseconds; a longer hold looks like a hung call",
+            default.as_millis(),
         )
         .map(|ms| ms.map_or(default, |ms| Duration::from_millis(ms as u64)))
     };
@@ -127,6 +129,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             "max_name_length",
             MAX_NAME_LENGTH_RANGE,
             "room for a prefix, `__`, a tool name and a hash suffix; no provider takes more",
+            defaults.max_name_length as u128,
         )?
         .unwrap_or(defaults.max_name_length),
         search_limit: in_range(
@@ -134,6 +137,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             "search_limit",
             SEARCH_LIMIT_RANGE,
             "the most `search_tools` returns",
+            defaults.search_limit as u128,
         )?
         .unwrap_or(defaults.search_limit),
         core_wait: wait(core_wait_ms, "core_wait_ms", defaults.core_wait)?,
