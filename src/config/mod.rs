@@ -146,7 +146,9 @@ pub struct ServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// These tools are dropped (after `enabled_tools`).
     pub disabled_tools: Vec<String>,
-    /// The core tools: shown from the start.
+    /// The core tools: shown from the start. Never names a tool that `enabled_tools` or
+    /// `disabled_tools` filters out: load rejects that contradiction, since the tool would
+    /// silently never appear.
     pub always_load: AlwaysLoad,
 }
 
@@ -169,7 +171,7 @@ impl ServerConfig {
     }
 }
 
-/// `always_load = true` or `always_load = ["tool", ...]`.
+/// `always_load = true` or `always_load = ["tool", ...]`; `false` and `[]` are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum AlwaysLoad {
     #[default]
@@ -189,13 +191,16 @@ pub enum Transport {
         /// Codex's allow-list of inherited variables; we inherit everything, so these only
         /// have to be set.
         env_vars: Vec<String>,
+        /// A relative `cwd` in the file is joined to the config file's directory, so the
+        /// same file works wherever mcp-defer is started (it stays relative only when the
+        /// config path itself was relative).
         cwd: Option<PathBuf>,
     },
     Http {
         url: String,
         /// Resolved from `bearer_token_env_var` at load time.
         bearer_token: Option<String>,
-        /// `http_headers` plus resolved `env_http_headers`.
+        /// `http_headers` plus resolved `env_http_headers` (which win on a shared name).
         headers: BTreeMap<String, String>,
     },
 }

@@ -175,8 +175,8 @@ pub(super) fn decode(text: &str, source: &Source<'_>) -> Result<RawFile, ConfigE
 
 fn decode_settings(
     source: &Source<'_>,
-    key: &S<std::borrow::Cow<'_, str>>,
-    value: &S<DeValue<'_>>,
+    key: &Key<'_>,
+    value: &Value<'_>,
 ) -> Result<RawSettings, ConfigError> {
     let cx = Cx {
         source,
@@ -200,8 +200,8 @@ fn decode_settings(
 
 fn decode_server(
     source: &Source<'_>,
-    name: &S<std::borrow::Cow<'_, str>>,
-    value: &S<DeValue<'_>>,
+    name: &Key<'_>,
+    value: &Value<'_>,
 ) -> Result<RawServer, ConfigError> {
     let cx = Cx {
         source,
@@ -326,9 +326,7 @@ fn decode_server(
 
 /// Table entries sorted by where their key is written, so servers keep file order (the
 /// parser's map is sorted by name) and the first error reported is the first in the file.
-fn in_file_order<'t, 'i>(
-    table: &'t DeTable<'i>,
-) -> Vec<(&'t S<std::borrow::Cow<'i, str>>, &'t S<DeValue<'i>>)> {
+fn in_file_order<'t, 'i>(table: &'t DeTable<'i>) -> Vec<(&'t Key<'i>, &'t Value<'i>)> {
     let mut entries: Vec<_> = table.iter().collect();
     entries.sort_by_key(|(key, _)| key.span().start);
     entries
