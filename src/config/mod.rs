@@ -1,16 +1,52 @@
-//! `servers.toml`: the one place that reads the user's file.
+//! `servers.toml`: the one place that reads the user's file (DESIGN.md section 8).
 //!
-//! Raw serde shapes (with spans, for errors that name file, line, table and key) become the
-//! validated [`Config`] below: environment expanded, units converted, one [`Transport`] per
-//! server. Everything downstream of this module can trust what it holds. Must not import
-//! `server` or `downstream`.
+//! `raw` reads the TOML into spanned shapes (so errors name file, line, table and key);
+//! `validate` turns them into the [`Config`] below: `${VAR}` expanded, secrets resolved,
+//! units converted, one [`Transport`] per server, prefixes fit for `<prefix>__<tool>`.
+//! Everything downstream can trust what it holds. Must not import `server` or `downstream`.
+//!
+//! # The file
+//! ```toml
+//! [settings]                      # optional; every key has a default
+//! exposure = "deferred"           # "deferred" | "proxy" | "all"
+//!
+//! [mcp_servers.docs]              # a Codex block, pasted unchanged
+//! command = "npx"
+//! args = ["-y", "@example/docs-mcp", "--root", "${HOME}/docs"]
+//! env = { API_KEY = "${DOCS_KEY:-none}" }
+//! description = "Project documentation"   # ours: one line for the instructions
+//! always_load = ["search_docs"]           # ours: core tools, or `true` for all
+//!
+//! [mcp_servers.github]
+//! url = "https://api.githubcopilot.com/mcp/"
+//! bearer_token_env_var = "GITHUB_PAT"
+//! prefix = "gh"                           # ours: qualified names become `gh__<tool>`
+//! ```
+//!
+//! # Expansion
+//! `${VAR}` and `${VAR:-default}` expand in every free-text value: `command`, `args`, `env`
+//! values, `cwd`, `url`, `http_headers` values, `description`, `search_hints`. `$$` is a
+//! literal `$`; any other `$` stays as written. Identifiers are taken literally (table names,
+//! `prefix`, tool lists, variable and header names), so qualified tool names do not depend on
+//! the machine. `bearer_token_env_var` and `env_http_headers` name variables that are read at
+//! load time; unset is an error.
+//!
+//! # Codex keys
+//! Every key Codex accepts in a server table loads. Those that mean nothing to a proxy
+//! (`experimental_environment`, `supports_parallel_tool_calls`, `default_tools_approval_mode`,
+//! `scopes`, `oauth`, `oauth_resource`, `name`, `tools`) are type-checked and ignored;
+//! `startup_timeout_ms` is read when `startup_timeout_sec` is absent; an inline
+//! `bearer_token` is rejected, as Codex rejects it.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod error;
+mod expand;
 mod raw;
+mod suggest;
+mod validate;
 
 pub use error::ConfigError;
 
@@ -28,6 +64,19 @@ pub const DEFAULT_SEARCH_LIMIT: usize = 8;
 pub const DEFAULT_CORE_WAIT: Duration = Duration::from_millis(400);
 /// `select_tools` holds its result at most this long for the client's re-list.
 pub const DEFAULT_RELIST_WAIT: Duration = Duration::from_millis(2000);
+
+/// Accepted `max_name_length`. Below 16 a qualified name has no room for a prefix, `__`, a
+/// readable tool name and the catalog's 9-character hash suffix; above 128 no provider
+/// accepts the name anyway (most stop at 64, which is the default).
+pub const MAX_NAME_LENGTH_RANGE: std::ops::RangeInclusive<usize> = 16..=128;
+/// Accepted `search_limit`: `search_tools` never returns more than 50 (DESIGN.md section 5).
+pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<usize> = 1..=50;
+/// Upper bound of `core_wait_ms` and `relist_wait_ms`: beyond a minute a held call or a
+/// held first `tools/list` looks hung to the user and to the client.
+pub const MAX_WAIT_MS: usize = 60_000;
+/// Characters a prefix must leave free under `max_name_length`: `__`, at least one
+/// character of the tool name, and the catalog's `_` + 8 hex hash suffix.
+pub const PREFIX_ROOM: usize = 2 + 1 + 9;
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,7 +146,9 @@ pub struct ServerConfig {
     pub enabled_tools: Option<Vec<String>>,
     /// These tools are dropped (after `enabled_tools`).
     pub disabled_tools: Vec<String>,
-    /// The core tools: shown from the start.
+    /// The core tools: shown from the start. Never names a tool that `enabled_tools` or
+    /// `disabled_tools` filters out: load rejects that contradiction, since the tool would
+    /// silently never appear.
     pub always_load: AlwaysLoad,
 }
 
@@ -120,7 +171,7 @@ impl ServerConfig {
     }
 }
 
-/// `always_load = true` or `always_load = ["tool", ...]`.
+/// `always_load = true` or `always_load = ["tool", ...]`; `false` and `[]` are `None`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum AlwaysLoad {
     #[default]
@@ -140,13 +191,16 @@ pub enum Transport {
         /// Codex's allow-list of inherited variables; we inherit everything, so these only
         /// have to be set.
         env_vars: Vec<String>,
+        /// A relative `cwd` in the file is joined to the config file's directory, so the
+        /// same file works wherever mcp-defer is started (it stays relative only when the
+        /// config path itself was relative).
         cwd: Option<PathBuf>,
     },
     Http {
         url: String,
         /// Resolved from `bearer_token_env_var` at load time.
         bearer_token: Option<String>,
-        /// `http_headers` plus resolved `env_http_headers`.
+        /// `http_headers` plus resolved `env_http_headers` (which win on a shared name).
         headers: BTreeMap<String, String>,
     },
 }
@@ -201,7 +255,21 @@ impl Config {
     /// # Errors
     /// As [`Config::load`].
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        raw::parse(text, path, &|name| std::env::var(name).ok())
+        Config::parse_with_env(text, path, &|name| std::env::var(name).ok())
+    }
+
+    /// As [`Config::parse`], reading variables through `env` instead of the process
+    /// environment, so tests (here and in other modules) never have to set real variables.
+    /// `path` is only used for messages and to resolve a relative `cwd`.
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn parse_with_env(
+        text: &str,
+        path: &Path,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        raw::parse(text, path, env)
     }
 
     /// The servers that are enabled, in file order.
@@ -234,3 +302,6 @@ impl Config {
             .ok_or(ConfigError::NotFound { looked })
     }
 }
+
+#[cfg(test)]
+mod tests;

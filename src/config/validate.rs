@@ -1,0 +1,664 @@
+//! Raw shapes in, the validated [`Config`] out (STYLE.md 3).
+//!
+//! Each raw struct is destructured exhaustively, so a key added to `raw` cannot slip past
+//! without a decision here. This is where `${VAR}` expands, secrets are resolved from the
+//! environment, units become `Duration`s, keys foreign to the transport are rejected and the
+//! prefixes are checked for the naming scheme of DESIGN.md section 4.
+
+use std::collections::BTreeMap;
+use std::ops::{Range, RangeInclusive};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::error::{ConfigError, Source, server_table};
+use super::expand::{ExpandError, expand};
+use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
+use super::{
+    AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
+    MAX_NAME_LENGTH_RANGE, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings,
+    Transport, suggest,
+};
+
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+pub(super) fn build(
+    file: RawFile,
+    source: &Source<'_>,
+    env: Env<'_>,
+) -> Result<Config, ConfigError> {
+    let RawFile { settings, servers } = file;
+    let settings = build_settings(settings, source)?;
+    let mut built: Vec<(ServerConfig, Range<usize>)> = Vec::with_capacity(servers.len());
+    for raw in servers {
+        let span = raw.name.span();
+        let server = Server {
+            source,
+            env,
+            table: server_table(raw.name.get_ref()),
+        }
+        .build(raw, &settings)?;
+        if let Some((first, first_span)) = built.iter().find(|(s, _)| s.prefix == server.prefix) {
+            return Err(source.error(
+                span,
+                format!(
+                    "{} uses the prefix `{}`, already used by {} (line {}); qualified tool names \
+                     `{}__<tool>` must name one server, so set a different `prefix = \"...\"` in \
+                     one of the two tables",
+                    server_table(&server.name),
+                    server.prefix,
+                    server_table(&first.name),
+                    source.line(first_span.start),
+                    server.prefix,
+                ),
+            ));
+        }
+        built.push((server, span));
+    }
+    Ok(Config {
+        path: source.path().to_owned(),
+        settings,
+        servers: built.into_iter().map(|(s, _)| s).collect(),
+    })
+}
+
+fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, ConfigError> {
+    let RawSettings {
+        exposure,
+        max_name_length,
+        search_limit,
+        core_wait_ms,
+        relist_wait_ms,
+        claude_always_load,
+    } = raw;
+    let defaults = Settings::default();
+    let in_range = |value: Option<S<i64>>,
+                    key: &str,
+                    range: RangeInclusive<usize>,
+                    why: &str,
+                    example: u128|
+     -> Result<Option<usize>, ConfigError> {
+        let Some(value) = value else { return Ok(None) };
+        match usize::try_from(*value.get_ref()) {
+            Ok(n) if range.contains(&n) => Ok(Some(n)),
+            _ => Err(source.error(
+                value.span(),
+                format!(
+                    "[settings] `{key}` is {}, but must be between {} and {} ({why}); write e.g. \
+                     `{key} = {}`",
+                    value.get_ref(),
+                    range.start(),
+                    range.end(),
+                    example,
+                ),
+            )),
+        }
+    };
+    let exposure = match exposure {
+        None => defaults.exposure,
+        Some(value) => match value.get_ref().as_str() {
+            "deferred" => Exposure::Deferred,
+            "proxy" => Exposure::Proxy,
+            "all" => Exposure::All,
+            other => {
+                const MODES: &[&str] = &["deferred", "proxy", "all"];
+                return Err(source.error(
+                    value.span(),
+                    format!(
+                        "[settings] `exposure = {other:?}` is not a mode; write one of \
+                         \"deferred\", \"proxy\", \"all\"{}",
+                        suggest::hint(other, MODES)
+                    ),
+                ));
+            }
+        },
+    };
+    let wait = |value: Option<S<i64>>, key: &str, default: Duration| {
+        in_range(
+            value,
+            key,
+            0..=MAX_WAIT_MS,
+            "milliseconds; a longer hold looks like a hung call",
+            default.as_millis(),
+        )
+        .map(|ms| ms.map_or(default, |ms| Duration::from_millis(ms as u64)))
+    };
+    Ok(Settings {
+        exposure,
+        max_name_length: in_range(
+            max_name_length,
+            "max_name_length",
+            MAX_NAME_LENGTH_RANGE,
+            "room for a prefix, `__`, a tool name and a hash suffix; no provider takes more",
+            defaults.max_name_length as u128,
+        )?
+        .unwrap_or(defaults.max_name_length),
+        search_limit: in_range(
+            search_limit,
+            "search_limit",
+            SEARCH_LIMIT_RANGE,
+            "the most `search_tools` returns",
+            defaults.search_limit as u128,
+        )?
+        .unwrap_or(defaults.search_limit),
+        core_wait: wait(core_wait_ms, "core_wait_ms", defaults.core_wait)?,
+        relist_wait: wait(relist_wait_ms, "relist_wait_ms", defaults.relist_wait)?,
+        claude_always_load: claude_always_load
+            .map_or(defaults.claude_always_load, |b| *b.get_ref()),
+    })
+}
+
+/// Builds one server; messages start with its table label.
+struct Server<'a, 's> {
+    source: &'a Source<'s>,
+    env: Env<'a>,
+    table: String,
+}
+
+impl Server<'_, '_> {
+    fn error(
+        &self,
+        span: Range<usize>,
+        key: Option<&str>,
+        message: impl std::fmt::Display,
+    ) -> ConfigError {
+        let message = match key {
+            Some(key) => format!("{} `{key}` {message}", self.table),
+            None => format!("{} {message}", self.table),
+        };
+        self.source.error(span, message)
+    }
+
+    /// `${VAR}` expansion of a free-text value; errors name the key and the variable.
+    fn expand(&self, value: S<String>, key: &str) -> Result<String, ConfigError> {
+        expand(value.get_ref(), self.env).map_err(|e| {
+            let message = match e {
+                ExpandError::Unset(var) => format!(
+                    "uses `${{{var}}}`, but the environment variable `{var}` is not set; set it \
+                     before starting mcp-defer, or give a default: `${{{var}:-default}}`"
+                ),
+                ExpandError::Unterminated => {
+                    "has `${` without a closing `}`; close it, or write `$$` for a literal `$`"
+                        .to_owned()
+                }
+                ExpandError::BadName(name) => format!(
+                    "has `${{{name}}}`, which is not a variable name (letters, digits and `_`); \
+                     fix it, or write `$$` for a literal `$`"
+                ),
+            };
+            self.error(value.span(), Some(key), message)
+        })
+    }
+
+    /// The value of the environment variable named by `key` (a secret: never in a message).
+    fn resolve(&self, var: &S<String>, key: &str) -> Result<String, ConfigError> {
+        let name = var.get_ref();
+        if name.is_empty() {
+            return Err(self.error(
+                var.span(),
+                Some(key),
+                "is empty; write the name of an environment variable",
+            ));
+        }
+        match (self.env)(name) {
+            Some(value) if !value.is_empty() => Ok(value),
+            _ => Err(self.error(
+                var.span(),
+                Some(key),
+                format!(
+                    "names the environment variable `{name}`, which is not set (or empty); set it \
+                     before starting mcp-defer"
+                ),
+            )),
+        }
+    }
+
+    fn build(&self, raw: RawServer, settings: &Settings) -> Result<ServerConfig, ConfigError> {
+        let RawServer {
+            name,
+            command,
+            args,
+            env,
+            env_vars,
+            cwd,
+            url,
+            bearer_token,
+            bearer_token_env_var,
+            http_headers,
+            env_http_headers,
+            enabled,
+            required,
+            startup_timeout_sec,
+            startup_timeout_ms,
+            tool_timeout_sec,
+            enabled_tools,
+            disabled_tools,
+            description,
+            prefix,
+            always_load,
+            search_hints,
+            ignored,
+        } = raw;
+
+        let name_span = name.span();
+        let name = name.into_inner();
+        self.check_name(&name, name_span.clone())?;
+        let prefix = match prefix {
+            Some(prefix) => {
+                self.check_prefix(prefix.get_ref(), settings.max_name_length)
+                    .map_err(|why| {
+                        self.error(
+                            prefix.span(),
+                            Some("prefix"),
+                            format!(
+                                "`{}` {why}; write e.g. `prefix = \"{}\"`",
+                                prefix.get_ref(),
+                                suggest_prefix(prefix.get_ref(), settings.max_name_length)
+                            ),
+                        )
+                    })?;
+                prefix.into_inner()
+            }
+            None => {
+                self.check_prefix(&name, settings.max_name_length)
+                    .map_err(|why| {
+                        self.error(
+                        name_span.clone(),
+                        None,
+                        format!(
+                            "cannot serve as the prefix of qualified tool names: the name {why}; \
+                             add `prefix = \"{}\"` to this table",
+                            suggest_prefix(&name, settings.max_name_length)
+                        ),
+                    )
+                    })?;
+                name.clone()
+            }
+        };
+
+        if let Some(token) = bearer_token {
+            return Err(self.error(
+                token.span(),
+                Some("bearer_token"),
+                "(an inline secret) is not supported, as in Codex; put the token in an \
+                 environment variable and write `bearer_token_env_var = \"NAME\"`",
+            ));
+        }
+
+        let transport = match (command, url) {
+            (Some(_), Some(url)) => {
+                return Err(self.error(
+                    url.span(),
+                    None,
+                    "has both `command` (a stdio server) and `url` (an HTTP server); keep the \
+                     one that matches how this server runs and remove the other",
+                ));
+            }
+            (None, None) => {
+                return Err(self.error(
+                    name_span,
+                    None,
+                    "has neither `command` nor `url`; add `command = \"...\"` to start a stdio \
+                     server, or `url = \"https://...\"` for an HTTP server",
+                ));
+            }
+            (Some(command), None) => {
+                let foreign = [
+                    (
+                        "bearer_token_env_var",
+                        bearer_token_env_var.as_ref().map(S::span),
+                    ),
+                    ("http_headers", http_headers.as_ref().map(S::span)),
+                    ("env_http_headers", env_http_headers.as_ref().map(S::span)),
+                ];
+                self.reject_foreign(
+                    &foreign,
+                    "HTTP servers (`url`)",
+                    "a stdio server (`command`)",
+                    "pass settings to the process with `env` or `args` instead",
+                )?;
+                self.stdio(command, args, env, env_vars, cwd)?
+            }
+            (None, Some(url)) => {
+                let foreign = [
+                    ("args", args.as_ref().map(S::span)),
+                    ("env", env.as_ref().map(S::span)),
+                    ("env_vars", env_vars.as_ref().map(S::span)),
+                    ("cwd", cwd.as_ref().map(S::span)),
+                ];
+                self.reject_foreign(
+                    &foreign,
+                    "stdio servers (`command`)",
+                    "an HTTP server (`url`)",
+                    "use `http_headers` or `env_http_headers` for settings",
+                )?;
+                self.http(url, bearer_token_env_var, http_headers, env_http_headers)?
+            }
+        };
+
+        let startup_timeout = match (startup_timeout_sec, startup_timeout_ms) {
+            (Some(sec), _) => self.seconds(sec, "startup_timeout_sec")?,
+            (None, Some(ms)) => match u64::try_from(*ms.get_ref()) {
+                Ok(ms) if ms > 0 => Duration::from_millis(ms),
+                _ => {
+                    return Err(self.error(
+                        ms.span(),
+                        Some("startup_timeout_ms"),
+                        "must be a positive number of milliseconds; better, write \
+                         `startup_timeout_sec = 10`",
+                    ));
+                }
+            },
+            (None, None) => DEFAULT_STARTUP_TIMEOUT,
+        };
+        let tool_timeout = match tool_timeout_sec {
+            Some(sec) => self.seconds(sec, "tool_timeout_sec")?,
+            None => DEFAULT_TOOL_TIMEOUT,
+        };
+
+        let names = |list: Option<S<Vec<S<String>>>>| {
+            list.map(|l| {
+                l.into_inner()
+                    .into_iter()
+                    .map(S::into_inner)
+                    .collect::<Vec<_>>()
+            })
+        };
+        let enabled_list = enabled_tools.as_ref().map(|l| {
+            l.get_ref()
+                .iter()
+                .map(|t| t.get_ref().clone())
+                .collect::<Vec<_>>()
+        });
+        let disabled_list = names(disabled_tools).unwrap_or_default();
+        let always_load = match always_load.map(S::into_inner) {
+            None | Some(RawAlwaysLoad::Bool(false)) => AlwaysLoad::None,
+            Some(RawAlwaysLoad::Bool(true)) => AlwaysLoad::All,
+            Some(RawAlwaysLoad::Tools(tools)) if tools.is_empty() => AlwaysLoad::None,
+            Some(RawAlwaysLoad::Tools(tools)) => {
+                // A core tool the filters remove would silently never show up; the two keys
+                // contradict each other, and the fix is one edit, so this is an error.
+                for tool in &tools {
+                    let tool_name = tool.get_ref();
+                    if disabled_list.contains(tool_name) {
+                        return Err(self.error(
+                            tool.span(),
+                            Some("always_load"),
+                            format!("pins `{tool_name}`, which `disabled_tools` removes; drop it from one of the two lists"),
+                        ));
+                    }
+                    if enabled_list
+                        .as_ref()
+                        .is_some_and(|e| !e.contains(tool_name))
+                    {
+                        return Err(self.error(
+                            tool.span(),
+                            Some("always_load"),
+                            format!("pins `{tool_name}`, which is not in `enabled_tools`; add it there or drop it here"),
+                        ));
+                    }
+                }
+                AlwaysLoad::Tools(tools.into_iter().map(S::into_inner).collect())
+            }
+        };
+
+        let description = description
+            .map(|d| {
+                // One line in the instructions: collapse newlines and runs of spaces.
+                self.expand(d, "description")
+                    .map(|d| d.split_whitespace().collect::<Vec<_>>().join(" "))
+            })
+            .transpose()?
+            .filter(|d| !d.is_empty());
+        let search_hints = search_hints
+            .map(|hints| {
+                hints
+                    .into_inner()
+                    .into_iter()
+                    .map(|h| self.expand(h, "search_hints"))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
+
+        for key in &ignored {
+            tracing::debug!(server = %name, key = *key.get_ref(), "Codex-only key ignored");
+        }
+
+        Ok(ServerConfig {
+            name,
+            prefix,
+            description,
+            search_hints,
+            transport,
+            enabled: enabled.is_none_or(|b| *b.get_ref()),
+            required: required.is_some_and(|b| *b.get_ref()),
+            startup_timeout,
+            tool_timeout,
+            enabled_tools: enabled_list,
+            disabled_tools: disabled_list,
+            always_load,
+        })
+    }
+
+    fn check_name(&self, name: &str, span: Range<usize>) -> Result<(), ConfigError> {
+        if name.is_empty() {
+            return Err(self.error(
+                span,
+                None,
+                "has an empty server name; name the table, e.g. `[mcp_servers.docs]`",
+            ));
+        }
+        if !is_name(name) {
+            return Err(self.error(
+                span,
+                None,
+                format!(
+                    "has a server name with characters other than letters, digits, `_` and `-`; \
+                     rename the table, e.g. `[mcp_servers.{}]`",
+                    sanitize(name)
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Why `prefix` cannot start qualified names, if it cannot. Qualified names are
+    /// `<prefix>__<tool>` and the catalog splits them at the first `__`, so a prefix holding
+    /// `__` or ending in `_` would split in the wrong place; one starting with `_` reads as a
+    /// private name to some clients. The length leaves room under `max_name_length` for `__`,
+    /// one tool character and the catalog's 9-character hash suffix.
+    fn check_prefix(&self, prefix: &str, max_name_length: usize) -> Result<(), String> {
+        let max = max_name_length.saturating_sub(PREFIX_ROOM);
+        if prefix.is_empty() {
+            Err("is empty".to_owned())
+        } else if !is_name(prefix) {
+            Err("has characters other than letters, digits, `_` and `-`".to_owned())
+        } else if prefix.contains("__") {
+            Err("contains `__`, which separates the prefix from the tool name".to_owned())
+        } else if prefix.starts_with('_') || prefix.ends_with('_') {
+            Err("starts or ends with `_`, which would blur the `__` separator".to_owned())
+        } else if prefix.len() > max {
+            Err(format!(
+                "is {} characters long, but at most {max} fit under `max_name_length = \
+                 {max_name_length}` with room for a tool name",
+                prefix.len()
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn reject_foreign(
+        &self,
+        present: &[(&str, Option<Range<usize>>)],
+        only_for: &str,
+        this_is: &str,
+        instead: &str,
+    ) -> Result<(), ConfigError> {
+        let first = present
+            .iter()
+            .filter_map(|(key, span)| span.clone().map(|span| (*key, span)))
+            .min_by_key(|(_, span)| span.start);
+        match first {
+            None => Ok(()),
+            Some((key, span)) => Err(self.error(
+                span,
+                Some(key),
+                format!("applies only to {only_for}, and this is {this_is}; remove it ({instead})"),
+            )),
+        }
+    }
+
+    fn seconds(&self, value: S<f64>, key: &str) -> Result<Duration, ConfigError> {
+        let secs = *value.get_ref();
+        if let Ok(duration) = Duration::try_from_secs_f64(secs)
+            && secs > 0.0
+        {
+            return Ok(duration);
+        }
+        Err(self.error(
+            value.span(),
+            Some(key),
+            format!("must be a positive, finite number of seconds (it is {secs}); write e.g. `{key} = 30`"),
+        ))
+    }
+
+    fn stdio(
+        &self,
+        command: S<String>,
+        args: Option<S<Vec<S<String>>>>,
+        env: Option<S<Pairs>>,
+        env_vars: Option<S<Vec<S<String>>>>,
+        cwd: Option<S<String>>,
+    ) -> Result<Transport, ConfigError> {
+        let command_span = command.span();
+        let command = self.expand(command, "command")?;
+        if command.trim().is_empty() {
+            return Err(self.error(
+                command_span,
+                Some("command"),
+                "is empty; write the program to run, e.g. `command = \"npx\"`",
+            ));
+        }
+        let args = args
+            .map(S::into_inner)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|a| self.expand(a, "args"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut env_map = BTreeMap::new();
+        for (name, value) in env.map(S::into_inner).unwrap_or_default() {
+            let key = format!("env.{}", name.get_ref());
+            env_map.insert(name.into_inner(), self.expand(value, &key)?);
+        }
+        let env_vars = env_vars
+            .map(S::into_inner)
+            .unwrap_or_default()
+            .into_iter()
+            .map(S::into_inner)
+            .collect();
+        let cwd = cwd
+            .map(|c| {
+                self.expand(c, "cwd").map(|c| {
+                    let c = PathBuf::from(c);
+                    if c.is_relative() {
+                        config_dir(self.source.path()).join(c)
+                    } else {
+                        c
+                    }
+                })
+            })
+            .transpose()?;
+        Ok(Transport::Stdio {
+            command,
+            args,
+            env: env_map,
+            env_vars,
+            cwd,
+        })
+    }
+
+    fn http(
+        &self,
+        url: S<String>,
+        bearer_token_env_var: Option<S<String>>,
+        http_headers: Option<S<Pairs>>,
+        env_http_headers: Option<S<Pairs>>,
+    ) -> Result<Transport, ConfigError> {
+        let url_span = url.span();
+        let url = self.expand(url, "url")?;
+        let scheme_ok = ["http://", "https://"].iter().any(|s| {
+            url.get(..s.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(s))
+        });
+        if !scheme_ok {
+            return Err(self.error(url_span, Some("url"), "must start with `http://` or `https://`; write e.g. `url = \"https://example.com/mcp\"`"));
+        }
+        let bearer_token = bearer_token_env_var
+            .map(|var| self.resolve(&var, "bearer_token_env_var"))
+            .transpose()?;
+        let mut headers = BTreeMap::new();
+        for (name, value) in http_headers.map(S::into_inner).unwrap_or_default() {
+            let key = format!("http_headers.{}", name.get_ref());
+            headers.insert(name.into_inner(), self.expand(value, &key)?);
+        }
+        // After `http_headers`, so the environment wins on a shared name (as in Codex).
+        for (name, var) in env_http_headers.map(S::into_inner).unwrap_or_default() {
+            let key = format!("env_http_headers.{}", name.get_ref());
+            headers.insert(name.into_inner(), self.resolve(&var, &key)?);
+        }
+        Ok(Transport::Http {
+            url,
+            bearer_token,
+            headers,
+        })
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+fn sanitize(s: &str) -> String {
+    let out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() {
+        "server".to_owned()
+    } else {
+        out
+    }
+}
+
+/// A prefix close to `name` that passes [`Server::check_prefix`], for the fix in messages.
+fn suggest_prefix(name: &str, max_name_length: usize) -> String {
+    let sanitized = sanitize(name);
+    let mut collapsed = String::with_capacity(sanitized.len());
+    for c in sanitized.chars() {
+        if !(c == '_' && collapsed.ends_with('_')) {
+            collapsed.push(c);
+        }
+    }
+    let max = max_name_length.saturating_sub(PREFIX_ROOM).max(1);
+    let cut: String = collapsed.trim_matches('_').chars().take(max).collect();
+    let cut = cut.trim_end_matches('_');
+    if cut.is_empty() {
+        "srv".to_owned()
+    } else {
+        cut.to_owned()
+    }
+}
+
+/// Relative `cwd` values are relative to the file they are written in, not to wherever
+/// mcp-defer happens to be started, so one file works from any directory.
+fn config_dir(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new(""))
+}
