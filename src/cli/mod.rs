@@ -5,6 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod check;
+mod list;
+
 #[derive(Debug, Parser)]
 #[command(name = "mcp-defer", version, about)]
 pub struct Cli {
@@ -55,8 +58,11 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let _ = cli.command;
-    Ok(ExitCode::SUCCESS)
+    match cli.command {
+        Some(Command::Check(args)) => check::run(args.config),
+        Some(Command::List { config, json }) => list::run(config.config, json),
+        Some(Command::Serve(_)) | None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Logs go to stderr, never stdout: stdout is the protocol.

@@ -85,10 +85,14 @@ pub fn spawn(
             },
         })?;
     let pgid = transport.id().map_or(0, |id| id as i32);
-    let log = StderrLog::default();
+    let (done_tx, done) = watch::channel(stderr.is_none());
+    let log = StderrLog {
+        inner: Arc::default(),
+        done,
+    };
     if let Some(stderr) = stderr {
         tokio::spawn(
-            read_stderr(stderr, log.clone())
+            read_stderr(stderr, log.clone(), done_tx)
                 .instrument(tracing::debug_span!("downstream", server = server)),
         );
     }
@@ -111,9 +115,11 @@ pub fn describe_exit(status: ExitStatus) -> String {
 }
 
 /// The last lines the child wrote to stderr, capped at [`STDERR_CAP_BYTES`].
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct StderrLog {
     inner: Arc<Mutex<StderrLines>>,
+    /// True once stderr reached end of file.
+    done: watch::Receiver<bool>,
 }
 
 #[derive(Debug, Default)]
@@ -137,6 +143,13 @@ impl StderrLog {
         }
     }
 
+    /// Waits up to `max` for the child's last words: its exit status can arrive before the
+    /// final lines are read, and a grandchild may hold the pipe open forever.
+    pub async fn drained(&self, max: Duration) {
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(max, done.wait_for(|d| *d)).await;
+    }
+
     /// The last few non-empty lines, joined for a one-line cause; `None` when silent.
     pub fn tail(&self) -> Option<String> {
         let inner = self.inner.lock().ok()?;
@@ -152,7 +165,7 @@ impl StderrLog {
     }
 }
 
-async fn read_stderr(stderr: ChildStderr, log: StderrLog) {
+async fn read_stderr(stderr: ChildStderr, log: StderrLog, done: watch::Sender<bool>) {
     let mut reader = BufReader::new(stderr);
     let mut buf = Vec::new();
     loop {
@@ -166,6 +179,7 @@ async fn read_stderr(stderr: ChildStderr, log: StderrLog) {
             }
         }
     }
+    done.send_replace(true);
 }
 
 /// Records the child's exit status when rmcp's transport reaps it, so a crash can be

@@ -25,6 +25,8 @@ use crate::config::{ServerConfig, Transport};
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How long to wait for a dead child's exit status after its pipe closed.
 const EXIT_WAIT: Duration = Duration::from_secs(1);
+/// How long to wait for a dead child's last stderr lines after its exit status.
+const STDERR_DRAIN: Duration = Duration::from_millis(250);
 /// A server paginating past this many pages is looping on its cursor.
 const MAX_PAGES: usize = 10_000;
 
@@ -122,6 +124,7 @@ impl Child {
             .await
             .ok()
             .and_then(|r| r.ok().and_then(|s| *s))?;
+        self.stderr.drained(STDERR_DRAIN).await;
         Some(format!(
             "{}{}",
             describe_exit(status),
