@@ -1,1 +1,6 @@
+mod util;
 
+mod check;
+mod downstream;
+mod list;
+mod shutdown;

@@ -11,16 +11,19 @@ use std::time::Duration;
 
 use clap::Parser;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
 #[derive(Debug, Parser)]
-#[command(name = "mcp-defer-fixture", about = "An MCP test server with faults chosen by flags")]
+#[command(
+    name = "mcp-defer-fixture",
+    about = "An MCP test server with faults chosen by flags"
+)]
 struct Args {
     /// A JSON array of Tool objects to serve instead of the defaults.
     #[arg(long, value_name = "PATH")]
@@ -213,7 +216,8 @@ impl ServerHandler for Fixture {
                         () = tokio::time::sleep(step) => {}
                     }
                     if let Some(token) = &token {
-                        let mut progress = ProgressNotificationParam::new(token.clone(), f64::from(i));
+                        let mut progress =
+                            ProgressNotificationParam::new(token.clone(), f64::from(i));
                         progress.total = Some(f64::from(steps));
                         let _ = context.peer.notify_progress(progress).await;
                     }
@@ -244,14 +248,17 @@ impl ServerHandler for Fixture {
                 let verb = if grow { "added" } else { "removed" };
                 CallToolResult::success(vec![Content::text(format!("{verb} {name}"))])
             }
-            "fail" => CallToolResult::error(vec![Content::text(
-                "the operation could not be completed",
-            )]),
+            "fail" => {
+                CallToolResult::error(vec![Content::text("the operation could not be completed")])
+            }
             other => {
                 if self.snapshot().iter().any(|t| t.name == other) {
                     CallToolResult::success(vec![Content::text(format!("{other} called"))])
                 } else {
-                    return Err(ErrorData::invalid_params(format!("unknown tool {other}"), None));
+                    return Err(ErrorData::invalid_params(
+                        format!("unknown tool {other}"),
+                        None,
+                    ));
                 }
             }
         };

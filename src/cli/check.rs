@@ -152,7 +152,11 @@ impl Row {
 fn render(rows: &[Row]) -> String {
     let header = ["SERVER", "STATUS", "TOOLS", "READY_MS", "CAUSE"];
     let width = |i: usize, f: &dyn Fn(&Row) -> usize| {
-        rows.iter().map(f).chain([header[i].len()]).max().unwrap_or(0)
+        rows.iter()
+            .map(f)
+            .chain([header[i].len()])
+            .max()
+            .unwrap_or(0)
     };
     let w = [
         width(0, &|r| r.name.len()),

@@ -44,7 +44,11 @@ async fn list(config: &Config, as_json: bool) -> anyhow::Result<ExitCode> {
         out.push('\n');
     } else {
         let entries: Vec<_> = settled.catalog.iter().filter(|e| !e.gone).collect();
-        let width = entries.iter().map(|e| e.name.as_str().len()).max().unwrap_or(0);
+        let width = entries
+            .iter()
+            .map(|e| e.name.as_str().len())
+            .max()
+            .unwrap_or(0);
         for e in entries {
             let description = e.tool.description.as_deref().unwrap_or("");
             let first = description.lines().next().unwrap_or("").trim();

@@ -311,7 +311,9 @@ impl ServerHandle {
                 .insert(token.clone(), ProgressRoute { tx, client_token });
         }
         enum Outcome {
-            Answer(Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>),
+            Answer(
+                Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>,
+            ),
             Cancelled,
             TimedOut,
         }
@@ -328,7 +330,9 @@ impl ServerHandle {
                 message: format!("unexpected answer to tools/call {tool}"),
             }),
             Outcome::Answer(Ok(Err(err))) => Err(self.service_error(err, &live).await),
-            Outcome::Answer(Err(_)) => Err(self.service_error(ServiceError::TransportClosed, &live).await),
+            Outcome::Answer(Err(_)) => Err(self
+                .service_error(ServiceError::TransportClosed, &live)
+                .await),
             Outcome::Cancelled => {
                 let _ = handle.cancel(Some("cancelled by the client".into())).await;
                 Err(DownstreamError::Cancelled)

@@ -60,6 +60,8 @@ pub(super) enum ConnectError {
         message: String,
         stderr: Option<String>,
     },
+    #[error("cannot reach {url}: {message}")]
+    Http { url: String, message: String },
     #[error("tools/list failed: {0}")]
     List(String),
     #[error("invalid HTTP header {name}: {message}")]
@@ -98,6 +100,21 @@ fn chain(err: &dyn std::error::Error) -> String {
         source = err.source();
     }
     text
+}
+
+/// The useful part of a failed handshake. For HTTP that is the reqwest error under the
+/// transport wrappers ("connection refused", the HTTP status), reached by downcasting:
+/// rmcp's `Client(E)` variant does not expose it as a `source`.
+fn init_cause(err: &rmcp::service::ClientInitializeError) -> String {
+    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+    if let rmcp::service::ClientInitializeError::TransportError { error, .. } = err {
+        match error.error.downcast_ref::<HttpError>() {
+            Some(HttpError::Client(inner)) => return chain(inner),
+            Some(other) => return chain(other),
+            None => {}
+        }
+    }
+    chain(err)
 }
 
 /// A connection that finished its handshake and first listing.
@@ -254,9 +271,9 @@ impl Supervisor {
                         child: None,
                         tools,
                     }),
-                    Ok(Err(StartError::Handshake(message))) => Err(ConnectError::Handshake {
+                    Ok(Err(StartError::Handshake(message))) => Err(ConnectError::Http {
+                        url: url.clone(),
                         message,
-                        stderr: None,
                     }),
                     Ok(Err(StartError::List(message))) => Err(ConnectError::List(message)),
                     Err(_) => Err(ConnectError::Timeout {
@@ -323,7 +340,10 @@ impl Supervisor {
         }
         if cause.is_some() {
             // Stopping: close gracefully, then make sure the whole group is gone.
-            if tokio::time::timeout(CLOSE_GRACE, &mut waiting).await.is_err() {
+            if tokio::time::timeout(CLOSE_GRACE, &mut waiting)
+                .await
+                .is_err()
+            {
                 tracing::debug!("connection did not close in time");
             }
             ended_tx.send_replace(Some("mcp-defer is shutting down".to_owned()));
@@ -347,7 +367,12 @@ impl Supervisor {
 
     /// Sends the list to the catalog writer first, then the state: whoever sees `Ready`
     /// finds the tools already queued.
-    fn publish(&self, tools: Vec<Tool>, instructions: Option<String>, ready_after: Option<Duration>) {
+    fn publish(
+        &self,
+        tools: Vec<Tool>,
+        instructions: Option<String>,
+        ready_after: Option<Duration>,
+    ) {
         let count = tools.len();
         let _ = self.events.send(Event::Tools {
             server: self.index,
@@ -386,7 +411,7 @@ where
     let running = handler
         .serve_with_ct(transport, ct)
         .await
-        .map_err(|err| StartError::Handshake(chain(&err)))?;
+        .map_err(|err| StartError::Handshake(init_cause(&err)))?;
     let tools = list_tools(running.peer(), config)
         .await
         .map_err(|err| StartError::List(chain(&err)))?;
@@ -414,7 +439,10 @@ async fn list_tools(
             return Ok(tools);
         }
     }
-    tracing::warn!(pages = MAX_PAGES, "tools/list never ended; keeping what was listed");
+    tracing::warn!(
+        pages = MAX_PAGES,
+        "tools/list never ended; keeping what was listed"
+    );
     Ok(tools)
 }
 
@@ -428,7 +456,8 @@ fn http_headers(
                 name: name.clone(),
                 message,
             };
-            let key = http::HeaderName::try_from(name.as_str()).map_err(|e| invalid(e.to_string()))?;
+            let key =
+                http::HeaderName::try_from(name.as_str()).map_err(|e| invalid(e.to_string()))?;
             // The value is a secret: the error names the header only.
             let value = http::HeaderValue::try_from(value.as_str())
                 .map_err(|_| invalid("the value has characters a header cannot carry".into()))?;
