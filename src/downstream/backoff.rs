@@ -135,6 +135,7 @@ impl SplitMix {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -269,8 +269,7 @@ impl ServerHandle {
             return state.clone();
         }
         // The supervisor is gone; its last word stands.
-        let last = rx.borrow().clone();
-        last
+        rx.borrow().clone()
     }
 
     fn live(&self) -> Option<Live> {
@@ -312,27 +311,34 @@ impl ServerHandle {
         }
         enum Outcome {
             Answer(
-                Result<Result<ServerResult, ServiceError>, tokio::sync::oneshot::error::RecvError>,
+                Box<
+                    Result<
+                        Result<ServerResult, ServiceError>,
+                        tokio::sync::oneshot::error::RecvError,
+                    >,
+                >,
             ),
             Cancelled,
             TimedOut,
         }
         let outcome = tokio::select! {
-            answer = &mut handle.rx => Outcome::Answer(answer),
+            answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
             () = options.cancel.cancelled() => Outcome::Cancelled,
             () = tokio::time::sleep(self.tool_timeout) => Outcome::TimedOut,
         };
         live.progress.remove(&token);
         match outcome {
-            Outcome::Answer(Ok(Ok(ServerResult::CallToolResult(result)))) => Ok(result),
-            Outcome::Answer(Ok(Ok(_))) => Err(DownstreamError::Service {
-                server: self.name.to_string(),
-                message: format!("unexpected answer to tools/call {tool}"),
-            }),
-            Outcome::Answer(Ok(Err(err))) => Err(self.service_error(err, &live).await),
-            Outcome::Answer(Err(_)) => Err(self
-                .service_error(ServiceError::TransportClosed, &live)
-                .await),
+            Outcome::Answer(answer) => match *answer {
+                Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+                Ok(Ok(_)) => Err(DownstreamError::Service {
+                    server: self.name.to_string(),
+                    message: format!("unexpected answer to tools/call {tool}"),
+                }),
+                Ok(Err(err)) => Err(self.service_error(err, &live).await),
+                Err(_) => Err(self
+                    .service_error(ServiceError::TransportClosed, &live)
+                    .await),
+            },
             Outcome::Cancelled => {
                 let _ = handle.cancel(Some("cancelled by the client".into())).await;
                 Err(DownstreamError::Cancelled)
