@@ -1,5 +1,14 @@
 //! The one integration target: drives the built binaries over real stdio.
 
-mod interop;
-mod serve;
+// Tests may panic on broken setup; the crate-wide unwrap/expect denial is for the library.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod session;
+mod util;
+
+mod check;
+mod downstream;
+mod interop;
+mod list;
+mod serve;
+mod shutdown;

@@ -1,1 +1,376 @@
-fn main() {}
+//! `mcp-defer-fixture`: a real MCP stdio server whose faults are chosen by flags.
+//!
+//! The integration tests aggregate several of these at once to exercise what real servers
+//! do wrong: start slowly, die at start with a message, print junk on stdout, paginate,
+//! fork grandchildren, crash mid-call, change their tool list. Its `ServerHandler` is
+//! written by hand, like ours, so the tool order is exactly the order given.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Parser;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-defer-fixture",
+    about = "An MCP test server with faults chosen by flags"
+)]
+struct Args {
+    /// A JSON array of Tool objects to serve instead of the defaults.
+    #[arg(long, value_name = "PATH")]
+    tools: Option<PathBuf>,
+    /// The server name announced in the handshake.
+    #[arg(long, default_value = "fixture")]
+    name: String,
+    /// The `instructions` of the handshake.
+    #[arg(long, value_name = "TEXT")]
+    instructions: Option<String>,
+    /// Sleep this long before serving.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    slow_start_ms: u64,
+    /// Write MESSAGE to stderr and exit with `--exit-code` before serving.
+    #[arg(long, value_name = "MESSAGE")]
+    fail_start: Option<String>,
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    exit_code: i32,
+    /// Print lines that are not JSON on stdout before serving.
+    #[arg(long)]
+    garbage_stdout: bool,
+    /// Answer tools/list in pages of N tools, linked by nextCursor.
+    #[arg(long, value_name = "N")]
+    page_size: Option<usize>,
+    /// Spawn a long `sleep` grandchild and write our pid and its pid to PATH, one a line.
+    #[arg(long, value_name = "PATH")]
+    grandchild_pid_file: Option<PathBuf>,
+    /// Log a few lines to stderr while starting and on each call.
+    #[arg(long)]
+    stderr_chatter: bool,
+}
+
+fn default_tools() -> Value {
+    json!([
+        {
+            "name": "echo",
+            "description": "Echo the given arguments back unchanged.\nUseful for checking that a tool call reaches the server and what arguments arrived.",
+            "inputSchema": {"type": "object", "additionalProperties": true}
+        },
+        {
+            "name": "add",
+            "description": "Add two numbers and return their sum.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "number", "description": "The first addend"},
+                    "b": {"type": "number", "description": "The second addend"}
+                },
+                "required": ["a", "b"]
+            }
+        },
+        {
+            "name": "sleep",
+            "description": "Wait for the given number of milliseconds, reporting progress while waiting. Stops early when the call is cancelled.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"ms": {"type": "integer", "minimum": 0, "description": "How long to wait"}},
+                "required": ["ms"]
+            }
+        },
+        {
+            "name": "crash",
+            "description": "Terminate the server process immediately, in the middle of the call, with exit code 3.",
+            "inputSchema": {"type": "object"}
+        },
+        {
+            "name": "grow",
+            "description": "Add a new tool with the given name to this server's tool list and announce the change.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "Name of the tool to add"}},
+                "required": ["name"]
+            }
+        },
+        {
+            "name": "shrink",
+            "description": "Remove the tool with the given name from this server's tool list and announce the change.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "Name of the tool to remove"}},
+                "required": ["name"]
+            }
+        },
+        {
+            "name": "fail",
+            "description": "Always fail: returns an error result explaining that the operation could not be completed.",
+            "inputSchema": {"type": "object"}
+        }
+    ])
+}
+
+struct Fixture {
+    name: String,
+    instructions: Option<String>,
+    page_size: Option<usize>,
+    chatter: bool,
+    tools: Mutex<Vec<Tool>>,
+}
+
+impl Fixture {
+    fn snapshot(&self) -> Vec<Tool> {
+        self.tools.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+}
+
+fn text_and_structured(text: String, structured: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![Content::text(text)]);
+    result.structured_content = Some(structured);
+    result
+}
+
+impl ServerHandler for Fixture {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new(self.name.clone(), "0.0.0"));
+        if let Some(text) = &self.instructions {
+            info = info.with_instructions(text.clone());
+        }
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.snapshot();
+        let Some(size) = self.page_size.filter(|s| *s > 0) else {
+            return Ok(ListToolsResult::with_all_items(tools));
+        };
+        let start = match request.and_then(|r| r.cursor) {
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .map_err(|_| ErrorData::invalid_params("bad cursor", None))?,
+            None => 0,
+        };
+        let end = (start + size).min(tools.len());
+        let mut page = ListToolsResult::with_all_items(tools[start.min(end)..end].to_vec());
+        if end < tools.len() {
+            page.next_cursor = Some(end.to_string());
+        }
+        Ok(page)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.chatter {
+            eprintln!("fixture {}: call {}", self.name, request.name);
+        }
+        let args = request.arguments.clone().unwrap_or_default();
+        let number = |key: &str| {
+            args.get(key)
+                .and_then(Value::as_f64)
+                .ok_or_else(|| ErrorData::invalid_params(format!("{key} must be a number"), None))
+        };
+        let name_arg = || {
+            args.get("name")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| ErrorData::invalid_params("name must be a string", None))
+        };
+        let result = match request.name.as_ref() {
+            "echo" => {
+                let value = Value::Object(args.clone());
+                text_and_structured(value.to_string(), value)
+            }
+            "add" => {
+                let sum = number("a")? + number("b")?;
+                text_and_structured(sum.to_string(), json!({ "sum": sum }))
+            }
+            "sleep" => {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                let token = context.meta.get_progress_token();
+                let steps = 10u32;
+                let step = Duration::from_millis(ms) / steps;
+                for i in 1..=steps {
+                    tokio::select! {
+                        () = context.ct.cancelled() => {
+                            eprintln!("fixture {}: sleep cancelled", self.name);
+                            return Ok(CallToolResult::error(vec![Content::text("cancelled")]).into());
+                        }
+                        () = tokio::time::sleep(step) => {}
+                    }
+                    if let Some(token) = &token {
+                        let mut progress =
+                            ProgressNotificationParam::new(token.clone(), f64::from(i));
+                        progress.total = Some(f64::from(steps));
+                        let _ = context.peer.notify_progress(progress).await;
+                    }
+                }
+                CallToolResult::success(vec![Content::text(format!("slept {ms} ms"))])
+            }
+            "crash" => {
+                eprintln!("fixture {}: crashing on request", self.name);
+                std::process::exit(3);
+            }
+            "grow" | "shrink" => {
+                let name = name_arg()?;
+                let grow = request.name == "grow";
+                if let Ok(mut tools) = self.tools.lock() {
+                    if grow {
+                        let tool: Tool = serde_json::from_value(json!({
+                            "name": name,
+                            "description": format!("A tool named {name}, added while the server was running."),
+                            "inputSchema": {"type": "object"}
+                        }))
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                        tools.push(tool);
+                    } else {
+                        tools.retain(|t| t.name != name);
+                    }
+                }
+                let _ = context.peer.notify_tool_list_changed().await;
+                let verb = if grow { "added" } else { "removed" };
+                CallToolResult::success(vec![Content::text(format!("{verb} {name}"))])
+            }
+            "fail" => {
+                CallToolResult::error(vec![Content::text("the operation could not be completed")])
+            }
+            other => {
+                if self.snapshot().iter().any(|t| t.name == other) {
+                    CallToolResult::success(vec![Content::text(format!("{other} called"))])
+                } else {
+                    return Err(ErrorData::invalid_params(
+                        format!("unknown tool {other}"),
+                        None,
+                    ));
+                }
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+fn spawn_grandchild(path: &PathBuf) -> std::io::Result<std::process::Child> {
+    let child = std::process::Command::new("sleep")
+        .arg("1000")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    std::fs::write(path, format!("{}\n{}\n", std::process::id(), child.id()))?;
+    Ok(child)
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    if args.stderr_chatter {
+        eprintln!("fixture {}: starting", args.name);
+        eprintln!("fixture {}: loading configuration", args.name);
+    }
+    if let Some(message) = &args.fail_start {
+        eprintln!("{message}");
+        std::process::exit(args.exit_code);
+    }
+    // Kept alive (not waited on) so the grandchild outlives nothing but us.
+    let _grandchild = match &args.grandchild_pid_file {
+        Some(path) => match spawn_grandchild(path) {
+            Ok(child) => Some(child),
+            Err(err) => {
+                eprintln!("fixture: cannot spawn grandchild: {err}");
+                return std::process::ExitCode::from(1);
+            }
+        },
+        None => None,
+    };
+    if args.slow_start_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(args.slow_start_ms)).await;
+    }
+    if args.garbage_stdout {
+        println!("this is not JSON-RPC");
+        println!("Server starting... {{ not json either");
+    }
+    let tools_json = match &args.tools {
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str::<Value>(&t).map_err(|e| e.to_string()))
+        {
+            Ok(value) => value,
+            Err(err) => {
+                eprintln!("fixture: cannot read tools from {}: {err}", path.display());
+                return std::process::ExitCode::from(1);
+            }
+        },
+        None => default_tools(),
+    };
+    let tools: Vec<Tool> = match serde_json::from_value(tools_json) {
+        Ok(tools) => tools,
+        Err(err) => {
+            eprintln!("fixture: tools must be a JSON array of Tool objects: {err}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    if args.stderr_chatter {
+        eprintln!("fixture {}: serving {} tools", args.name, tools.len());
+    }
+    let fixture = Fixture {
+        name: args.name,
+        instructions: args.instructions,
+        page_size: args.page_size,
+        chatter: args.stderr_chatter,
+        tools: Mutex::new(tools),
+    };
+    let fixture = Arc::new(fixture);
+    match ArcHandler(fixture).serve(rmcp::transport::stdio()).await {
+        Ok(running) => {
+            let _ = running.waiting().await;
+            std::process::ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("fixture: handshake failed: {err}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// rmcp wants the handler by value; the state is shared with nothing else, but an `Arc`
+/// keeps `Fixture` free of `Clone` bounds.
+struct ArcHandler(Arc<Fixture>);
+
+impl ServerHandler for ArcHandler {
+    fn get_info(&self) -> ServerConfig {
+        self.0.get_info()
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.0.list_tools(request, context).await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.0.call_tool(request, context).await
+    }
+}

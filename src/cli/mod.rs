@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
+mod check;
+mod list;
 
 #[derive(Debug, Parser)]
 #[command(name = "mcp-defer", version, about)]
@@ -57,31 +58,18 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command.unwrap_or(Command::Serve(ConfigArg::default())) {
-        Command::Serve(args) => {
-            let config = args.load()?;
-            runtime()?.block_on(crate::server::serve(config))?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Check(_) | Command::List { .. } => Ok(ExitCode::SUCCESS),
+    match cli.command {
+        Some(Command::Check(args)) => check::run(args.config),
+        Some(Command::List { config, json }) => list::run(config.config, json),
+        Some(Command::Serve(args)) => serve(args.config),
+        None => serve(None),
     }
 }
 
-impl ConfigArg {
-    /// The config from `--config`, or from the default places.
-    fn load(&self) -> anyhow::Result<Config> {
-        let path = match &self.config {
-            Some(path) => path.clone(),
-            None => Config::default_path()?,
-        };
-        Ok(Config::load(&path)?)
-    }
-}
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?)
+fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let config = check::load_config(config)?;
+    check::runtime()?.block_on(crate::server::serve(config))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Logs go to stderr, never stdout: stdout is the protocol.

@@ -1,17 +1,41 @@
-//! Connections to the configured servers. PLACEHOLDER API: implemented by the foundation work.
+//! Connections to the configured servers: one supervised task per enabled server.
 //!
-//! One supervised task per enabled server owns its connection; everything else holds a cheap
-//! [`ServerHandle`]. Each (re)connection and each downstream `list_changed` sends the server's
-//! complete current tool list as an [`Event`] to the one catalog writer. Must not import
-//! `server`.
+//! The supervisor owns its connection (child process group or HTTP session), restarts it
+//! with backoff, and sends each complete tool list as an [`Event`] to the one catalog
+//! writer; everything else holds a cheap [`ServerHandle`]. Calls are never replayed
+//! (DESIGN.md invariant 4). Must not import `server`.
 
+use std::fmt;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ProgressNotificationParam, Tool};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
+    ProgressNotificationParam, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
 use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::config::Config;
+
+mod backoff;
+mod handler;
+mod process;
+mod settle;
+mod supervisor;
+
+pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
+pub use process::STDERR_CAP_BYTES;
+pub use settle::{Settled, settle};
+
+use handler::{ProgressRoute, ProgressRoutes};
+
+/// How long a call that saw its connection drop waits for the supervisor to learn why
+/// (the exit status arrives a moment after the pipe closes).
+const CAUSE_WAIT: Duration = Duration::from_secs(2);
 
 /// What the supervisors tell the catalog writer.
 #[derive(Debug, Clone)]
@@ -21,7 +45,7 @@ pub enum Event {
     Tools {
         /// The server's position in `Config::servers`.
         server: usize,
-        tools: Vec<Tool>,
+        tools: Vec<rmcp::model::Tool>,
         /// The `instructions` of its handshake.
         instructions: Option<String>,
     },
@@ -36,14 +60,45 @@ pub enum ServerState {
         /// From spawn to the end of the first `tools/list`.
         ready_after: Duration,
     },
+    /// The connection failed or ended; the next attempt comes after a backoff delay.
     Restarting {
         attempt: u32,
         cause: String,
     },
+    /// Gave up for good: retrying cannot help (command not found, missing directory).
     Failed {
         cause: String,
     },
     Disabled,
+}
+
+impl ServerState {
+    /// Whether the first attempt has concluded: what `check` and `list` wait for.
+    pub fn is_settled(&self) -> bool {
+        !matches!(self, ServerState::Starting)
+    }
+
+    /// The cause of a failed or restarting connection.
+    pub fn cause(&self) -> Option<&str> {
+        match self {
+            ServerState::Restarting { cause, .. } | ServerState::Failed { cause } => Some(cause),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ServerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerState::Starting => f.write_str("starting"),
+            ServerState::Ready { tools, .. } => write!(f, "ready, {tools} tools"),
+            ServerState::Restarting { attempt, cause } => {
+                write!(f, "restarting (attempt {attempt}) after: {cause}")
+            }
+            ServerState::Failed { cause } => write!(f, "failed: {cause}"),
+            ServerState::Disabled => f.write_str("disabled in the config"),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,34 +124,67 @@ pub enum DownstreamError {
 pub struct CallOptions {
     /// Fires when the client cancels; the downstream request is cancelled too.
     pub cancel: CancellationToken,
-    /// Downstream progress for this call, to be forwarded to the client.
+    /// Downstream progress for this call, to be forwarded to the client. Each carries the
+    /// progress token of the client's request `_meta` when it had one.
     pub progress: Option<mpsc::UnboundedSender<ProgressNotificationParam>>,
 }
 
 /// All servers of a config, by their position in `Config::servers`.
 pub struct Pool {
     handles: Vec<ServerHandle>,
+    tasks: Vec<JoinHandle<()>>,
+    stop: CancellationToken,
 }
 
 impl Pool {
     /// Starts one supervisor per enabled server, concurrently, and returns at once.
+    /// Cancelling `shutdown` (or calling [`Pool::shutdown`]) closes every connection.
     pub fn start(
         config: &Config,
         shutdown: CancellationToken,
     ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
-        let _ = shutdown;
-        let (_tx, rx) = mpsc::unbounded_channel();
-        let handles = config
-            .servers
-            .iter()
-            .enumerate()
-            .map(|(index, s)| ServerHandle {
-                name: s.name.clone().into(),
+        let stop = shutdown.child_token();
+        let (events, rx) = mpsc::unbounded_channel();
+        let mut handles = Vec::with_capacity(config.servers.len());
+        let mut tasks = Vec::new();
+        for (index, server) in config.servers.iter().enumerate() {
+            let name: Arc<str> = server.name.as_str().into();
+            let initial = if server.enabled {
+                ServerState::Starting
+            } else {
+                ServerState::Disabled
+            };
+            let (state_tx, state) = watch::channel(initial);
+            let live = Arc::new(Mutex::new(None));
+            handles.push(ServerHandle {
+                name: name.clone(),
                 index,
-                state: watch::channel(ServerState::Disabled).1,
-            })
-            .collect();
-        (Pool { handles }, rx)
+                state,
+                live: live.clone(),
+                tool_timeout: server.tool_timeout,
+            });
+            if server.enabled {
+                let supervisor = supervisor::Supervisor {
+                    name: name.clone(),
+                    index,
+                    config: server.clone(),
+                    state: state_tx,
+                    live,
+                    events: events.clone(),
+                    stop: stop.clone(),
+                };
+                let span = tracing::info_span!("downstream", server = %name);
+                tasks.push(tokio::spawn(supervisor.run().instrument(span)));
+            }
+        }
+        (
+            Pool {
+                handles,
+                tasks,
+                stop,
+            },
+            rx,
+        )
     }
 
     pub fn get(&self, index: usize) -> Option<&ServerHandle> {
@@ -107,16 +195,54 @@ impl Pool {
         self.handles.iter()
     }
 
-    /// Closes every connection and waits until each child and its process group is gone.
-    pub async fn shutdown(self) {}
+    /// Waits until every server's first attempt has concluded (ready, failed, restarting
+    /// or disabled). Bounded by the servers' startup timeouts.
+    pub async fn settled(&self) {
+        for handle in &self.handles {
+            handle.settled().await;
+        }
+    }
+
+    /// Closes every connection and waits until each child and its process group is gone
+    /// (graceful close, a bounded wait, then SIGKILL to the group).
+    pub async fn shutdown(self) {
+        self.stop.cancel();
+        for task in self.tasks {
+            if let Err(err) = task.await {
+                tracing::warn!(error = %err, "a supervisor task failed");
+            }
+        }
+    }
+}
+
+/// The connection a call goes through, cloned out of the handle so no lock is held
+/// across `.await`.
+#[derive(Clone)]
+pub(crate) struct Live {
+    peer: rmcp::Peer<rmcp::RoleClient>,
+    progress: Arc<ProgressRoutes>,
+    /// Set by the supervisor to the cause once the connection has ended.
+    ended: watch::Receiver<Option<String>>,
 }
 
 /// A cheap, cloneable way to reach one server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServerHandle {
-    name: std::sync::Arc<str>,
+    name: Arc<str>,
     index: usize,
     state: watch::Receiver<ServerState>,
+    live: Arc<Mutex<Option<Live>>>,
+    tool_timeout: Duration,
+}
+
+impl fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("name", &self.name)
+            .field("index", &self.index)
+            .field("state", &*self.state.borrow())
+            .finish()
+    }
 }
 
 impl ServerHandle {
@@ -136,8 +262,23 @@ impl ServerHandle {
         self.state.clone()
     }
 
+    /// Waits until the first attempt has concluded; see [`ServerState::is_settled`].
+    pub async fn settled(&self) -> ServerState {
+        let mut rx = self.state.clone();
+        if let Ok(state) = rx.wait_for(ServerState::is_settled).await {
+            return state.clone();
+        }
+        // The supervisor is gone; its last word stands.
+        rx.borrow().clone()
+    }
+
+    fn live(&self) -> Option<Live> {
+        self.live.lock().ok().and_then(|live| live.clone())
+    }
+
     /// Calls `request.name` (the tool's original name) on this server within its
-    /// `tool_timeout`.
+    /// `tool_timeout`, and returns the downstream result unchanged. Never replayed: a call
+    /// whose connection drops fails with [`DownstreamError::Disconnected`].
     ///
     /// # Errors
     /// A [`DownstreamError`] naming the server and the cause.
@@ -146,10 +287,93 @@ impl ServerHandle {
         request: CallToolRequestParams,
         options: CallOptions,
     ) -> Result<CallToolResult, DownstreamError> {
-        let _ = (request, options);
-        Err(DownstreamError::NotReady {
+        let live = self.live().ok_or_else(|| DownstreamError::NotReady {
             server: self.name.to_string(),
-            state: "placeholder".into(),
-        })
+            state: self.state().to_string(),
+        })?;
+        let tool = request.name.to_string();
+        let client_token = request.meta.as_ref().and_then(|m| m.get_progress_token());
+        let span = tracing::debug_span!("call", tool = %tool);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let mut handle = match live
+            .peer
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .instrument(span.clone())
+            .await
+        {
+            Ok(handle) => handle,
+            Err(err) => return Err(self.service_error(err, &live).await),
+        };
+        let token = handle.progress_token.clone();
+        if let Some(tx) = options.progress {
+            live.progress
+                .insert(token.clone(), ProgressRoute { tx, client_token });
+        }
+        enum Outcome {
+            Answer(
+                Box<
+                    Result<
+                        Result<ServerResult, ServiceError>,
+                        tokio::sync::oneshot::error::RecvError,
+                    >,
+                >,
+            ),
+            Cancelled,
+            TimedOut,
+        }
+        let outcome = tokio::select! {
+            answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
+            () = options.cancel.cancelled() => Outcome::Cancelled,
+            () = tokio::time::sleep(self.tool_timeout) => Outcome::TimedOut,
+        };
+        live.progress.remove(&token);
+        match outcome {
+            Outcome::Answer(answer) => match *answer {
+                Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+                Ok(Ok(_)) => Err(DownstreamError::Service {
+                    server: self.name.to_string(),
+                    message: format!("unexpected answer to tools/call {tool}"),
+                }),
+                Ok(Err(err)) => Err(self.service_error(err, &live).await),
+                Err(_) => Err(self
+                    .service_error(ServiceError::TransportClosed, &live)
+                    .await),
+            },
+            Outcome::Cancelled => {
+                let _ = handle.cancel(Some("cancelled by the client".into())).await;
+                Err(DownstreamError::Cancelled)
+            }
+            Outcome::TimedOut => {
+                let _ = handle.cancel(Some("timed out".into())).await;
+                Err(DownstreamError::Timeout {
+                    server: self.name.to_string(),
+                    tool,
+                    after: self.tool_timeout,
+                })
+            }
+        }
+    }
+
+    async fn service_error(&self, err: ServiceError, live: &Live) -> DownstreamError {
+        let server = self.name.to_string();
+        match err {
+            ServiceError::McpError(data) => DownstreamError::Service {
+                server,
+                message: data.message.to_string(),
+            },
+            ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
+                let mut ended = live.ended.clone();
+                let cause = tokio::time::timeout(CAUSE_WAIT, ended.wait_for(Option::is_some))
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok().and_then(|c| c.clone()))
+                    .unwrap_or_else(|| "the connection closed".to_owned());
+                DownstreamError::Disconnected { server, cause }
+            }
+            other => DownstreamError::Service {
+                server,
+                message: other.to_string(),
+            },
+        }
     }
 }

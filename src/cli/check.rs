@@ -1,0 +1,187 @@
+//! `mcp-defer check`: connect to every server at once and report how each one fared.
+//!
+//! Progress goes to stderr while servers start; the table goes to stdout when all have
+//! settled. Exit code 1 when a `required` server failed.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::downstream::{Pool, ServerState};
+
+/// Loads `--config PATH`, or the default path when absent.
+///
+/// # Errors
+/// The config error (file, line, key) or the places the default lookup tried.
+pub(crate) fn load_config(path: Option<PathBuf>) -> anyhow::Result<Config> {
+    let path = match path {
+        Some(path) => path,
+        None => Config::default_path()?,
+    };
+    Ok(Config::load(&path)?)
+}
+
+/// The runtime of a one-shot command; `serve` builds its own.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Cancels `token` on Ctrl-C, so an interrupted command still reaps its children.
+pub(crate) fn cancel_on_interrupt(token: &CancellationToken) {
+    let token = token.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            token.cancel();
+        }
+    });
+}
+
+pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let config = load_config(config)?;
+    runtime()?.block_on(check(&config))
+}
+
+async fn check(config: &Config) -> anyhow::Result<ExitCode> {
+    let root = CancellationToken::new();
+    cancel_on_interrupt(&root);
+    let (pool, _events) = Pool::start(config, root.clone());
+    show_progress(&pool).await;
+    let rows: Vec<Row> = pool
+        .iter()
+        .map(|h| Row::new(h.name(), &h.state()))
+        .collect();
+    let table = render(&rows);
+    let failed_required = config
+        .servers
+        .iter()
+        .zip(&rows)
+        .filter(|(s, r)| s.required && r.status == "failed")
+        .map(|(s, _)| s.name.clone())
+        .collect::<Vec<_>>();
+    let mut out = std::io::stdout().lock();
+    out.write_all(table.as_bytes())?;
+    out.flush()?;
+    drop(out);
+    pool.shutdown().await;
+    if failed_required.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!(
+            "mcp-defer: required server{} failed: {}",
+            if failed_required.len() == 1 { "" } else { "s" },
+            failed_required.join(", ")
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// On a terminal, one "waiting for: a, b" line that shrinks as servers settle; elsewhere,
+/// one line per server as it settles.
+async fn show_progress(pool: &Pool) {
+    let terminal = std::io::stderr().is_terminal();
+    let mut pending: tokio::task::JoinSet<(usize, ServerState)> = tokio::task::JoinSet::new();
+    let mut waiting = Vec::new();
+    for handle in pool.iter() {
+        if matches!(handle.state(), ServerState::Disabled) {
+            continue;
+        }
+        waiting.push(handle.name().to_owned());
+        let handle = handle.clone();
+        pending.spawn(async move { (handle.index(), handle.settled().await) });
+    }
+    let names: Vec<String> = pool.iter().map(|h| h.name().to_owned()).collect();
+    while !waiting.is_empty() {
+        if terminal {
+            eprint!("\r\x1b[2Kwaiting for: {}", waiting.join(", "));
+        }
+        let Some(Ok((index, state))) = pending.join_next().await else {
+            break;
+        };
+        let name = &names[index];
+        waiting.retain(|n| n != name);
+        if !terminal {
+            eprintln!("{name}: {state}");
+        }
+    }
+    if terminal {
+        eprint!("\r\x1b[2K");
+    }
+}
+
+struct Row {
+    name: String,
+    status: &'static str,
+    tools: String,
+    ready_ms: String,
+    cause: String,
+}
+
+impl Row {
+    fn new(name: &str, state: &ServerState) -> Row {
+        let dash = || "-".to_owned();
+        let (status, tools, ready_ms, cause) = match state {
+            ServerState::Ready { tools, ready_after } => (
+                "ready",
+                tools.to_string(),
+                ready_after.as_millis().to_string(),
+                String::new(),
+            ),
+            ServerState::Failed { cause } | ServerState::Restarting { cause, .. } => {
+                ("failed", dash(), dash(), cause.clone())
+            }
+            ServerState::Disabled => ("disabled", dash(), dash(), String::new()),
+            ServerState::Starting => ("starting", dash(), dash(), String::new()),
+        };
+        Row {
+            name: name.to_owned(),
+            status,
+            tools,
+            ready_ms,
+            cause,
+        }
+    }
+}
+
+fn render(rows: &[Row]) -> String {
+    let header = ["SERVER", "STATUS", "TOOLS", "READY_MS", "CAUSE"];
+    let width = |i: usize, f: &dyn Fn(&Row) -> usize| {
+        rows.iter()
+            .map(f)
+            .chain([header[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let w = [
+        width(0, &|r| r.name.len()),
+        width(1, &|r| r.status.len()),
+        width(2, &|r| r.tools.len()),
+        width(3, &|r| r.ready_ms.len()),
+    ];
+    let line = |cells: [&str; 5]| {
+        let text = format!(
+            "{:<w0$}  {:<w1$}  {:>w2$}  {:>w3$}  {}",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            w0 = w[0],
+            w1 = w[1],
+            w2 = w[2],
+            w3 = w[3],
+        );
+        format!("{}\n", text.trim_end())
+    };
+    let mut out = line(header);
+    for r in rows {
+        out.push_str(&line([&r.name, r.status, &r.tools, &r.ready_ms, &r.cause]));
+    }
+    out
+}

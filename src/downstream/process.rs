@@ -1,0 +1,283 @@
+//! Child processes of stdio servers: spawned in their own process group, stderr captured,
+//! exit status recorded, and the whole group terminated when the connection ends.
+//!
+//! `npx` and `uvx` fork the real server as a grandchild, so killing the direct child is not
+//! enough: every signal here goes to the group (DESIGN.md section 3, no orphans).
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper, ProcessGroup};
+use rmcp::transport::TokioChildProcess;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::ChildStderr;
+use tokio::sync::watch;
+use tracing::Instrument;
+
+/// Stderr kept per process for error messages; older lines are dropped first.
+pub const STDERR_CAP_BYTES: usize = 16 * 1024;
+/// Lines of stderr quoted in a failure cause.
+const CAUSE_LINES: usize = 8;
+/// After the group gets SIGTERM, how long it may take before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_millis(1000);
+
+/// A spawned stdio server, before the handshake.
+pub struct Spawned {
+    pub transport: TokioChildProcess,
+    pub group: GroupGuard,
+    pub exit: watch::Receiver<Option<ExitStatus>>,
+    pub stderr: StderrLog,
+}
+
+/// Why a spawn failed. `NotFound` is its own kind: restarting will not make a command appear.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("command not found: {command}")]
+    NotFound { command: String },
+    #[error("working directory {} does not exist", cwd.display())]
+    NoCwd { cwd: std::path::PathBuf },
+    #[error("cannot start {command}: {source}")]
+    Io { command: String, source: io::Error },
+}
+
+/// Spawns `command` with `env` added to ours, in `cwd`, as the leader of a new group.
+///
+/// # Errors
+/// [`SpawnError::NotFound`] when the executable does not exist (ENOENT), else `Io`.
+pub fn spawn(
+    server: &str,
+    command: &str,
+    args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: Option<&Path>,
+) -> Result<Spawned, SpawnError> {
+    if let Some(cwd) = cwd
+        && !cwd.is_dir()
+    {
+        return Err(SpawnError::NoCwd {
+            cwd: cwd.to_owned(),
+        });
+    }
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args).envs(env).kill_on_drop(true);
+    if let Some(cwd) = cwd {
+        cmd.current_dir(cwd);
+    }
+    let (exit_tx, exit) = watch::channel(None);
+    let mut wrap = CommandWrap::from(cmd);
+    wrap.wrap(ProcessGroup::leader()).wrap(ExitRecorder {
+        tx: Arc::new(exit_tx),
+    });
+    let (transport, stderr) = TokioChildProcess::builder(wrap)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|source| match source.kind() {
+            io::ErrorKind::NotFound => SpawnError::NotFound {
+                command: command.to_owned(),
+            },
+            _ => SpawnError::Io {
+                command: command.to_owned(),
+                source,
+            },
+        })?;
+    let pgid = transport.id().map_or(0, |id| id as i32);
+    let (done_tx, done) = watch::channel(stderr.is_none());
+    let log = StderrLog {
+        inner: Arc::default(),
+        done,
+    };
+    if let Some(stderr) = stderr {
+        tokio::spawn(
+            read_stderr(stderr, log.clone(), done_tx)
+                .instrument(tracing::debug_span!("downstream", server = server)),
+        );
+    }
+    Ok(Spawned {
+        transport,
+        group: GroupGuard { pgid },
+        exit,
+        stderr: log,
+    })
+}
+
+/// "exited with code 3", "killed by signal 9".
+pub fn describe_exit(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => format!("exited ({status})"),
+    }
+}
+
+/// The last lines the child wrote to stderr, capped at [`STDERR_CAP_BYTES`].
+#[derive(Debug, Clone)]
+pub struct StderrLog {
+    inner: Arc<Mutex<StderrLines>>,
+    /// True once stderr reached end of file.
+    done: watch::Receiver<bool>,
+}
+
+#[derive(Debug, Default)]
+struct StderrLines {
+    lines: VecDeque<String>,
+    bytes: usize,
+}
+
+impl StderrLog {
+    fn push(&self, line: String) {
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        inner.bytes += line.len();
+        inner.lines.push_back(line);
+        while inner.bytes > STDERR_CAP_BYTES {
+            match inner.lines.pop_front() {
+                Some(old) => inner.bytes -= old.len(),
+                None => break,
+            }
+        }
+    }
+
+    /// Waits up to `max` for the child's last words: its exit status can arrive before the
+    /// final lines are read, and a grandchild may hold the pipe open forever.
+    pub async fn drained(&self, max: Duration) {
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(max, done.wait_for(|d| *d)).await;
+    }
+
+    /// The last few non-empty lines, joined for a one-line cause; `None` when silent.
+    pub fn tail(&self) -> Option<String> {
+        let inner = self.inner.lock().ok()?;
+        let tail: Vec<&str> = inner
+            .lines
+            .iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        let start = tail.len().saturating_sub(CAUSE_LINES);
+        let tail = &tail[start..];
+        (!tail.is_empty()).then(|| tail.join(" | "))
+    }
+}
+
+async fn read_stderr(stderr: ChildStderr, log: StderrLog, done: watch::Sender<bool>) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+                tracing::debug!(target: "mcp_defer::downstream::stderr", "{line}");
+                log.push(line);
+            }
+        }
+    }
+    done.send_replace(true);
+}
+
+/// Records the child's exit status when rmcp's transport reaps it, so a crash can be
+/// reported as "exited with code N" although rmcp keeps the child to itself.
+#[derive(Debug)]
+struct ExitRecorder {
+    tx: Arc<watch::Sender<Option<ExitStatus>>>,
+}
+
+impl CommandWrapper for ExitRecorder {
+    fn wrap_child(
+        &mut self,
+        child: Box<dyn ChildWrapper>,
+        _core: &CommandWrap,
+    ) -> io::Result<Box<dyn ChildWrapper>> {
+        Ok(Box::new(RecordingChild {
+            inner: child,
+            tx: self.tx.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct RecordingChild {
+    inner: Box<dyn ChildWrapper>,
+    tx: Arc<watch::Sender<Option<ExitStatus>>>,
+}
+
+impl ChildWrapper for RecordingChild {
+    fn inner(&self) -> &dyn ChildWrapper {
+        self.inner.as_ref()
+    }
+    fn inner_mut(&mut self) -> &mut dyn ChildWrapper {
+        self.inner.as_mut()
+    }
+    fn into_inner(self: Box<Self>) -> Box<dyn ChildWrapper> {
+        self.inner
+    }
+    fn start_kill(&mut self) -> io::Result<()> {
+        self.inner.start_kill()
+    }
+    fn signal(&self, sig: i32) -> io::Result<()> {
+        self.inner.signal(sig)
+    }
+    fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        let status = self.inner.try_wait()?;
+        if let Some(status) = status {
+            self.tx.send_replace(Some(status));
+        }
+        Ok(status)
+    }
+    fn wait(
+        &mut self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = io::Result<ExitStatus>> + Send + '_>> {
+        Box::pin(async move {
+            let status = self.inner.wait().await?;
+            self.tx.send_replace(Some(status));
+            Ok(status)
+        })
+    }
+}
+
+/// The process group of one child. Terminating it reaches grandchildren that outlived
+/// their parent; dropping it without [`GroupGuard::terminate`] kills the group at once.
+#[derive(Debug)]
+pub struct GroupGuard {
+    pgid: i32,
+}
+
+impl GroupGuard {
+    /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, then SIGKILL.
+    pub async fn terminate(mut self) {
+        let pgid = std::mem::take(&mut self.pgid);
+        if pgid <= 0 || !signal_group(pgid, libc::SIGTERM) {
+            return;
+        }
+        let deadline = tokio::time::Instant::now() + TERM_GRACE;
+        while tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            if !signal_group(pgid, 0) {
+                return;
+            }
+        }
+        tracing::debug!(pgid, "process group ignored SIGTERM; killing it");
+        signal_group(pgid, libc::SIGKILL);
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.pgid > 0 {
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Whether the group still had members (the signal was delivered).
+fn signal_group(pgid: i32, signal: i32) -> bool {
+    // SAFETY: killpg has no memory-safety preconditions; a stale pgid only yields ESRCH.
+    unsafe { libc::killpg(pgid, signal) == 0 }
+}

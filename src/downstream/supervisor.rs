@@ -1,0 +1,467 @@
+//! One server's lifetime: connect within the startup deadline, serve until the connection
+//! ends or we stop, then restart after a backoff delay (or give up when retrying is futile).
+//!
+//! The supervisor alone writes the server's state and its `Live` slot; calls read clones.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, ServerResult, Tool};
+use rmcp::service::{RoleClient, RunningService, ServiceError, ServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
+use super::handler::{Handler, ProgressRoutes};
+use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
+use super::{Event, Live, ServerState};
+use crate::config::{ServerConfig, Transport};
+
+/// How long a closing connection gets before its process group is terminated.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// How long to wait for a dead child's exit status after its pipe closed.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+/// How long to wait for a dead child's last stderr lines after its exit status.
+const STDERR_DRAIN: Duration = Duration::from_millis(250);
+/// A server paginating past this many pages is looping on its cursor.
+const MAX_PAGES: usize = 10_000;
+
+pub(super) struct Supervisor {
+    pub name: Arc<str>,
+    pub index: usize,
+    pub config: ServerConfig,
+    pub state: watch::Sender<ServerState>,
+    pub live: Arc<Mutex<Option<Live>>>,
+    pub events: mpsc::UnboundedSender<Event>,
+    pub stop: CancellationToken,
+}
+
+/// Why a connection could not be made.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ConnectError {
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    #[error("{status}{}", tail(stderr))]
+    Exited {
+        status: String,
+        stderr: Option<String>,
+    },
+    #[error("timed out after {} s waiting for the handshake and tools/list{}", after.as_secs_f64(), tail(stderr))]
+    Timeout {
+        after: Duration,
+        stderr: Option<String>,
+    },
+    #[error("handshake failed: {message}{}", tail(stderr))]
+    Handshake {
+        message: String,
+        stderr: Option<String>,
+    },
+    #[error("cannot reach {url}: {message}")]
+    Http { url: String, message: String },
+    #[error("tools/list failed: {0}")]
+    List(String),
+    #[error("invalid HTTP header {name}: {message}")]
+    Header { name: String, message: String },
+}
+
+impl ConnectError {
+    /// Retrying cannot fix these: the command or directory will not appear by itself.
+    fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            ConnectError::Spawn(SpawnError::NotFound { .. } | SpawnError::NoCwd { .. })
+                | ConnectError::Header { .. }
+        )
+    }
+}
+
+fn tail(stderr: &Option<String>) -> String {
+    stderr
+        .as_ref()
+        .map(|s| format!("; stderr: {s}"))
+        .unwrap_or_default()
+}
+
+/// An error and every source under it, on one line: HTTP errors hide the status or
+/// "connection refused" a few levels down.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(err) = source {
+        let next = err.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        source = err.source();
+    }
+    text
+}
+
+/// The useful part of a failed handshake. For HTTP that is the reqwest error under the
+/// transport wrappers ("connection refused", the HTTP status), reached by downcasting:
+/// rmcp's `Client(E)` variant does not expose it as a `source`.
+fn init_cause(err: &rmcp::service::ClientInitializeError) -> String {
+    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+    if let rmcp::service::ClientInitializeError::TransportError { error, .. } = err {
+        match error.error.downcast_ref::<HttpError>() {
+            Some(HttpError::Client(inner)) => return chain(inner),
+            Some(other) => return chain(other),
+            None => {}
+        }
+    }
+    chain(err)
+}
+
+/// A connection that finished its handshake and first listing.
+struct Connection {
+    running: RunningService<RoleClient, Handler>,
+    ct: CancellationToken,
+    relist: mpsc::Receiver<()>,
+    progress: Arc<ProgressRoutes>,
+    child: Option<Child>,
+    tools: Vec<Tool>,
+}
+
+/// What a stdio connection keeps of its process.
+struct Child {
+    group: GroupGuard,
+    exit: watch::Receiver<Option<std::process::ExitStatus>>,
+    stderr: StderrLog,
+}
+
+impl Child {
+    /// "exited with code N; stderr: ..." once the status is known, waiting briefly for it.
+    async fn cause(&mut self) -> Option<String> {
+        let status = tokio::time::timeout(EXIT_WAIT, self.exit.wait_for(Option::is_some))
+            .await
+            .ok()
+            .and_then(|r| r.ok().and_then(|s| *s))?;
+        self.stderr.drained(STDERR_DRAIN).await;
+        Some(format!(
+            "{}{}",
+            describe_exit(status),
+            tail(&self.stderr.tail())
+        ))
+    }
+}
+
+impl Supervisor {
+    pub async fn run(self) {
+        let mut restarts = Restarts::new(Backoff::default(), DEFAULT_HEALTHY_AFTER);
+        let mut rng = SplitMix::from_time(self.index as u64);
+        loop {
+            let started = Instant::now();
+            let connected = tokio::select! {
+                () = self.stop.cancelled() => return,
+                connected = self.connect() => connected,
+            };
+            let cause = match connected {
+                Err(err) if err.is_permanent() => {
+                    tracing::error!(cause = %err, "server failed; not retrying");
+                    self.state.send_replace(ServerState::Failed {
+                        cause: err.to_string(),
+                    });
+                    return;
+                }
+                Err(err) => err.to_string(),
+                Ok(connection) => match self.serve(connection, started).await {
+                    Some(cause) => cause,
+                    None => return,
+                },
+            };
+            let (attempt, delay) = restarts.next(started.elapsed(), rng.sample());
+            tracing::warn!(
+                %cause,
+                attempt,
+                delay_ms = delay.as_millis() as u64,
+                "server stopped; restarting"
+            );
+            self.state
+                .send_replace(ServerState::Restarting { attempt, cause });
+            tokio::select! {
+                () = self.stop.cancelled() => return,
+                () = tokio::time::sleep(delay) => {}
+            }
+        }
+    }
+
+    /// Spawns or dials the server, then handshake and full `tools/list`, all within
+    /// `startup_timeout`.
+    async fn connect(&self) -> Result<Connection, ConnectError> {
+        let (relist_tx, relist) = mpsc::channel(1);
+        let progress = Arc::new(ProgressRoutes::default());
+        let handler = Handler {
+            server: self.name.clone(),
+            relist: relist_tx,
+            progress: progress.clone(),
+        };
+        let ct = self.stop.child_token();
+        let after = self.config.startup_timeout;
+        match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                env_vars: _,
+            } => {
+                let spawned = process::spawn(&self.name, command, args, env, cwd.as_deref())?;
+                let mut child = Child {
+                    group: spawned.group,
+                    exit: spawned.exit,
+                    stderr: spawned.stderr,
+                };
+                let start = handshake(handler, spawned.transport, ct.clone(), &self.config);
+                match tokio::time::timeout(after, start).await {
+                    Ok(Ok((running, tools))) => Ok(Connection {
+                        running,
+                        ct,
+                        relist,
+                        progress,
+                        child: Some(child),
+                        tools,
+                    }),
+                    Ok(Err(err)) => {
+                        let err = match child.cause().await {
+                            Some(status) => ConnectError::Exited {
+                                status,
+                                stderr: None,
+                            },
+                            None => match err {
+                                StartError::Handshake(message) => ConnectError::Handshake {
+                                    message,
+                                    stderr: child.stderr.tail(),
+                                },
+                                StartError::List(message) => ConnectError::List(message),
+                            },
+                        };
+                        child.group.terminate().await;
+                        Err(err)
+                    }
+                    Err(_) => {
+                        let stderr = child.stderr.tail();
+                        child.group.terminate().await;
+                        Err(ConnectError::Timeout { after, stderr })
+                    }
+                }
+            }
+            Transport::Http {
+                url,
+                bearer_token,
+                headers,
+            } => {
+                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(http_headers(headers)?);
+                if let Some(token) = bearer_token {
+                    config = config.auth_header(token.clone());
+                }
+                let transport = StreamableHttpClientTransport::from_config(config);
+                let start = handshake(handler, transport, ct.clone(), &self.config);
+                match tokio::time::timeout(after, start).await {
+                    Ok(Ok((running, tools))) => Ok(Connection {
+                        running,
+                        ct,
+                        relist,
+                        progress,
+                        child: None,
+                        tools,
+                    }),
+                    Ok(Err(StartError::Handshake(message))) => Err(ConnectError::Http {
+                        url: url.clone(),
+                        message,
+                    }),
+                    Ok(Err(StartError::List(message))) => Err(ConnectError::List(message)),
+                    Err(_) => Err(ConnectError::Timeout {
+                        after,
+                        stderr: None,
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Publishes the connection, answers re-list requests, and returns the cause when the
+    /// connection ends by itself (`None` when we were told to stop).
+    async fn serve(&self, connection: Connection, started: Instant) -> Option<String> {
+        let Connection {
+            running,
+            ct,
+            mut relist,
+            progress,
+            mut child,
+            tools,
+        } = connection;
+        let instructions = running.peer_info().and_then(|i| i.instructions.clone());
+        let peer = running.peer().clone();
+        let (ended_tx, ended) = watch::channel(None);
+        if let Ok(mut live) = self.live.lock() {
+            *live = Some(Live {
+                peer: peer.clone(),
+                progress,
+                ended,
+            });
+        }
+        let ready_after = started.elapsed();
+        tracing::info!(
+            tools = tools.len(),
+            ready_ms = ready_after.as_millis() as u64,
+            "server ready"
+        );
+        self.publish(tools, instructions.clone(), Some(ready_after));
+
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        let cause = loop {
+            tokio::select! {
+                quit = &mut waiting => {
+                    tracing::debug!(?quit, "connection ended");
+                    break None;
+                }
+                Some(()) = relist.recv() => {
+                    match tokio::time::timeout(self.config.startup_timeout, list_tools(&peer, &self.config)).await {
+                        Ok(Ok(tools)) => self.publish(tools, instructions.clone(), None),
+                        Ok(Err(err)) => tracing::warn!(cause = %err, "re-listing tools failed"),
+                        Err(_) => tracing::warn!("re-listing tools timed out"),
+                    }
+                }
+                () = self.stop.cancelled() => {
+                    ct.cancel();
+                    break Some(());
+                }
+            }
+        };
+        if let Ok(mut live) = self.live.lock() {
+            *live = None;
+        }
+        if cause.is_some() {
+            // Stopping: close gracefully, then make sure the whole group is gone.
+            if tokio::time::timeout(CLOSE_GRACE, &mut waiting)
+                .await
+                .is_err()
+            {
+                tracing::debug!("connection did not close in time");
+            }
+            ended_tx.send_replace(Some("mcp-defer is shutting down".to_owned()));
+            if let Some(child) = child {
+                child.group.terminate().await;
+            }
+            return None;
+        }
+        let cause = match child.as_mut() {
+            Some(child) => child.cause().await,
+            None => None,
+        }
+        .unwrap_or_else(|| "the connection closed".to_owned());
+        ended_tx.send_replace(Some(cause.clone()));
+        if let Some(child) = child {
+            // A crashed server's grandchildren must not outlive it.
+            child.group.terminate().await;
+        }
+        Some(cause)
+    }
+
+    /// Sends the list to the catalog writer first, then the state: whoever sees `Ready`
+    /// finds the tools already queued.
+    fn publish(
+        &self,
+        tools: Vec<Tool>,
+        instructions: Option<String>,
+        ready_after: Option<Duration>,
+    ) {
+        let count = tools.len();
+        let _ = self.events.send(Event::Tools {
+            server: self.index,
+            tools,
+            instructions,
+        });
+        self.state.send_modify(|state| {
+            let ready_after = match (ready_after, &*state) {
+                (Some(after), _) => after,
+                (None, ServerState::Ready { ready_after, .. }) => *ready_after,
+                (None, _) => Duration::ZERO,
+            };
+            *state = ServerState::Ready {
+                tools: count,
+                ready_after,
+            };
+        });
+    }
+}
+
+enum StartError {
+    Handshake(String),
+    List(String),
+}
+
+async fn handshake<T, E, A>(
+    handler: Handler,
+    transport: T,
+    ct: CancellationToken,
+    config: &ServerConfig,
+) -> Result<(RunningService<RoleClient, Handler>, Vec<Tool>), StartError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let running = handler
+        .serve_with_ct(transport, ct)
+        .await
+        .map_err(|err| StartError::Handshake(init_cause(&err)))?;
+    let tools = list_tools(running.peer(), config)
+        .await
+        .map_err(|err| StartError::List(chain(&err)))?;
+    Ok((running, tools))
+}
+
+/// `tools/list` from the first page to the last, filtered by the server's config.
+/// Sent as raw requests: rmcp's list cache must not hand back a list from before a change.
+async fn list_tools(
+    peer: &rmcp::Peer<RoleClient>,
+    config: &ServerConfig,
+) -> Result<Vec<Tool>, ServiceError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+        let page = match peer.send_request(request).await? {
+            ServerResult::ListToolsResult(page) => page,
+            _ => return Err(ServiceError::UnexpectedResponse),
+        };
+        tools.extend(page.tools.into_iter().filter(|t| config.allows(&t.name)));
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return Ok(tools);
+        }
+    }
+    tracing::warn!(
+        pages = MAX_PAGES,
+        "tools/list never ended; keeping what was listed"
+    );
+    Ok(tools)
+}
+
+fn http_headers(
+    headers: &BTreeMap<String, String>,
+) -> Result<std::collections::HashMap<http::HeaderName, http::HeaderValue>, ConnectError> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let invalid = |message: String| ConnectError::Header {
+                name: name.clone(),
+                message,
+            };
+            let key =
+                http::HeaderName::try_from(name.as_str()).map_err(|e| invalid(e.to_string()))?;
+            // The value is a secret: the error names the header only.
+            let value = http::HeaderValue::try_from(value.as_str())
+                .map_err(|_| invalid("the value has characters a header cannot carry".into()))?;
+            Ok((key, value))
+        })
+        .collect()
+}

@@ -1,0 +1,110 @@
+//! No child outlives mcp-defer: not the servers, not the grandchildren they fork.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use crate::util::{Dir, fixture, is_gone, read_pids, stderr};
+
+/// Waits until the fixture wrote its pid file.
+fn wait_for_pids(path: &Path, count: usize) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let pids = read_pids(path);
+        if pids.len() >= count {
+            return pids;
+        }
+        assert!(Instant::now() < deadline, "no pids in {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn assert_all_gone(pids: &[i32]) {
+    // The group is killed before mcp-defer exits; allow a moment for the kernel to finish.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|&p| !is_gone(p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let alive: Vec<_> = pids.iter().filter(|&&p| !is_gone(p)).collect();
+    for &&pid in &alive {
+        // SAFETY: plain kill of a pid this test's fixture reported; cleans up after failure.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(
+        alive.is_empty(),
+        "still running after mcp-defer exited: {alive:?}"
+    );
+}
+
+fn grandchild_config(dir: &Dir, slow_one: bool) -> [std::path::PathBuf; 2] {
+    let a = dir.file("a.pids");
+    let b = dir.file("b.pids");
+    let mut toml = fixture("a", &["--grandchild-pid-file", &a.to_string_lossy()], "");
+    let mut b_args = vec![
+        "--grandchild-pid-file".to_owned(),
+        b.to_string_lossy().into_owned(),
+    ];
+    if slow_one {
+        b_args.extend(["--slow-start-ms".to_owned(), "60000".to_owned()]);
+    }
+    let b_args: Vec<&str> = b_args.iter().map(String::as_str).collect();
+    toml += &fixture("b", &b_args, "startup_timeout_sec = 120");
+    dir.config(&toml);
+    [a, b]
+}
+
+#[test]
+fn check_leaves_no_child_or_grandchild() {
+    let dir = Dir::new();
+    let [a, b] = grandchild_config(&dir, false);
+    let out = dir.run(&["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut pids = read_pids(&a);
+    pids.extend(read_pids(&b));
+    assert_eq!(pids.len(), 4, "two servers, two grandchildren");
+    assert_all_gone(&pids);
+}
+
+#[test]
+fn list_leaves_no_child_or_grandchild() {
+    let dir = Dir::new();
+    let [a, b] = grandchild_config(&dir, false);
+    let out = dir.run(&["list"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut pids = read_pids(&a);
+    pids.extend(read_pids(&b));
+    assert_eq!(pids.len(), 4);
+    assert_all_gone(&pids);
+}
+
+#[test]
+fn interrupted_check_leaves_no_child_or_grandchild() {
+    let dir = Dir::new();
+    // `b` would take a minute to start: the interrupt arrives while check still waits.
+    let [a, b] = grandchild_config(&dir, true);
+    let mut child = dir
+        .command(&["check"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn check");
+    let mut pids = wait_for_pids(&a, 2);
+    pids.extend(wait_for_pids(&b, 2));
+    // SAFETY: signalling the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "check did not exit after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().expect("output");
+    assert!(
+        status.code().is_some(),
+        "exited by itself, not killed: {status:?}"
+    );
+    let _ = out;
+    assert_all_gone(&pids);
+}

@@ -1,0 +1,140 @@
+//! The shared harness: a temp dir with a `servers.toml`, the built binaries, the real peers.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `mcp-defer` binary cargo built for this test run.
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
+/// The fixture MCP server (flags choose its faults).
+pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
+
+/// A temporary directory holding one `servers.toml`.
+pub struct Dir {
+    tmp: tempfile::TempDir,
+}
+
+impl Dir {
+    pub fn new() -> Dir {
+        Dir {
+            tmp: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// A file path inside the directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// Writes `servers.toml` and returns its path.
+    pub fn config(&self, toml: &str) -> PathBuf {
+        let path = self.file("servers.toml");
+        std::fs::write(&path, toml).expect("write servers.toml");
+        path
+    }
+
+    /// `mcp-defer <args> --config <dir>/servers.toml`.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(BIN);
+        cmd.args(args)
+            .arg("--config")
+            .arg(self.file("servers.toml"))
+            .current_dir(self.path())
+            .env("RUST_LOG", "warn,mcp_defer=info");
+        cmd
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run mcp-defer")
+    }
+}
+
+/// A `[mcp_servers.<name>]` table running the fixture with `args`, plus `extra` lines.
+pub fn fixture(name: &str, args: &[&str], extra: &str) -> String {
+    format!(
+        "[mcp_servers.{name}]\ncommand = {}\nargs = {}\n{extra}\n",
+        toml_str(FIXTURE),
+        toml_list(args)
+    )
+}
+
+pub fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).expect("string")
+}
+
+pub fn toml_list(items: &[&str]) -> String {
+    serde_json::to_string(items).expect("list")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The table row of `server` in `check` output, split on runs of two or more spaces.
+pub fn row(table: &str, server: &str) -> Vec<String> {
+    let line = table
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(server))
+        .unwrap_or_else(|| panic!("no row for {server} in:\n{table}"));
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The real npm and PyPI servers installed by `.ci/install-peers`.
+pub struct Peers {
+    pub everything: PathBuf,
+    pub time: PathBuf,
+}
+
+/// The peers, or `None` (with a notice) when they are not installed. Under `CI` a missing
+/// peer is a failure: the interop tests must not silently stop running there.
+pub fn peers() -> Option<Peers> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(".peers");
+    let peers = Peers {
+        everything: root.join("node/node_modules/.bin/mcp-server-everything"),
+        time: root.join("py/bin/mcp-server-time"),
+    };
+    let missing: Vec<_> = [&peers.everything, &peers.time]
+        .into_iter()
+        .filter(|p| !p.exists())
+        .collect();
+    if missing.is_empty() {
+        return Some(peers);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("peers missing under CI: {missing:?}; run .ci/install-peers");
+    }
+    eprintln!("skipping interop test: peers missing ({missing:?}); run .ci/install-peers");
+    None
+}
+
+/// Whether a process is gone. A zombie counts as gone: it runs nothing and holds nothing,
+/// and whether it is reaped depends on the container's init, not on us.
+pub fn is_gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state == "Z" || state == "X"),
+    }
+}
+
+/// Pids written by the fixture's `--grandchild-pid-file`, once it exists.
+pub fn read_pids(path: &Path) -> Vec<i32> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines().filter_map(|l| l.trim().parse().ok()).collect()
+}
