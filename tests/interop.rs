@@ -10,7 +10,9 @@ use crate::session::*;
 /// Where `.ci/install-peers` puts the real servers and clients.
 fn peers() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".peers");
-    let ready = dir.join("node/node_modules/.bin/mcp-server-everything").exists()
+    let ready = dir
+        .join("node/node_modules/.bin/mcp-server-everything")
+        .exists()
         && dir.join("py/bin/mcp-server-time").exists();
     if ready {
         Some(dir)
@@ -44,8 +46,14 @@ fn the_python_sdk_searches_selects_and_calls_through_mcp_defer() {
         .unwrap_or_else(|e| panic!("run the python client: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "python session failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("\"selected\": \"time__get_current_time\""), "{stdout}");
+    assert!(
+        output.status.success(),
+        "python session failed:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("\"selected\": \"time__get_current_time\""),
+        "{stdout}"
+    );
 }
 
 #[tokio::test]
@@ -54,8 +62,13 @@ async fn rmcp_client_loads_and_calls_a_real_npm_server_tool() {
     let setup = Setup::new(&peers_config(&peers));
     let session = Session::start(&setup.config()).await;
     let before = session.list().await;
-    let found = session.call("search_tools", json!({"query": "add two numbers together"})).await;
-    let top = structured(&found)["tools"][0]["name"].as_str().unwrap_or_default().to_owned();
+    let found = session
+        .call("search_tools", json!({"query": "add two numbers together"}))
+        .await;
+    let top = structured(&found)["tools"][0]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
     assert_eq!(top, "everything__get-sum", "{}", text(&found));
     session.call("select_tools", json!({"names": [top]})).await;
     let after = session.list().await;

@@ -20,7 +20,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
 use crate::catalog::{Catalog, EntryId, Resolution, ServerKey};
-use crate::config::{Config, Exposure};
+use crate::config::{AlwaysLoad, Config, Exposure};
 use crate::downstream::{CallOptions, DownstreamError, Event, ServerHandle, ServerState};
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
@@ -35,8 +35,8 @@ pub use serve::serve;
 use meta::{MetaTool, call_tool::Validator};
 use notify::Notifier;
 
-/// How often the first `tools/list` re-checks whether the core servers are in.
-const CORE_POLL: Duration = Duration::from_millis(5);
+/// How often a wait for starting servers re-checks them.
+const SETTLE_POLL: Duration = Duration::from_millis(5);
 
 /// The handler rmcp drives; cheap to clone.
 #[derive(Clone)]
@@ -231,22 +231,39 @@ impl State {
     /// Waits, at most `core_wait`, until every server with core tools has listed them or
     /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
     async fn wait_for_core(&self) {
-        let waiting: Vec<usize> = self
+        let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
+        self.wait_for(|s| s.always_load != AlwaysLoad::None, deadline)
+            .await;
+    }
+
+    /// Waits until every server has listed its tools or failed, at most the longest
+    /// `startup_timeout`: a search or call that comes early should see what is coming.
+    async fn wait_for_servers(&self) {
+        let longest = self
             .config
-            .servers
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.enabled && s.always_load != crate::config::AlwaysLoad::None)
+            .enabled_servers()
+            .map(|s| s.startup_timeout)
+            .max()
+            .unwrap_or_default();
+        self.wait_for(|_| true, tokio::time::Instant::now() + longest)
+            .await;
+    }
+
+    /// Waits until each enabled server that `which` picks has listed its tools once, or is
+    /// not coming (failed, restarting, disabled), or `deadline` passes.
+    async fn wait_for(
+        &self,
+        which: impl Fn(&crate::config::ServerConfig) -> bool,
+        deadline: tokio::time::Instant,
+    ) {
+        let awaited: Vec<usize> = (self.config.servers.iter().enumerate())
+            .filter(|(_, s)| s.enabled && which(s))
             .map(|(i, _)| i)
             .collect();
-        if waiting.is_empty() {
-            return;
-        }
-        let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
         loop {
             let pending = {
                 let catalog = read(&self.catalog);
-                waiting.iter().any(|&i| {
+                awaited.iter().any(|&i| {
                     !catalog.has_listed(i)
                         && self.handles.get(i).is_some_and(|h| {
                             matches!(h.state(), ServerState::Starting | ServerState::Ready { .. })
@@ -256,7 +273,7 @@ impl State {
             if !pending || tokio::time::Instant::now() >= deadline {
                 return;
             }
-            tokio::time::sleep(CORE_POLL).await;
+            tokio::time::sleep(SETTLE_POLL).await;
         }
     }
 
@@ -337,6 +354,7 @@ impl State {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         let settings = &self.config.settings;
+        self.wait_for_servers().await;
         match tool {
             MetaTool::SearchTools => {
                 let args = match meta::parse_arguments::<meta::search_tools::Args>(
@@ -501,7 +519,11 @@ impl ServerHandler for DeferServer {
         if let Some(tool) = MetaTool::from_name(&request.name) {
             return Ok(state.call_meta(tool, request, &context).await.into());
         }
-        let id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+        let mut id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+        if id.is_none() {
+            state.wait_for_servers().await;
+            id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+        }
         match id {
             Some(id) => Ok(state.route(id, request, &context).await.into()),
             None => Err(McpError::invalid_params(
