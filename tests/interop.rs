@@ -1,47 +1,31 @@
 //! Real third-party servers and clients: the npm and PyPI reference servers behind
 //! mcp-defer, driven by rmcp's client and by the official Python SDK.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 
 use crate::session::*;
+use crate::util::{BIN, Dir, Peers, peers};
 
-/// Where `.ci/install-peers` puts the real servers and clients.
-fn peers() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".peers");
-    let ready = dir
-        .join("node/node_modules/.bin/mcp-server-everything")
-        .exists()
-        && dir.join("py/bin/mcp-server-time").exists();
-    if ready {
-        Some(dir)
-    } else if std::env::var_os("CI").is_some() {
-        panic!("the interop peers are missing in CI: .ci/install-peers must install them");
-    } else {
-        eprintln!("skipped: run .ci/install-peers to install the real MCP servers this test uses");
-        None
-    }
-}
-
-fn peers_config(peers: &Path) -> String {
+fn peers_config(peers: &Peers) -> String {
     format!(
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\ndescription = \"MCP reference server exercising every protocol feature\"\n\n\
          [mcp_servers.time]\ncommand = {:?}\ndescription = \"Current time and timezone conversion\"\n",
-        peers.join("node/node_modules/.bin/mcp-server-everything"),
-        peers.join("py/bin/mcp-server-time"),
+        peers.everything, peers.time,
     )
 }
 
 #[test]
 fn the_python_sdk_searches_selects_and_calls_through_mcp_defer() {
     let Some(peers) = peers() else { return };
-    let setup = Setup::new(&peers_config(&peers));
+    let setup = Dir::new();
+    setup.config(&peers_config(&peers));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/defer_session.py");
-    let output = std::process::Command::new(peers.join("py/bin/python"))
+    let output = std::process::Command::new(peers.time.with_file_name("python"))
         .arg(script)
-        .arg(DEFER)
-        .arg(setup.config())
+        .arg(BIN)
+        .arg(setup.file("servers.toml"))
         .output()
         .unwrap_or_else(|e| panic!("run the python client: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -59,8 +43,9 @@ fn the_python_sdk_searches_selects_and_calls_through_mcp_defer() {
 #[tokio::test]
 async fn rmcp_client_loads_and_calls_a_real_npm_server_tool() {
     let Some(peers) = peers() else { return };
-    let setup = Setup::new(&peers_config(&peers));
-    let session = Session::start(&setup.config()).await;
+    let setup = Dir::new();
+    setup.config(&peers_config(&peers));
+    let session = Session::start(&setup.file("servers.toml")).await;
     let before = session.list().await;
     let found = session
         .call("search_tools", json!({"query": "add two numbers together"}))

@@ -8,13 +8,21 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
 use crate::session::*;
+use crate::util::{BIN, Dir, fixture};
+
+/// A temp dir whose `servers.toml` is `toml`.
+fn with_config(toml: &str) -> Dir {
+    let dir = Dir::new();
+    dir.config(toml);
+    dir
+}
 
 const META: [&str; 3] = ["search_tools", "select_tools", "call_tool"];
 
-fn one_fixture(settings: &str) -> Setup {
-    Setup::new(&format!(
+fn one_fixture(settings: &str) -> Dir {
+    with_config(&format!(
         "[settings]\n{settings}\n\n{}",
-        fixture_server(
+        fixture(
             "fx",
             &[],
             "description = \"Test fixture: echo, arithmetic, sleeping\""
@@ -25,21 +33,21 @@ fn one_fixture(settings: &str) -> Setup {
 #[tokio::test]
 async fn the_first_list_is_the_meta_tools_then_core_tools_in_config_order() {
     // `alpha` comes first in the file but answers last: its core tool must still come first.
-    let setup = Setup::new(&format!(
+    let setup = with_config(&format!(
         "{}{}{}",
-        fixture_server(
+        fixture(
             "alpha",
             &["--slow-start-ms", "200"],
             "always_load = [\"add\"]\ndescription = \"Slow one\""
         ),
-        fixture_server(
+        fixture(
             "beta",
             &[],
             "always_load = [\"echo\", \"fail\"]\ndescription = \"Fast one\""
         ),
-        fixture_server("gamma", &[], "description = \"Nothing pinned\""),
+        fixture("gamma", &[], "description = \"Nothing pinned\""),
     ));
-    let session = Session::start(&setup.config()).await;
+    let session = Session::start(&setup.file("servers.toml")).await;
     let tools = session.list().await;
     assert_eq!(
         names(&tools),
@@ -63,7 +71,7 @@ async fn the_first_list_is_the_meta_tools_then_core_tools_in_config_order() {
     let instructions = session.instructions();
     session.close().await;
 
-    let again = Session::start(&setup.config()).await;
+    let again = Session::start(&setup.file("servers.toml")).await;
     assert_eq!(
         again.instructions(),
         instructions,
@@ -91,7 +99,7 @@ async fn the_first_list_is_the_meta_tools_then_core_tools_in_config_order() {
 #[tokio::test]
 async fn search_select_and_call_append_a_tool_and_notify() {
     let setup = one_fixture("relist_wait_ms = 3000");
-    let mut session = Session::start(&setup.config()).await;
+    let mut session = Session::start(&setup.file("servers.toml")).await;
     let before = session.list().await;
     assert_eq!(names(&before), META);
 
@@ -167,7 +175,7 @@ async fn search_select_and_call_append_a_tool_and_notify() {
 #[tokio::test]
 async fn a_client_that_never_relists_is_held_once_only() {
     let setup = one_fixture("relist_wait_ms = 800");
-    let session = Session::start(&setup.config()).await;
+    let session = Session::start(&setup.file("servers.toml")).await;
     session.list().await;
     let started = Instant::now();
     session
@@ -194,7 +202,7 @@ async fn a_client_that_never_relists_is_held_once_only() {
 #[tokio::test]
 async fn call_tool_validates_arguments_and_calls_unloaded_tools() {
     let setup = one_fixture("");
-    let session = Session::start(&setup.config()).await;
+    let session = Session::start(&setup.file("servers.toml")).await;
     let bad = session
         .call(
             "call_tool",
@@ -238,8 +246,11 @@ async fn call_tool_validates_arguments_and_calls_unloaded_tools() {
 #[tokio::test]
 async fn the_2026_07_28_path_notifies_on_the_subscription() {
     let setup = one_fixture("relist_wait_ms = 300");
-    let mut command = tokio::process::Command::new(DEFER);
-    command.arg("serve").arg("--config").arg(setup.config());
+    let mut command = tokio::process::Command::new(BIN);
+    command
+        .arg("serve")
+        .arg("--config")
+        .arg(setup.file("servers.toml"));
     let transport = TokioChildProcess::new(command).unwrap_or_else(|e| panic!("{e}"));
     let client = ()
         .serve_with_lifecycle(
@@ -289,7 +300,7 @@ async fn the_2026_07_28_path_notifies_on_the_subscription() {
 #[tokio::test]
 async fn proxy_mode_never_changes_the_list() {
     let setup = one_fixture("exposure = \"proxy\"");
-    let session = Session::start(&setup.config()).await;
+    let session = Session::start(&setup.file("servers.toml")).await;
     assert_eq!(names(&session.list().await), META);
     let selected = session
         .call("select_tools", json!({"names": ["fx__add"]}))
@@ -308,11 +319,11 @@ async fn proxy_mode_never_changes_the_list() {
 
 #[tokio::test]
 async fn all_mode_lists_every_tool_in_server_order() {
-    let setup = Setup::new(&format!(
+    let setup = with_config(&format!(
         "[settings]\nexposure = \"all\"\ncore_wait_ms = 0\n{}",
-        fixture_server("fx", &[], "")
+        fixture("fx", &[], "")
     ));
-    let session = Session::start(&setup.config()).await;
+    let session = Session::start(&setup.file("servers.toml")).await;
     // The fixture may not be in yet; wait for its tools to be appended.
     let mut tools = session.list().await;
     for _ in 0..100 {
@@ -373,7 +384,7 @@ async fn wait_restarted(session: &Session) {
 #[tokio::test]
 async fn downstream_changes_never_rewrite_the_list() {
     let setup = one_fixture("relist_wait_ms = 200");
-    let session = Session::start(&setup.config()).await;
+    let session = Session::start(&setup.file("servers.toml")).await;
     session.list().await;
     session
         .call(
@@ -429,7 +440,7 @@ enum Step {
 
 async fn run_steps(steps: &[Step]) -> Vec<String> {
     let setup = one_fixture("relist_wait_ms = 100");
-    let session = Session::start(&setup.config()).await;
+    let session = Session::start(&setup.file("servers.toml")).await;
     let mut previous = session.list().await;
     for step in steps {
         match step {

@@ -1,6 +1,6 @@
 //! A client session against `mcp-defer serve`, spoken with rmcp's client over real stdio.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
 use rmcp::service::{NotificationContext, RunningService};
@@ -8,36 +8,6 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::sync::mpsc;
-
-pub const DEFER: &str = env!("CARGO_BIN_EXE_mcp-defer");
-pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
-
-/// A temporary folder with a `servers.toml`.
-pub struct Setup {
-    pub dir: tempfile::TempDir,
-}
-
-impl Setup {
-    pub fn new(toml: &str) -> Setup {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
-        std::fs::write(dir.path().join("servers.toml"), toml)
-            .unwrap_or_else(|e| panic!("write servers.toml: {e}"));
-        Setup { dir }
-    }
-
-    pub fn config(&self) -> PathBuf {
-        self.dir.path().join("servers.toml")
-    }
-}
-
-/// A `[mcp_servers.<name>]` table running the fixture with `args`.
-pub fn fixture_server(name: &str, args: &[&str], extra: &str) -> String {
-    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
-    format!(
-        "[mcp_servers.{name}]\ncommand = {FIXTURE:?}\nargs = [{}]\n{extra}\n",
-        args.join(", ")
-    )
-}
 
 /// Records every list-changed notification; optionally re-lists on each, as Claude Code does.
 #[derive(Clone)]
@@ -60,7 +30,7 @@ pub struct Session {
 impl Session {
     /// Starts `mcp-defer serve --config <config>` and does the legacy handshake.
     pub async fn start(config: &Path) -> Session {
-        let mut command = tokio::process::Command::new(DEFER);
+        let mut command = tokio::process::Command::new(crate::util::BIN);
         command.arg("serve").arg("--config").arg(config);
         command.env("RUST_LOG", "mcp_defer=debug");
         let transport =

@@ -108,3 +108,54 @@ fn interrupted_check_leaves_no_child_or_grandchild() {
     let _ = out;
     assert_all_gone(&pids);
 }
+
+/// Starts `serve` with stdin held open, waits until both servers and their grandchildren run.
+fn serve_with_grandchildren(dir: &Dir) -> (std::process::Child, Vec<i32>) {
+    let [a, b] = grandchild_config(dir, false);
+    let child = dir
+        .command(&["serve"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn serve");
+    let mut pids = wait_for_pids(&a, 2);
+    pids.extend(wait_for_pids(&b, 2));
+    (child, pids)
+}
+
+fn wait_exit(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "serve did not exit after {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn terminated_serve_leaves_no_child_or_grandchild() {
+    let dir = Dir::new();
+    let (mut child, pids) = serve_with_grandchildren(&dir);
+    // SAFETY: signalling the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = wait_exit(&mut child, "SIGTERM");
+    assert_eq!(status.code(), Some(0), "serve exits cleanly on SIGTERM");
+    assert_all_gone(&pids);
+}
+
+#[test]
+fn serve_ends_with_its_client_and_leaves_no_child() {
+    let dir = Dir::new();
+    let (mut child, pids) = serve_with_grandchildren(&dir);
+    drop(child.stdin.take());
+    let status = wait_exit(&mut child, "stdin closed");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "serve exits cleanly when the client hangs up"
+    );
+    assert_all_gone(&pids);
+}

@@ -68,16 +68,22 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = check::load_config(config)?;
-    check::runtime()?.block_on(crate::server::serve(config))?;
+    let runtime = check::runtime()?;
+    let served = runtime.block_on(crate::server::serve(config));
+    // The stdin reader is a blocking thread that never returns on a signal; waiting for it
+    // would keep a terminated server alive. Everything that matters has finished by now.
+    runtime.shutdown_background();
+    served?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// Logs go to stderr, never stdout: stdout is the protocol.
 fn init_logging(verbose: u8, quiet: bool) {
+    // rmcp logs every handshake at info; ours are the lines a user wants by default.
     let default = match (quiet, verbose) {
         (true, _) => "error",
-        (false, 0) => "info",
-        (false, 1) => "debug",
+        (false, 0) => "info,rmcp=warn",
+        (false, 1) => "debug,rmcp=info",
         (false, _) => "trace",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

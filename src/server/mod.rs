@@ -55,8 +55,12 @@ struct State {
     /// Per server, the `instructions` of its last handshake, which the index uses.
     instructions: Mutex<Vec<Option<String>>>,
     notifier: Notifier,
-    validators: Mutex<HashMap<EntryId, (Arc<Tool>, Arc<Validator>)>>,
+    validators: Mutex<HashMap<EntryId, CachedValidator>>,
 }
+
+/// A compiled `inputSchema`, with the definition it was compiled from: a changed tool has
+/// a new `Arc`, which makes the entry stale.
+type CachedValidator = (Arc<Tool>, Arc<Validator>);
 
 struct Exposed {
     list: ExposedList,
@@ -362,7 +366,7 @@ impl State {
                     request.arguments,
                 ) {
                     Ok(args) => args,
-                    Err(result) => return result,
+                    Err(result) => return *result,
                 };
                 let catalog = read(&self.catalog);
                 let index = read(&self.index);
@@ -381,7 +385,7 @@ impl State {
                     request.arguments,
                 ) {
                     Ok(args) => args,
-                    Err(result) => return result,
+                    Err(result) => return *result,
                 };
                 let seen = self.notifier.relist_count();
                 let outcome = {
@@ -406,7 +410,7 @@ impl State {
                 let args =
                     match meta::parse_arguments::<meta::call_tool::Args>(tool, request.arguments) {
                         Ok(args) => args,
-                        Err(result) => return result,
+                        Err(result) => return *result,
                     };
                 let found = match read(&self.catalog).resolve(&args.name) {
                     Resolution::Found(entry) => Ok((entry.id, entry.tool.clone())),

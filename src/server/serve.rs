@@ -14,51 +14,44 @@ use crate::downstream::Pool;
 /// # Errors
 /// When the stdio transport cannot start.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
+    // Signals are taken over first: a SIGTERM during the handshake must still reap children.
+    let terminated = terminated()?;
     let shutdown = CancellationToken::new();
     let (pool, events) = Pool::start(&config, shutdown.child_token());
     let handles = pool.iter().cloned().collect();
     let server = DeferServer::new(config, handles, events)?;
-    let running = server.serve(rmcp::transport::stdio()).await;
-    match running {
-        Ok(running) => {
-            let ct = running.cancellation_token();
-            tokio::select! {
-                quit = running.waiting() => {
-                    tracing::debug!(?quit, "client session ended");
-                }
-                signal = terminated() => {
-                    tracing::info!(signal, "shutting down");
-                    ct.cancel();
-                }
+    let session = async {
+        match server.serve(rmcp::transport::stdio()).await {
+            Ok(running) => {
+                let quit = running.waiting().await;
+                tracing::debug!(?quit, "client session ended");
             }
+            // A client that hangs up before the handshake is not an error worth more.
+            Err(err) => tracing::warn!(error = %err, "client session did not start"),
         }
-        // A client that hangs up before the handshake is not our error to report loudly.
-        Err(err) => tracing::warn!(error = %err, "client session did not start"),
+    };
+    tokio::select! {
+        () = session => {}
+        signal = terminated => tracing::info!(signal, "shutting down"),
     }
     shutdown.cancel();
     pool.shutdown().await;
     Ok(())
 }
 
-/// Resolves on SIGINT or SIGTERM, with the signal's name.
-async fn terminated() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut int), Ok(mut term)) => tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            _ => std::future::pending().await,
+/// Installs the handlers now and returns a future that resolves on SIGINT or SIGTERM with
+/// the signal's name.
+///
+/// # Errors
+/// When the handlers cannot be installed.
+fn terminated() -> std::io::Result<impl Future<Output = &'static str>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => "SIGINT",
+            _ = terminate.recv() => "SIGTERM",
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "ctrl-c"
-    }
+    })
 }

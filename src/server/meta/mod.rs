@@ -107,16 +107,16 @@ fn object(value: Value) -> JsonObject {
 }
 
 /// Parses a meta tool's arguments, or says what is wrong with them in a result the model
-/// can act on.
+/// can act on (boxed: the error path is rare and the result is large).
 pub(crate) fn parse_arguments<T: DeserializeOwned>(
     tool: MetaTool,
     arguments: Option<JsonObject>,
-) -> Result<T, CallToolResult> {
+) -> Result<T, Box<CallToolResult>> {
     serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|err| {
-        error_result(format!(
+        Box::new(error_result(format!(
             "Invalid arguments for {}: {err}. See its inputSchema.",
             tool.name()
-        ))
+        )))
     })
 }
 
