@@ -25,6 +25,7 @@ fn load(dir: &Path, boosts: Boosts) -> Result<Loaded, String> {
     let mut catalog = Catalog::new(64);
     let mut index = SearchIndex::with_boosts(boosts).map_err(|e| e.to_string())?;
     let mut build = Duration::ZERO;
+    let mut updates = Vec::new();
     for (i, server) in servers.iter().enumerate() {
         let tools: Vec<Tool> = server
             .tools
@@ -32,8 +33,10 @@ fn load(dir: &Path, boosts: Boosts) -> Result<Loaded, String> {
             .map(|t| serde_json::from_value(t.clone()).map_err(|e| format!("{}: {e}", server.server)))
             .collect::<Result<_, _>>()?;
         let key = ServerKey { name: &server.server, prefix: &server.server, index: i };
-        let update = catalog.update_server(key, tools);
-        // One upsert per server, as the server does when a server's tools arrive.
+        updates.push(catalog.update_server(key, tools));
+    }
+    // One upsert per server, as the server does when a server's tools arrive.
+    for (update, server) in updates.iter().zip(&servers) {
         let docs: Vec<ToolDoc<'_>> = update
             .added
             .iter()
@@ -82,6 +85,14 @@ fn parse_boosts() -> Result<Boosts, String> {
             "enums" => &mut b.enums,
             "server" => &mut b.server,
             "server_text" => &mut b.server_text,
+            "shared_idf" => {
+                b.shared_idf = v != 0.0;
+                continue;
+            }
+            "drop_filler" => {
+                b.drop_filler = v != 0.0;
+                continue;
+            }
             _ => return Err(format!("unknown boost {k}")),
         };
         *slot = v;

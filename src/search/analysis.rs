@@ -14,39 +14,67 @@ pub(crate) const TEXT: &str = "mcpd_text";
 pub(crate) const PLAIN: &str = "mcpd_plain";
 pub(crate) const PREFIX: &str = "mcpd_prefix";
 
+/// Words of a request that frame it rather than name a capability ("can you help me ..."):
+/// dropped from queries only, never from documents. Action verbs (`find`, `get`, `list`,
+/// `show`, `search`) are not here: in a tool catalog they carry meaning.
+const QUERY_FILLER: &[&str] = &[
+    "about", "also", "any", "anything", "assist", "assistance", "could", "can", "do", "does",
+    "hello", "help", "hey", "hi", "how", "i", "im", "interested", "just", "know", "let", "like",
+    "looking", "me", "mine", "my", "myself", "need", "please", "provide", "should", "so",
+    "some", "someone", "something", "tell", "thank", "thanks", "there", "want", "way", "we",
+    "what", "whats", "would", "you", "your",
+];
+
+fn stop_words(query: bool) -> StopWordFilter {
+    let mut words: Vec<String> = Vec::new();
+    words.extend(ENGLISH_STOP_WORDS.iter().map(|w| (*w).to_owned()));
+    if query {
+        words.extend(QUERY_FILLER.iter().map(|w| (*w).to_owned()));
+    }
+    StopWordFilter::remove(words)
+}
+
+/// tantivy's English list (Lucene's), repeated so query filler can be added to it.
+const ENGLISH_STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+];
+
 /// Stemmed words without English stop words: descriptions, titles, server text.
-pub(crate) fn text_analyzer() -> TextAnalyzer {
-    let stop = StopWordFilter::new(Language::English)
-        .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new()));
+pub(crate) fn text_analyzer(query: bool) -> TextAnalyzer {
     TextAnalyzer::builder(WordTokenizer::default())
-        .filter(stop)
+        .filter(stop_words(query))
         .filter(Stemmer::new(Language::English))
         .build()
 }
 
 /// Unstemmed words without stop words: the exact surface forms.
-pub(crate) fn plain_analyzer() -> TextAnalyzer {
-    let stop = StopWordFilter::new(Language::English)
-        .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new()));
+pub(crate) fn plain_analyzer(query: bool) -> TextAnalyzer {
     TextAnalyzer::builder(WordTokenizer::default())
-        .filter(stop)
+        .filter(stop_words(query))
         .build()
 }
 
-/// Stemmed identifier parts, stop words kept (`get`, `all`, `to` matter in names).
-pub(crate) fn ident_analyzer() -> TextAnalyzer {
+/// Stemmed identifier parts; stop words kept in documents (`to`, `all` are parts of names)
+/// and weighed by their rarity across all fields (shared IDF).
+pub(crate) fn ident_analyzer(query: bool) -> TextAnalyzer {
+    let filler: Vec<String> = if query {
+        QUERY_FILLER.iter().map(|w| (*w).to_owned()).collect()
+    } else {
+        Vec::new()
+    };
     TextAnalyzer::builder(WordTokenizer::default())
+        .filter(StopWordFilter::remove(filler))
         .filter(Stemmer::new(Language::English))
         .build()
 }
 
 /// Words cut to their first [`PREFIX_LEN`] characters: a coarse, language-agnostic stemmer
 /// that joins `finance`/`financial`, `recommend`/`recommendation`.
-pub(crate) fn prefix_analyzer() -> TextAnalyzer {
-    let stop = StopWordFilter::new(Language::English)
-        .unwrap_or_else(|| StopWordFilter::remove(Vec::<String>::new()));
+pub(crate) fn prefix_analyzer(query: bool) -> TextAnalyzer {
     TextAnalyzer::builder(WordTokenizer { prefix: true })
-        .filter(stop)
+        .filter(stop_words(query))
         .build()
 }
 

@@ -42,6 +42,12 @@ pub(crate) struct Fields {
     pub enums: Field,
     pub server: Field,
     pub server_text: Field,
+    /// Every text above, per analyzer, only for document frequencies: a term's IDF is taken
+    /// over the whole tool, not one field (BM25F), so a word common in descriptions is not
+    /// rare just because few names contain it.
+    pub all_ident: Field,
+    pub all_plain: Field,
+    pub all_prefix: Field,
 }
 
 fn text(tokenizer: &str) -> TextOptions {
@@ -49,6 +55,15 @@ fn text(tokenizer: &str) -> TextOptions {
         TextFieldIndexing::default()
             .set_tokenizer(tokenizer)
             .set_index_option(IndexRecordOption::WithFreqs),
+    )
+}
+
+fn basic(tokenizer: &str) -> TextOptions {
+    TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(tokenizer)
+            .set_fieldnorms(false)
+            .set_index_option(IndexRecordOption::Basic),
     )
 }
 
@@ -71,11 +86,32 @@ impl Fields {
             enums: b.add_text_field("enums", text(TEXT)),
             server: b.add_text_field("server", text(IDENT)),
             server_text: b.add_text_field("server_text", text(TEXT)),
+            all_ident: b.add_text_field("all_ident", basic(IDENT)),
+            all_plain: b.add_text_field("all_plain", basic(PLAIN)),
+            all_prefix: b.add_text_field("all_prefix", basic(PREFIX)),
         };
         (b.build(), fields)
     }
 
     pub fn document(&self, doc: &ToolDoc<'_>) -> TantivyDocument {
+        let mut d = self.fields_document(doc);
+        let mut all = String::new();
+        for (field, value) in d.field_values() {
+            if [self.id, self.order, self.server_exact, self.name_key, self.description_plain, self.description_prefix, self.name_prefix].contains(&field) {
+                continue;
+            }
+            if let Some(text) = tantivy::schema::Value::as_str(&value) {
+                all.push_str(text);
+                all.push_str(" \n ");
+            }
+        }
+        d.add_text(self.all_ident, &all);
+        d.add_text(self.all_plain, &all);
+        d.add_text(self.all_prefix, &all);
+        d
+    }
+
+    fn fields_document(&self, doc: &ToolDoc<'_>) -> TantivyDocument {
         let tool = doc.tool;
         let mut d = TantivyDocument::default();
         d.add_u64(self.id, u64::from(doc.id.0));

@@ -13,7 +13,7 @@ use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use crate::catalog::EntryId;
 
@@ -39,7 +39,7 @@ const EXACT_NAME_SCORE: f32 = 100.0;
 const WRITER_MEMORY: usize = 15_000_000;
 /// Merge all segments into one when there are more than this many. Merging is synchronous
 /// and depends only on the sequence of upserts, so ranking never depends on timing.
-const MAX_SEGMENTS: usize = 8;
+const MAX_SEGMENTS: usize = 1;
 
 /// What the index needs of one catalog entry.
 #[derive(Debug, Clone, Copy)]
@@ -87,6 +87,10 @@ pub struct Boosts {
     pub enums: f32,
     pub server: f32,
     pub server_text: f32,
+    /// Take each term's IDF over the whole tool rather than per field (BM25F).
+    pub shared_idf: bool,
+    /// Drop request framing words ("can you help me") from queries.
+    pub drop_filler: bool,
 }
 
 impl Default for Boosts {
@@ -103,6 +107,8 @@ impl Default for Boosts {
             enums: 0.5,
             server: 1.5,
             server_text: 0.5,
+            shared_idf: true,
+            drop_filler: true,
         }
     }
 }
@@ -149,17 +155,18 @@ impl SearchIndex {
     pub fn with_boosts(boosts: Boosts) -> Result<SearchIndex, SearchError> {
         let (schema, fields) = Fields::schema();
         let index = Index::create_in_ram(schema);
-        let analyzers = Analyzers {
-            ident: analysis::ident_analyzer(),
-            text: analysis::text_analyzer(),
-            plain: analysis::plain_analyzer(),
-            prefix: analysis::prefix_analyzer(),
-        };
         let manager = index.tokenizers();
-        manager.register(analysis::IDENT, analyzers.ident.clone());
-        manager.register(analysis::TEXT, analyzers.text.clone());
-        manager.register(analysis::PLAIN, analyzers.plain.clone());
-        manager.register(analysis::PREFIX, analyzers.prefix.clone());
+        manager.register(analysis::IDENT, analysis::ident_analyzer(false));
+        manager.register(analysis::TEXT, analysis::text_analyzer(false));
+        manager.register(analysis::PLAIN, analysis::plain_analyzer(false));
+        manager.register(analysis::PREFIX, analysis::prefix_analyzer(false));
+        let q = boosts.drop_filler;
+        let analyzers = Analyzers {
+            ident: analysis::ident_analyzer(q),
+            text: analysis::text_analyzer(q),
+            plain: analysis::plain_analyzer(q),
+            prefix: analysis::prefix_analyzer(q),
+        };
         // One indexing thread: documents get ids in the order they were given.
         let writer = index.writer_with_num_threads(1, WRITER_MEMORY)?;
         writer.set_merge_policy(Box::new(NoMergePolicy));
@@ -267,7 +274,8 @@ impl SearchIndex {
             return Vec::new();
         }
         let query = bounded(query);
-        let mut clauses = self.text_clauses(query);
+        let searcher = self.reader.searcher();
+        let mut clauses = self.text_clauses(&searcher, query);
         clauses.extend(self.name_clauses(query));
         let filter = server.map(|s| {
             let term = Term::from_field_text(self.fields.server_exact, s);
@@ -290,7 +298,6 @@ impl SearchIndex {
             limit,
             order_field: "order",
         };
-        let searcher = self.reader.searcher();
         match searcher.search(query.as_ref(), &collector) {
             Ok(ranked) => ranked.into_iter().map(hit).collect(),
             Err(error) => {
@@ -300,15 +307,24 @@ impl SearchIndex {
         }
     }
 
-    /// One SHOULD clause per (field, distinct query term), weighted by the field's boost.
-    fn text_clauses(&self, query: &str) -> Vec<(Occur, Box<dyn Query>)> {
+    /// One SHOULD clause per (field, distinct query term) that occurs in that field, weighted
+    /// by the field's boost and, with `shared_idf`, rescaled so the term's IDF is the one over
+    /// whole tools.
+    fn text_clauses(&self, searcher: &Searcher, query: &str) -> Vec<(Occur, Box<dyn Query>)> {
         let b = &self.boosts;
         let f = &self.fields;
         let a = &self.analyzers;
-        let groups: [(&TextAnalyzer, &[(Field, f32)]); 4] = [
-            (&a.ident, &[(f.name, b.name), (f.params, b.params), (f.server, b.server)]),
+        let docs = searcher.num_docs();
+        let df = |term: &Term| searcher.doc_freq(term).unwrap_or(0).min(docs);
+        let groups: [(&TextAnalyzer, Field, &[(Field, f32)]); 4] = [
+            (
+                &a.ident,
+                f.all_ident,
+                &[(f.name, b.name), (f.params, b.params), (f.server, b.server)],
+            ),
             (
                 &a.text,
+                f.all_ident,
                 &[
                     (f.title, b.title),
                     (f.description, b.description),
@@ -317,9 +333,10 @@ impl SearchIndex {
                     (f.server_text, b.server_text),
                 ],
             ),
-            (&a.plain, &[(f.description_plain, b.description_plain)]),
+            (&a.plain, f.all_plain, &[(f.description_plain, b.description_plain)]),
             (
                 &a.prefix,
+                f.all_prefix,
                 &[
                     (f.name_prefix, b.name_prefix),
                     (f.description_prefix, b.description_prefix),
@@ -327,14 +344,23 @@ impl SearchIndex {
             ),
         ];
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (analyzer, targets) in groups {
-            let terms = distinct(tokens(analyzer, query));
-            for &(field, boost) in targets {
-                if boost <= 0.0 {
-                    continue;
-                }
-                for term in &terms {
-                    let term = Term::from_field_text(field, term);
+        for (analyzer, all, targets) in groups {
+            for text in distinct(tokens(analyzer, query)) {
+                let df_all = df(&Term::from_field_text(all, &text));
+                for &(field, boost) in targets {
+                    if boost <= 0.0 {
+                        continue;
+                    }
+                    let term = Term::from_field_text(field, &text);
+                    let df_field = df(&term);
+                    if df_field == 0 {
+                        continue;
+                    }
+                    let boost = if b.shared_idf && df_all >= df_field {
+                        boost * idf(df_all, docs) / idf(df_field, docs)
+                    } else {
+                        boost
+                    };
                     let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
                     clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
                 }
@@ -376,6 +402,12 @@ impl SearchIndex {
             })
             .collect()
     }
+}
+
+/// BM25's IDF, as tantivy computes it.
+fn idf(doc_freq: u64, docs: u64) -> f32 {
+    let x = (docs.saturating_sub(doc_freq) as f32 + 0.5) / (doc_freq as f32 + 0.5);
+    (1.0 + x).ln()
 }
 
 fn hit(r: Ranked) -> Hit {
