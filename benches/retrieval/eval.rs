@@ -33,7 +33,9 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>, String> {
     text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(n, l)| serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1)))
+        .map(|(n, l)| {
+            serde_json::from_str(l).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))
+        })
         .collect()
 }
 

@@ -30,9 +30,15 @@ fn load(dir: &Path, boosts: Boosts) -> Result<Loaded, String> {
         let tools: Vec<Tool> = server
             .tools
             .iter()
-            .map(|t| serde_json::from_value(t.clone()).map_err(|e| format!("{}: {e}", server.server)))
+            .map(|t| {
+                serde_json::from_value(t.clone()).map_err(|e| format!("{}: {e}", server.server))
+            })
             .collect::<Result<_, _>>()?;
-        let key = ServerKey { name: &server.server, prefix: &server.server, index: i };
+        let key = ServerKey {
+            name: &server.server,
+            prefix: &server.server,
+            index: i,
+        };
         updates.push(catalog.update_server(key, tools));
     }
     // One upsert per server, as the server does when a server's tools arrive.
@@ -54,7 +60,11 @@ fn load(dir: &Path, boosts: Boosts) -> Result<Loaded, String> {
         index.upsert(docs).map_err(|e| e.to_string())?;
         build += start.elapsed();
     }
-    Ok(Loaded { catalog, index, build })
+    Ok(Loaded {
+        catalog,
+        index,
+        build,
+    })
 }
 
 fn ranked(loaded: &Loaded, query: &str, latencies: &mut Vec<Duration>) -> Vec<(String, String)> {
@@ -69,7 +79,9 @@ fn ranked(loaded: &Loaded, query: &str, latencies: &mut Vec<Duration>) -> Vec<(S
 
 fn parse_boosts() -> Result<Boosts, String> {
     let mut b = Boosts::default();
-    let Ok(spec) = std::env::var("RETRIEVAL_BOOSTS") else { return Ok(b) };
+    let Ok(spec) = std::env::var("RETRIEVAL_BOOSTS") else {
+        return Ok(b);
+    };
     for item in spec.split(',').filter(|s| !s.is_empty()) {
         let (k, v) = item.split_once('=').ok_or(format!("bad boost {item}"))?;
         let v: f32 = v.parse().map_err(|e| format!("{item}: {e}"))?;
@@ -103,7 +115,10 @@ fn parse_boosts() -> Result<Boosts, String> {
 fn main() -> Result<(), String> {
     // `cargo bench` passes `--bench`; a filter argument selects sets by name.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let misses: usize = std::env::var("RETRIEVAL_MISSES").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let misses: usize = std::env::var("RETRIEVAL_MISSES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     let boosts = parse_boosts()?;
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data");
     let sets = [
@@ -151,15 +166,24 @@ fn main() -> Result<(), String> {
                     shown += 1;
                     let top: Vec<&str> = got.iter().take(5).map(|(_, t)| t.as_str()).collect();
                     let want: Vec<&str> = q.relevant.iter().map(|(_, t)| t.as_str()).collect();
-                    eprintln!("  miss {}: {:?}\n    want {:?}\n    got  {:?}", q.id, q.query, want, top);
+                    eprintln!(
+                        "  miss {}: {:?}\n    want {:?}\n    got  {:?}",
+                        q.id, q.query, want, top
+                    );
                 }
             }
         }
     }
     let (p50, p99) = percentiles(&mut all);
-    println!("all searches: {} queries, p50 {p50:.1} µs, p99 {p99:.1} µs (limit 10)", all.len());
+    println!(
+        "all searches: {} queries, p50 {p50:.1} µs, p99 {p99:.1} µs (limit 10)",
+        all.len()
+    );
     for (name, tools, build) in builds {
-        println!("index build ({name}): {tools} tools, one upsert per server, {:.1} ms", build.as_secs_f64() * 1e3);
+        println!(
+            "index build ({name}): {tools} tools, one upsert per server, {:.1} ms",
+            build.as_secs_f64() * 1e3
+        );
     }
     Ok(())
 }

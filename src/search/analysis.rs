@@ -18,11 +18,53 @@ pub(crate) const PREFIX: &str = "mcpd_prefix";
 /// dropped from queries only, never from documents. Action verbs (`find`, `get`, `list`,
 /// `show`, `search`) are not here: in a tool catalog they carry meaning.
 const QUERY_FILLER: &[&str] = &[
-    "about", "also", "any", "anything", "assist", "assistance", "could", "can", "do", "does",
-    "hello", "help", "hey", "hi", "how", "i", "im", "interested", "just", "know", "let", "like",
-    "looking", "me", "mine", "my", "myself", "need", "please", "provide", "should", "so",
-    "some", "someone", "something", "tell", "thank", "thanks", "there", "want", "way", "we",
-    "what", "whats", "would", "you", "your",
+    "about",
+    "also",
+    "any",
+    "anything",
+    "assist",
+    "assistance",
+    "could",
+    "can",
+    "do",
+    "does",
+    "hello",
+    "help",
+    "hey",
+    "hi",
+    "how",
+    "i",
+    "im",
+    "interested",
+    "just",
+    "know",
+    "let",
+    "like",
+    "looking",
+    "me",
+    "mine",
+    "my",
+    "myself",
+    "need",
+    "please",
+    "provide",
+    "should",
+    "so",
+    "some",
+    "someone",
+    "something",
+    "tell",
+    "thank",
+    "thanks",
+    "there",
+    "want",
+    "way",
+    "we",
+    "what",
+    "whats",
+    "would",
+    "you",
+    "your",
 ];
 
 fn stop_words(query: bool) -> StopWordFilter {
@@ -36,9 +78,9 @@ fn stop_words(query: bool) -> StopWordFilter {
 
 /// tantivy's English list (Lucene's), repeated so query filler can be added to it.
 const ENGLISH_STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-    "these", "they", "this", "to", "was", "will", "with",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
 ];
 
 /// Stemmed words without English stop words: descriptions, titles, server text.
@@ -198,7 +240,12 @@ fn emit_bigrams(text: &str, from: usize, to: usize, emit: &mut impl FnMut(usize,
 }
 
 /// One alphanumeric run: its camelCase / digit parts, then the whole run if it had several.
-fn emit_identifier(text: &str, from: usize, to: usize, emit: &mut impl FnMut(usize, usize, String)) {
+fn emit_identifier(
+    text: &str,
+    from: usize,
+    to: usize,
+    emit: &mut impl FnMut(usize, usize, String),
+) {
     let run = &text[from..to];
     let parts = split_parts(run);
     let several = parts.len() > 1;
@@ -256,10 +303,11 @@ pub(crate) fn name_key(name: &str) -> String {
 
 /// Number of identifier parts in `chunk` (`create_issue` → 2, `createIssue` → 2, `echo` → 1).
 pub(crate) fn part_count(chunk: &str) -> usize {
-    let mut count = 0;
-    for_each_word(chunk, |_, _, _| count += 1);
-    // A compound emits its parts plus itself.
-    if count > 1 { count - 1 } else { count }
+    chunk
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|run| !run.is_empty())
+        .map(|run| split_parts(run).len())
+        .sum()
 }
 
 /// Runs `analyzer` over `text` and returns its tokens.

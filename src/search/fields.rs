@@ -97,7 +97,17 @@ impl Fields {
         let mut d = self.fields_document(doc);
         let mut all = String::new();
         for (field, value) in d.field_values() {
-            if [self.id, self.order, self.server_exact, self.name_key, self.description_plain, self.description_prefix, self.name_prefix].contains(&field) {
+            if [
+                self.id,
+                self.order,
+                self.server_exact,
+                self.name_key,
+                self.description_plain,
+                self.description_prefix,
+                self.name_prefix,
+            ]
+            .contains(&field)
+            {
                 continue;
             }
             if let Some(text) = tantivy::schema::Value::as_str(&value) {
