@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Writes queries.jsonl: hand-written requests phrased the way a user asks for a capability,
+each with the (server, tool) pairs that answer it. Kept as code so the list is reviewable."""
+
+import json
+import os
+
+Q = [
+    # time
+    ("what time is it in Tokyo", [("time", "get_current_time")]),
+    ("current local time in New York", [("time", "get_current_time")]),
+    ("is it morning or evening in Sydney right now", [("time", "get_current_time")]),
+    ("what's the date today in London", [("time", "get_current_time")]),
+    ("if it's 3pm in Paris what time is it in Los Angeles", [("time", "convert_time")]),
+    ("convert 09:30 Berlin time to Singapore", [("time", "convert_time")]),
+    ("schedule a call at 10am PST, what is that in India", [("time", "convert_time")]),
+    ("time difference between UTC and Tokyo for 18:00", [("time", "convert_time")]),
+    ("what hour is it now in UTC", [("time", "get_current_time")]),
+    ("东京现在几点", [("time", "get_current_time")]),
+    # git
+    ("undo my last commit", [("git", "git_reset")]),
+    ("unstage everything I added", [("git", "git_reset")]),
+    ("what did I change but haven't staged yet", [("git", "git_diff_unstaged")]),
+    ("show me the changes I'm about to commit", [("git", "git_diff_staged")]),
+    ("compare my branch with main", [("git", "git_diff")]),
+    ("save my work with the message fix typo", [("git", "git_commit")]),
+    ("commit these changes", [("git", "git_commit")]),
+    ("stage the file src/main.rs", [("git", "git_add")]),
+    ("add all modified files to the next commit", [("git", "git_add")]),
+    ("which files are modified in my repo", [("git", "git_status")]),
+    ("is my working tree clean", [("git", "git_status")]),
+    ("show recent commit history", [("git", "git_log")]),
+    ("who committed last week", [("git", "git_log")]),
+    ("start a new feature branch called login", [("git", "git_create_branch")]),
+    ("switch to the develop branch", [("git", "git_checkout")]),
+    ("go back to main", [("git", "git_checkout")]),
+    ("what was changed in commit abc123", [("git", "git_show")]),
+    ("show me the file as it was at HEAD~2", [("git", "git_show")]),
+    ("list all branches including remote ones", [("git", "git_branch")]),
+    ("which branches contain this commit", [("git", "git_branch")]),
+    ("git log", [("git", "git_log")]),
+    ("git_diff_staged", [("git", "git_diff_staged")]),
+    ("git create branch", [("git", "git_create_branch")]),
+    # filesystem
+    ("open config.toml and show me what's in it", [("filesystem", "read_text_file")]),
+    ("show the last 20 lines of the log file", [("filesystem", "read_text_file")]),
+    ("print the first lines of README", [("filesystem", "read_text_file")]),
+    ("look at this screenshot png", [("filesystem", "read_media_file")]),
+    ("load an image file so you can see it", [("filesystem", "read_media_file")]),
+    ("read a.txt, b.txt and c.txt at once", [("filesystem", "read_multiple_files")]),
+    ("compare the contents of two files", [("filesystem", "read_multiple_files")]),
+    ("save this text to notes.md", [("filesystem", "write_file")]),
+    ("create a new file called todo.txt with my list", [("filesystem", "write_file")]),
+    ("overwrite settings.json with the new version", [("filesystem", "write_file")]),
+    ("replace the word foo with bar in main.py", [("filesystem", "edit_file")]),
+    ("change line 10 of the script", [("filesystem", "edit_file")]),
+    ("preview a patch to a file without applying it", [("filesystem", "edit_file")]),
+    ("make a folder named backups", [("filesystem", "create_directory")]),
+    ("mkdir -p src/utils/helpers", [("filesystem", "create_directory")]),
+    ("what's in the downloads folder", [("filesystem", "list_directory")]),
+    ("ls the current directory", [("filesystem", "list_directory")]),
+    ("which files are the biggest in this folder", [("filesystem", "list_directory_with_sizes")]),
+    ("how much space does each file take", [("filesystem", "list_directory_with_sizes")]),
+    ("show the project structure as a tree", [("filesystem", "directory_tree")]),
+    ("rename draft.txt to final.txt", [("filesystem", "move_file")]),
+    ("move the report into the archive folder", [("filesystem", "move_file")]),
+    ("find all markdown files in the project", [("filesystem", "search_files")]),
+    ("where is the file named package.json", [("filesystem", "search_files")]),
+    ("when was this file last modified", [("filesystem", "get_file_info")]),
+    ("how big is video.mp4 and what are its permissions", [("filesystem", "get_file_info")]),
+    ("which folders am I allowed to access", [("filesystem", "list_allowed_directories")]),
+    ("what directories can you see", [("filesystem", "list_allowed_directories")]),
+    ("filesystem read file", [("filesystem", "read_text_file"), ("filesystem", "read_file")]),
+    ("读取文件内容", [("filesystem", "read_text_file"), ("filesystem", "read_file")]),
+    # memory
+    ("remember that Alice works at Acme", [("memory", "create_entities"), ("memory", "create_relations")]),
+    ("add a person named Bob to my knowledge base", [("memory", "create_entities")]),
+    ("note that Bob is Alice's manager", [("memory", "create_relations")]),
+    ("link the project to its owner", [("memory", "create_relations")]),
+    ("also remember that Alice likes coffee", [("memory", "add_observations")]),
+    ("add a fact about an existing contact", [("memory", "add_observations")]),
+    ("forget everything about Bob", [("memory", "delete_entities")]),
+    ("remove that Alice likes coffee", [("memory", "delete_observations")]),
+    ("Alice no longer reports to Bob, drop that link", [("memory", "delete_relations")]),
+    ("what do you remember about me", [("memory", "read_graph"), ("memory", "search_nodes")]),
+    ("dump the whole knowledge graph", [("memory", "read_graph")]),
+    ("look up anything stored about Acme", [("memory", "search_nodes")]),
+    ("find people in memory who work in sales", [("memory", "search_nodes")]),
+    ("show the stored details for Alice and Bob", [("memory", "open_nodes")]),
+    ("store a new concept in long term memory", [("memory", "create_entities")]),
+    ("memory search_nodes", [("memory", "search_nodes")]),
+    ("memory__read_graph", [("memory", "read_graph")]),
+    # everything
+    ("repeat back what I say", [("everything", "echo")]),
+    ("echo hello world", [("everything", "echo")]),
+    ("add 2 and 3", [("everything", "get-sum")]),
+    ("what is 17 plus 25", [("everything", "get-sum")]),
+    ("show me the environment variables", [("everything", "get-env")]),
+    ("debug why the server can't see my API key env var", [("everything", "get-env")]),
+    ("give me a small test image", [("everything", "get-tiny-image")]),
+    ("return the MCP logo picture", [("everything", "get-tiny-image")]),
+    ("compress this data with gzip", [("everything", "gzip-file-as-resource")]),
+    ("zip up a file and give it back as a resource", [("everything", "gzip-file-as-resource")]),
+    ("turn on fake log messages", [("everything", "toggle-simulated-logging")]),
+    ("stop the random logging", [("everything", "toggle-simulated-logging")]),
+    ("enable resource subscription updates", [("everything", "toggle-subscriber-updates")]),
+    ("run a slow task that reports progress", [("everything", "trigger-long-running-operation")]),
+    ("test progress notifications for 10 seconds", [("everything", "trigger-long-running-operation")]),
+    ("do a deep research on quantum computing", [("everything", "simulate-research-query")]),
+    ("give me some links to resources", [("everything", "get-resource-links")]),
+    ("get a reference to resource number 5", [("everything", "get-resource-reference")]),
+    ("show a message with priority annotations", [("everything", "get-annotated-message")]),
+    ("return weather data as structured output", [("everything", "get-structured-content")]),
+    ("get-sum", [("everything", "get-sum")]),
+    ("everything/echo", [("everything", "echo")]),
+    ("toggle subscriber updates", [("everything", "toggle-subscriber-updates")]),
+    # cross-server and exact names
+    ("create_directory", [("filesystem", "create_directory")]),
+    ("read_multiple_files", [("filesystem", "read_multiple_files")]),
+    ("filesystem__move_file", [("filesystem", "move_file")]),
+    ("delete_entities", [("memory", "delete_entities")]),
+    ("get_current_time", [("time", "get_current_time")]),
+    ("time/convert_time", [("time", "convert_time")]),
+    ("git checkout", [("git", "git_checkout")]),
+    ("delete a node from the graph", [("memory", "delete_entities")]),
+    ("rename a branch? no, just create one from main", [("git", "git_create_branch")]),
+    ("list files", [("filesystem", "list_directory")]),
+]
+
+
+def main():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "queries.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        for i, (query, relevant) in enumerate(Q):
+            row = {"id": f"ref-{i:03d}", "query": query, "relevant": [list(p) for p in relevant]}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"{len(Q)} queries -> {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+//! Retrieval benchmark: loads each data set under `benches/data/` straight into a catalog and
+//! a search index (no processes), runs its queries, and prints Recall@1/5/10, MRR@10 and
+//! nDCG@10 (metric definitions in `benches/data/README.md`) and the search latency.
+//!
+//! `cargo bench --bench retrieval`. Env: `RETRIEVAL_MISSES=N` prints N misses per set;
+//! `RETRIEVAL_BOOSTS=name=3,title=2` overrides field boosts (for tuning).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mcp_defer::catalog::{Catalog, ServerKey};
+use mcp_defer::search::{Boosts, SearchIndex, ToolDoc};
+use rmcp::model::Tool;
+
+mod eval;
+
+struct Loaded {
+    catalog: Catalog,
+    index: SearchIndex,
+    build: Duration,
+}
+
+fn load(dir: &Path, boosts: Boosts) -> Result<Loaded, String> {
+    let servers = eval::load_servers(&dir.join("servers.json"))?;
+    let mut catalog = Catalog::new(64);
+    let mut index = SearchIndex::with_boosts(boosts).map_err(|e| e.to_string())?;
+    let mut build = Duration::ZERO;
+    let mut updates = Vec::new();
+    for (i, server) in servers.iter().enumerate() {
+        let tools: Vec<Tool> = server
+            .tools
+            .iter()
+            .map(|t| {
+                serde_json::from_value(t.clone()).map_err(|e| format!("{}: {e}", server.server))
+            })
+            .collect::<Result<_, _>>()?;
+        let key = ServerKey {
+            name: &server.server,
+            prefix: &server.server,
+            index: i,
+        };
+        updates.push(catalog.update_server(key, tools));
+    }
+    // One upsert per server, as the server does when a server's tools arrive.
+    for (update, server) in updates.iter().zip(&servers) {
+        let docs: Vec<ToolDoc<'_>> = update
+            .added
+            .iter()
+            .filter_map(|id| catalog.get(*id))
+            .map(|e| ToolDoc {
+                id: e.id,
+                server_index: e.server_index,
+                qualified_name: e.name.as_str(),
+                server: &e.server,
+                server_text: &server.description,
+                tool: &e.tool,
+            })
+            .collect();
+        let start = Instant::now();
+        index.upsert(docs).map_err(|e| e.to_string())?;
+        build += start.elapsed();
+    }
+    Ok(Loaded {
+        catalog,
+        index,
+        build,
+    })
+}
+
+fn ranked(loaded: &Loaded, query: &str, latencies: &mut Vec<Duration>) -> Vec<(String, String)> {
+    let start = Instant::now();
+    let hits = loaded.index.search(query, 10, None);
+    latencies.push(start.elapsed());
+    hits.iter()
+        .filter_map(|h| loaded.catalog.get(h.id))
+        .map(|e| (e.server.to_string(), e.original_name().to_owned()))
+        .collect()
+}
+
+fn parse_boosts() -> Result<Boosts, String> {
+    let mut b = Boosts::default();
+    let Ok(spec) = std::env::var("RETRIEVAL_BOOSTS") else {
+        return Ok(b);
+    };
+    for item in spec.split(',').filter(|s| !s.is_empty()) {
+        let (k, v) = item.split_once('=').ok_or(format!("bad boost {item}"))?;
+        let v: f32 = v.parse().map_err(|e| format!("{item}: {e}"))?;
+        let slot = match k {
+            "name" => &mut b.name,
+            "name_prefix" => &mut b.name_prefix,
+            "title" => &mut b.title,
+            "description" => &mut b.description,
+            "description_plain" => &mut b.description_plain,
+            "description_prefix" => &mut b.description_prefix,
+            "params" => &mut b.params,
+            "param_text" => &mut b.param_text,
+            "enums" => &mut b.enums,
+            "server" => &mut b.server,
+            "server_text" => &mut b.server_text,
+            "shared_idf" => {
+                b.shared_idf = v != 0.0;
+                continue;
+            }
+            "drop_filler" => {
+                b.drop_filler = v != 0.0;
+                continue;
+            }
+            _ => return Err(format!("unknown boost {k}")),
+        };
+        *slot = v;
+    }
+    Ok(b)
+}
+
+fn main() -> Result<(), String> {
+    // `cargo bench` passes `--bench`; a filter argument selects sets by name.
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let misses: usize = std::env::var("RETRIEVAL_MISSES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let boosts = parse_boosts()?;
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data");
+    let sets = [
+        ("metatool single", "metatool", "queries.jsonl"),
+        ("metatool multi", "metatool", "queries_multi.jsonl"),
+        ("reference", "reference", "queries.jsonl"),
+    ];
+    println!(
+        "{:<16} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9} {:>9}",
+        "set", "queries", "R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "p50 µs", "p99 µs"
+    );
+    let mut all = Vec::new();
+    let mut builds = Vec::new();
+    for (name, dir, file) in sets {
+        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        let dir = data.join(dir);
+        if !dir.join(file).exists() {
+            println!("{name:<16} (missing {})", dir.join(file).display());
+            continue;
+        }
+        let loaded = load(&dir, boosts)?;
+        builds.push((name, loaded.catalog.len(), loaded.build));
+        let queries = eval::load_queries(&dir.join(file))?;
+        // Warm up caches once, then measure.
+        let mut sink = Vec::new();
+        for q in &queries {
+            ranked(&loaded, &q.query, &mut sink);
+        }
+        let mut latencies = Vec::with_capacity(queries.len());
+        let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut latencies));
+        let (p50, p99) = percentiles(&mut latencies);
+        all.extend(latencies);
+        println!(
+            "{:<16} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3} {:>9.1} {:>9.1}",
+            name, m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg10, p50, p99
+        );
+        if misses > 0 {
+            let mut shown = 0;
+            for q in &queries {
+                let got = ranked(&loaded, &q.query, &mut sink);
+                let hit = eval::hits(&got[..got.len().min(5)], &q.relevant);
+                if hit.iter().filter(|h| **h).count() < q.relevant.len().min(5) && shown < misses {
+                    shown += 1;
+                    let top: Vec<&str> = got.iter().take(5).map(|(_, t)| t.as_str()).collect();
+                    let want: Vec<&str> = q.relevant.iter().map(|(_, t)| t.as_str()).collect();
+                    eprintln!(
+                        "  miss {}: {:?}\n    want {:?}\n    got  {:?}",
+                        q.id, q.query, want, top
+                    );
+                }
+            }
+        }
+    }
+    let (p50, p99) = percentiles(&mut all);
+    println!(
+        "all searches: {} queries, p50 {p50:.1} µs, p99 {p99:.1} µs (limit 10)",
+        all.len()
+    );
+    for (name, tools, build) in builds {
+        println!(
+            "index build ({name}): {tools} tools, one upsert per server, {:.1} ms",
+            build.as_secs_f64() * 1e3
+        );
+    }
+    Ok(())
+}
+
+/// p50 and p99 in microseconds.
+fn percentiles(latencies: &mut [Duration]) -> (f64, f64) {
+    if latencies.is_empty() {
+        return (0.0, 0.0);
+    }
+    latencies.sort();
+    let at = |p: f64| {
+        let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
+        latencies[i].as_secs_f64() * 1e6
+    };
+    (at(0.50), at(0.99))
+}
