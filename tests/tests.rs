@@ -10,5 +10,6 @@ mod check;
 mod downstream;
 mod interop;
 mod list;
+mod search;
 mod serve;
 mod shutdown;

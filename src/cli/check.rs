@@ -7,41 +7,11 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+use super::{cancel_on_interrupt, load_config, runtime};
 use crate::config::Config;
 use crate::downstream::{Pool, ServerState};
-
-/// Loads `--config PATH`, or the default path when absent.
-///
-/// # Errors
-/// The config error (file, line, key) or the places the default lookup tried.
-pub(crate) fn load_config(path: Option<PathBuf>) -> anyhow::Result<Config> {
-    let path = match path {
-        Some(path) => path,
-        None => Config::default_path()?,
-    };
-    Ok(Config::load(&path)?)
-}
-
-/// The runtime of a one-shot command; `serve` builds its own.
-pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")
-}
-
-/// Cancels `token` on Ctrl-C, so an interrupted command still reaps its children.
-pub(crate) fn cancel_on_interrupt(token: &CancellationToken) {
-    let token = token.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            token.cancel();
-        }
-    });
-}
 
 pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = load_config(config)?;

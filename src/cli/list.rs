@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::check::{cancel_on_interrupt, load_config, runtime};
+use super::{cancel_on_interrupt, load_config, runtime};
 use crate::config::Config;
 use crate::downstream::{self, ServerState};
 

@@ -3,10 +3,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
 
 mod check;
 mod list;
+mod search;
+mod stats;
 
 #[derive(Debug, Parser)]
 #[command(name = "mcp-defer", version, about)]
@@ -35,6 +41,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show what search_tools would answer for a query, with scores.
+    Search {
+        #[command(flatten)]
+        config: ConfigArg,
+        #[command(flatten)]
+        args: search::Args,
+    },
+    /// Estimate the tokens of the tool list: every tool flat, against deferred.
+    Stats(ConfigArg),
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -61,20 +76,52 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Some(Command::Check(args)) => check::run(args.config),
         Some(Command::List { config, json }) => list::run(config.config, json),
+        Some(Command::Search { config, args }) => search::run(config.config, args),
+        Some(Command::Stats(args)) => stats::run(args.config),
         Some(Command::Serve(args)) => serve(args.config),
         None => serve(None),
     }
 }
 
 fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = check::load_config(config)?;
-    let runtime = check::runtime()?;
+    let config = load_config(config)?;
+    let runtime = runtime()?;
     let served = runtime.block_on(crate::server::serve(config));
     // The stdin reader is a blocking thread that never returns on a signal; waiting for it
     // would keep a terminated server alive. Everything that matters has finished by now.
     runtime.shutdown_background();
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Loads `--config PATH`, or the default path when absent.
+///
+/// # Errors
+/// The config error (file, line, key) or the places the default lookup tried.
+pub(crate) fn load_config(path: Option<PathBuf>) -> anyhow::Result<Config> {
+    let path = match path {
+        Some(path) => path,
+        None => Config::default_path()?,
+    };
+    Ok(Config::load(&path)?)
+}
+
+/// The runtime of a one-shot command; `serve` builds its own.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Cancels `token` on Ctrl-C, so an interrupted command still reaps its children.
+pub(crate) fn cancel_on_interrupt(token: &CancellationToken) {
+    let token = token.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            token.cancel();
+        }
+    });
 }
 
 /// Logs go to stderr, never stdout: stdout is the protocol.

@@ -161,6 +161,15 @@ impl ServerConfig {
             && !self.disabled_tools.iter().any(|t| t == tool)
     }
 
+    /// What the search index adds to every tool of this server: its `description` and
+    /// `search_hints`, and the `instructions` of its handshake.
+    pub fn search_text(&self, instructions: Option<&str>) -> String {
+        let mut parts: Vec<&str> = self.description.as_deref().into_iter().collect();
+        parts.extend(self.search_hints.iter().map(String::as_str));
+        parts.extend(instructions);
+        parts.join("\n")
+    }
+
     /// Whether `tool` is pinned as a core tool.
     pub fn is_core(&self, tool: &str) -> bool {
         match &self.always_load {

@@ -19,14 +19,14 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
-use crate::catalog::{Catalog, EntryId, Resolution, ServerKey};
+use crate::catalog::{Catalog, CatalogEntry, EntryId, Resolution, ServerKey};
 use crate::config::{AlwaysLoad, Config, Exposure};
 use crate::downstream::{CallOptions, DownstreamError, Event, ServerHandle, ServerState};
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
 mod instructions;
-pub(crate) mod meta;
+pub mod meta;
 mod notify;
 mod serve;
 
@@ -144,7 +144,7 @@ impl State {
             known[server] = instructions;
             changed
         };
-        let server_text = server_text(config, lock(&self.instructions)[server].as_deref());
+        let server_text = config.search_text(lock(&self.instructions)[server].as_deref());
         let mut catalog = write(&self.catalog);
         let update = catalog.update_server(
             ServerKey {
@@ -175,14 +175,7 @@ impl State {
         let docs: Vec<ToolDoc<'_>> = reindex
             .iter()
             .filter_map(|&id| catalog.get(id))
-            .map(|entry| ToolDoc {
-                id: entry.id,
-                server_index: entry.server_index,
-                qualified_name: entry.name.as_str(),
-                server: &entry.server,
-                server_text: &server_text,
-                tool: &entry.tool,
-            })
+            .map(|entry| search_doc(entry, &server_text))
             .collect();
         if let Err(err) = write(&self.index).upsert(docs) {
             tracing::error!(server = %config.name, error = %err, "search index update failed");
@@ -541,13 +534,16 @@ impl ServerHandler for DeferServer {
     }
 }
 
-/// What the index adds to every tool of a server: its `description` and `search_hints` from
-/// the config and the `instructions` of its handshake.
-fn server_text(config: &crate::config::ServerConfig, instructions: Option<&str>) -> String {
-    let mut parts: Vec<&str> = config.description.as_deref().into_iter().collect();
-    parts.extend(config.search_hints.iter().map(String::as_str));
-    parts.extend(instructions);
-    parts.join("\n")
+/// The search document of a catalog entry.
+pub(crate) fn search_doc<'a>(entry: &'a CatalogEntry, server_text: &'a str) -> ToolDoc<'a> {
+    ToolDoc {
+        id: entry.id,
+        server_index: entry.server_index,
+        qualified_name: entry.name.as_str(),
+        server: &entry.server,
+        server_text,
+        tool: &entry.tool,
+    }
 }
 
 /// A panic while one of these locks is held is a bug, but serving the data as it stands

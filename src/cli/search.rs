@@ -1,0 +1,106 @@
+//! `mcp-defer search`: what `search_tools` would answer, with scores, for people tuning
+//! their catalog (descriptions, `search_hints`).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{cancel_on_interrupt, load_config, runtime};
+use crate::config::Config;
+use crate::downstream;
+use crate::exposure::ExposedList;
+use crate::search::SearchIndex;
+use crate::server::meta::search_tools;
+use crate::server::search_doc;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What the tool should do, or its name.
+    pub query: String,
+    /// Only tools of this server.
+    #[arg(long, short)]
+    pub server: Option<String>,
+    /// How many results [default: the config's search_limit].
+    #[arg(long, short = 'n')]
+    pub limit: Option<usize>,
+    /// The result exactly as `search_tools` returns it, as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
+    let config = load_config(config)?;
+    runtime()?.block_on(search(&config, args))
+}
+
+async fn search(config: &Config, args: Args) -> anyhow::Result<ExitCode> {
+    let root = CancellationToken::new();
+    cancel_on_interrupt(&root);
+    let settled = downstream::settle(config, root).await;
+    // Fed server by server, as `serve` feeds it while servers connect.
+    let mut index = SearchIndex::new()?;
+    for (i, server) in config.servers.iter().enumerate() {
+        let text = server.search_text(settled.instructions[i].as_deref());
+        index.upsert(
+            settled
+                .catalog
+                .server_entries(i)
+                .map(|entry| search_doc(entry, &text)),
+        )?;
+    }
+    let request = search_tools::Args {
+        query: args.query,
+        limit: args.limit,
+        server: args.server,
+    };
+    let result = search_tools::run(
+        &settled.catalog,
+        &index,
+        &ExposedList::new(),
+        &request,
+        config.settings.search_limit,
+    );
+    settled.pool.shutdown().await;
+
+    let structured = result.structured_content.unwrap_or_default();
+    let mut out = String::new();
+    if result.is_error == Some(true) {
+        let message: Vec<String> = result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect();
+        anyhow::bail!("{}", message.join(" "));
+    }
+    if args.json {
+        out = serde_json::to_string_pretty(&structured)?;
+        out.push('\n');
+    } else {
+        let hits = structured["tools"].as_array().cloned().unwrap_or_default();
+        if hits.is_empty() {
+            out.push_str("no tools match\n");
+        }
+        let width = hits
+            .iter()
+            .filter_map(|h| h["name"].as_str())
+            .map(str::len)
+            .max()
+            .unwrap_or(0);
+        for hit in &hits {
+            let line = format!(
+                "{:>7.2}  {:<width$}  {}",
+                hit["score"].as_f64().unwrap_or_default(),
+                hit["name"].as_str().unwrap_or_default(),
+                hit["description"].as_str().unwrap_or_default(),
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

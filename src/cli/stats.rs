@@ -1,0 +1,97 @@
+//! `mcp-defer stats`: what the tool list costs the client's context, flat against deferred.
+//!
+//! Tokens are estimated as serialized JSON bytes / 4, the usual rule of thumb for English and
+//! JSON with BPE tokenizers; good for comparing, not for billing.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{cancel_on_interrupt, load_config, runtime};
+use crate::config::Config;
+use crate::downstream;
+use crate::exposure::listed_form;
+use crate::server::meta::MetaTool;
+
+/// Bytes of serialized JSON per token, roughly.
+const BYTES_PER_TOKEN: usize = 4;
+
+pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let config = load_config(config)?;
+    runtime()?.block_on(stats(&config))
+}
+
+async fn stats(config: &Config) -> anyhow::Result<ExitCode> {
+    let root = CancellationToken::new();
+    cancel_on_interrupt(&root);
+    let settled = downstream::settle(config, root).await;
+    let settings = &config.settings;
+    let size = |tool: &rmcp::model::Tool| serde_json::to_string(tool).map_or(0, |s| s.len());
+
+    let mut out = format!(
+        "{:<24} {:>6} {:>10} {:>10}\n",
+        "server", "tools", "flat", "deferred"
+    );
+    let (mut flat, mut tools) = (0, 0);
+    let meta: usize = MetaTool::ALL
+        .iter()
+        .map(|m| size(&m.definition(settings.exposure, settings.claude_always_load)))
+        .sum();
+    let mut deferred = meta;
+    for (i, server) in config.servers.iter().enumerate() {
+        let entries: Vec<_> = settled
+            .catalog
+            .server_entries(i)
+            .filter(|e| !e.gone)
+            .collect();
+        let listed =
+            |e: &&crate::catalog::CatalogEntry| size(&listed_form(e, settings.claude_always_load));
+        let server_flat: usize = entries.iter().map(listed).sum();
+        let server_core: usize = entries
+            .iter()
+            .filter(|e| server.is_core(e.original_name()))
+            .map(listed)
+            .sum();
+        out.push_str(&format!(
+            "{:<24} {:>6} {:>10} {:>10}\n",
+            server.name,
+            entries.len(),
+            tokens(server_flat),
+            tokens(server_core)
+        ));
+        flat += server_flat;
+        deferred += server_core;
+        tools += entries.len();
+    }
+    out.push_str(&format!(
+        "{:<24} {:>6} {:>10} {:>10}\n",
+        "meta tools",
+        MetaTool::ALL.len(),
+        "",
+        tokens(meta)
+    ));
+    out.push_str(&format!(
+        "{:<24} {:>6} {:>10} {:>10}\n",
+        "total (≈tokens)",
+        tools,
+        tokens(flat),
+        tokens(deferred)
+    ));
+    if flat > 0 {
+        out.push_str(&format!(
+            "the first tools/list is {:.1}% of the flat list\n",
+            100.0 * deferred as f64 / flat as f64
+        ));
+    }
+    settled.pool.shutdown().await;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tokens(bytes: usize) -> String {
+    (bytes.div_ceil(BYTES_PER_TOKEN)).to_string()
+}
