@@ -56,35 +56,34 @@ impl MetaTool {
     /// The listed definition. Depends on the settings only, so it is the same in every
     /// session with the same config.
     pub fn definition(self, exposure: Exposure, claude_always_load: bool) -> Tool {
-        let (description, input, output, read_only) = match self {
+        // Annotations: searching is read-only; selecting twice changes nothing more; what
+        // call_tool does depends on the tool it calls, so it claims nothing.
+        let (description, input, output, annotations) = match self {
             MetaTool::SearchTools => (
-                search_tools::DESCRIPTION.to_owned(),
+                search_tools::DESCRIPTION,
                 search_tools::input_schema(),
                 Some(search_tools::output_schema()),
-                true,
+                Some(ToolAnnotations::new().read_only(true).idempotent(true)),
             ),
             MetaTool::SelectTools => (
-                select_tools::description(exposure).to_owned(),
+                select_tools::description(exposure),
                 select_tools::input_schema(),
-                Some(select_tools::output_schema()),
-                exposure == Exposure::Proxy,
-            ),
-            MetaTool::CallTool => (
-                call_tool::DESCRIPTION.to_owned(),
-                call_tool::input_schema(),
                 None,
-                false,
+                Some(
+                    ToolAnnotations::new()
+                        .read_only(exposure == Exposure::Proxy)
+                        .idempotent(true),
+                ),
             ),
+            MetaTool::CallTool => (call_tool::DESCRIPTION, call_tool::input_schema(), None, None),
         };
         let mut tool = Tool::new(self.name(), description, Arc::new(object(input)));
         if let Some(output) = output {
             tool = tool.with_raw_output_schema(Arc::new(object(output)));
         }
-        let mut annotations = ToolAnnotations::new().read_only(read_only);
-        if read_only {
-            annotations = annotations.idempotent(true);
+        if let Some(annotations) = annotations {
+            tool = tool.annotate(annotations.open_world(false));
         }
-        tool = tool.annotate(annotations.open_world(false));
         if claude_always_load {
             mark_always_load(&mut tool);
         }

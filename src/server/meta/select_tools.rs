@@ -49,26 +49,6 @@ pub fn input_schema() -> Value {
     })
 }
 
-pub fn output_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "loaded": {"type": "array", "items": {"type": "object"}, "description": "Full definitions of the tools loaded now."},
-            "already_loaded": {"type": "array", "items": {"type": "string"}},
-            "unknown": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"name": {"type": "string"}, "did_you_mean": {"type": "string"}},
-                    "required": ["name"]
-                }
-            },
-            "note": {"type": "string"}
-        },
-        "required": ["loaded", "already_loaded", "unknown"]
-    })
-}
-
 /// What a selection did.
 #[derive(Debug)]
 pub struct Outcome {
