@@ -91,10 +91,13 @@ fn default_tools() -> Value {
         },
         {
             "name": "grow",
-            "description": "Add a new tool with the given name to this server's tool list and announce the change.",
+            "description": "Add a new tool with the given name to this server's tool list (or redefine it, when it exists) and announce the change.",
             "inputSchema": {
                 "type": "object",
-                "properties": {"name": {"type": "string", "description": "Name of the tool to add"}},
+                "properties": {
+                    "name": {"type": "string", "description": "Name of the tool to add"},
+                    "description": {"type": "string", "description": "Its description"}
+                },
                 "required": ["name"]
             }
         },
@@ -233,13 +236,25 @@ impl ServerHandler for Fixture {
                 let grow = request.name == "grow";
                 if let Ok(mut tools) = self.tools.lock() {
                     if grow {
+                        let description =
+                            args.get("description").and_then(Value::as_str).map_or_else(
+                                || {
+                                    format!(
+                                        "A tool named {name}, added while the server was running."
+                                    )
+                                },
+                                str::to_owned,
+                            );
                         let tool: Tool = serde_json::from_value(json!({
                             "name": name,
-                            "description": format!("A tool named {name}, added while the server was running."),
+                            "description": description,
                             "inputSchema": {"type": "object"}
                         }))
                         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                        tools.push(tool);
+                        match tools.iter_mut().find(|t| t.name == tool.name) {
+                            Some(existing) => *existing = tool,
+                            None => tools.push(tool),
+                        }
                     } else {
                         tools.retain(|t| t.name != name);
                     }

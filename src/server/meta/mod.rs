@@ -75,7 +75,12 @@ impl MetaTool {
                         .idempotent(true),
                 ),
             ),
-            MetaTool::CallTool => (call_tool::DESCRIPTION, call_tool::input_schema(), None, None),
+            MetaTool::CallTool => (
+                call_tool::DESCRIPTION,
+                call_tool::input_schema(),
+                None,
+                None,
+            ),
         };
         let mut tool = Tool::new(self.name(), description, Arc::new(object(input)));
         if let Some(output) = output {
