@@ -341,6 +341,32 @@ async fn all_mode_lists_every_tool_in_server_order() {
     session.close().await;
 }
 
+#[tokio::test]
+async fn downstream_progress_reaches_the_client_under_its_token() {
+    let setup = one_fixture("");
+    let mut session = Session::start(&setup.file("servers.toml")).await;
+    let mut params = rmcp::model::CallToolRequestParams::new("fx__sleep");
+    params.arguments = Some(object(json!({"ms": 200})));
+    // rmcp's client puts its own progress token on the request and routes by it.
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    let token = rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("tok-7".into()));
+    meta.set_progress_token(token);
+    params.meta = Some(meta);
+    let slept = session
+        .client
+        .call_tool(params)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(text(&slept).contains("slept 200 ms"), "{}", text(&slept));
+    let first = tokio::time::timeout(Duration::from_secs(5), session.progress.recv())
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| panic!("no progress reached the client"));
+    assert!(first.total.is_some(), "{first:?}");
+    session.close().await;
+}
+
 /// Waits until `search_tools` with `query` on server `fx` shows `name` (or not).
 async fn wait_searchable(session: &Session, query: &str, name: &str, present: bool) {
     for _ in 0..100 {

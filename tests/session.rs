@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, JsonObject, ProgressNotificationParam, Tool,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -13,18 +15,27 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub struct Recorder {
     changed: mpsc::UnboundedSender<()>,
+    progress: mpsc::UnboundedSender<ProgressNotificationParam>,
 }
 
 impl ClientHandler for Recorder {
-    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        let _ = context;
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changed.send(());
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.progress.send(params);
     }
 }
 
 pub struct Session {
     pub client: RunningService<RoleClient, Recorder>,
     pub changed: mpsc::UnboundedReceiver<()>,
+    pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
 }
 
 impl Session {
@@ -36,13 +47,18 @@ impl Session {
         let transport =
             TokioChildProcess::new(command).unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
         let (tx, rx) = mpsc::unbounded_channel();
-        let client = Recorder { changed: tx }
-            .serve(transport)
-            .await
-            .unwrap_or_else(|e| panic!("handshake with mcp-defer: {e}"));
+        let (progress_tx, progress) = mpsc::unbounded_channel();
+        let client = Recorder {
+            changed: tx,
+            progress: progress_tx,
+        }
+        .serve(transport)
+        .await
+        .unwrap_or_else(|e| panic!("handshake with mcp-defer: {e}"));
         Session {
             client,
             changed: rx,
+            progress,
         }
     }
 
