@@ -21,3 +21,4 @@ pub mod downstream;
 pub mod exposure;
 pub mod search;
 pub mod server;
+mod suggest;

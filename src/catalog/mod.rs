@@ -204,26 +204,19 @@ impl Catalog {
         }
     }
 
-    /// The known name closest to `name`, for "did you mean".
+    /// The known name closest to `name`, for "did you mean": qualified names first, then
+    /// the servers' own names.
     pub fn suggest(&self, name: &str) -> Option<QualifiedName> {
-        let wanted = name.to_ascii_lowercase();
-        self.iter()
-            .filter(|e| !e.gone)
-            .map(|e| {
-                let score = similarity(&wanted, &e.name.as_str().to_ascii_lowercase())
-                    .max(similarity(&wanted, &e.original_name().to_ascii_lowercase()));
-                (score, e)
-            })
-            .filter(|(score, _)| *score >= 0.3)
-            // `max_by` keeps the last of equals; iterate so the first in catalog order wins.
-            .fold(
-                None::<(f64, &CatalogEntry)>,
-                |best, (score, e)| match best {
-                    Some((s, _)) if s >= score => best,
-                    _ => Some((score, e)),
-                },
-            )
-            .map(|(_, e)| e.name.clone())
+        let live: Vec<&CatalogEntry> = self.iter().filter(|e| !e.gone).collect();
+        let qualified: Vec<&str> = live.iter().map(|e| e.name.as_str()).collect();
+        if let Some(found) = crate::suggest::did_you_mean(name, &qualified) {
+            return self.by_name(found).map(|e| e.name.clone());
+        }
+        let original: Vec<&str> = live.iter().map(|e| e.original_name()).collect();
+        let found = crate::suggest::did_you_mean(name, &original)?;
+        live.iter()
+            .find(|e| e.original_name() == found)
+            .map(|e| e.name.clone())
     }
 
     /// Every entry in config order.
@@ -267,22 +260,6 @@ pub enum Resolution<'a> {
     Unknown {
         suggestion: Option<QualifiedName>,
     },
-}
-
-/// Jaccard similarity of character trigrams (ripgrep's flag suggestions use the same idea).
-fn similarity(a: &str, b: &str) -> f64 {
-    fn grams(s: &str) -> std::collections::BTreeSet<[char; 3]> {
-        let padded: Vec<char> = format!("  {s} ").chars().collect();
-        padded.windows(3).map(|w| [w[0], w[1], w[2]]).collect()
-    }
-    let (a, b) = (grams(a), grams(b));
-    let shared = a.intersection(&b).count();
-    let all = a.union(&b).count();
-    if all == 0 {
-        0.0
-    } else {
-        shared as f64 / all as f64
-    }
 }
 
 #[cfg(test)]

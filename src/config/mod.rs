@@ -45,7 +45,6 @@ use std::time::Duration;
 mod error;
 mod expand;
 mod raw;
-mod suggest;
 mod validate;
 
 pub use error::ConfigError;

@@ -11,8 +11,8 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::error::{ConfigError, Source, server_table};
-use super::suggest;
 use super::{Config, validate};
+use crate::suggest;
 
 /// A value with the span of its key (or, for array elements, of the element itself).
 pub(super) type S<T> = Spanned<T>;

@@ -16,8 +16,9 @@ use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
     MAX_NAME_LENGTH_RANGE, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings,
-    Transport, suggest,
+    Transport,
 };
+use crate::suggest;
 
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 

@@ -1,4 +1,4 @@
-//! "Did you mean" for misspelled keys and values.
+//! "Did you mean" for misspelled config keys, values and tool names.
 //!
 //! Names are compared after folding case and dropping `_` and `-`, so the spellings other
 //! clients use (`mcpServers`, `alwaysLoad`, `enabledTools`) land on ours. Pure functions, no
@@ -9,7 +9,7 @@
 /// Close enough: an edit distance of at most a third of the input's length (at least 1), or
 /// one name containing the other (`headers` → `http_headers`). Ties go to the earlier
 /// candidate, so the answer is the same every run.
-pub(super) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
     let input = fold(input);
     if input.is_empty() {
         return None;
@@ -29,7 +29,7 @@ pub(super) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'
 }
 
 /// `" (did you mean `x`?)"` or nothing, ready to append to a message.
-pub(super) fn hint(input: &str, candidates: &[&str]) -> String {
+pub(crate) fn hint(input: &str, candidates: &[&str]) -> String {
     did_you_mean(input, candidates)
         .map(|c| format!("; did you mean `{c}`?"))
         .unwrap_or_default()
@@ -42,20 +42,30 @@ fn fold(s: &str) -> String {
         .collect()
 }
 
-/// Levenshtein distance over characters.
+/// Edit distance over characters where swapping two neighbours counts as one edit (optimal
+/// string alignment): `raed` is one typo away from `read`, not two.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let substitute = diagonal + usize::from(ca != cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    // Three rows: the one before the previous is needed for transpositions.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        current[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(before[j - 2] + 1);
+            }
+            current[j] = best;
         }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
     }
-    row[b.len()]
+    previous[b.len()]
 }
 
 #[cfg(test)]
@@ -90,5 +100,6 @@ mod tests {
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("same", "same"), 0);
+        assert_eq!(edit_distance("raed", "read"), 1, "a swap is one edit");
     }
 }
