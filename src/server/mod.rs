@@ -138,22 +138,34 @@ impl State {
             tracing::error!(server, "event for a server that is not configured");
             return 0;
         };
-        let new_instructions = {
+        let (server_text, new_instructions) = {
             let mut known = lock(&self.instructions);
             let changed = known[server] != instructions;
             known[server] = instructions;
-            changed
+            (config.search_text(known[server].as_deref()), changed)
         };
-        let server_text = config.search_text(lock(&self.instructions)[server].as_deref());
-        let mut catalog = write(&self.catalog);
-        let update = catalog.update_server(
-            ServerKey {
-                name: &config.name,
-                prefix: &config.prefix,
-                index: server,
-            },
-            tools,
-        );
+        // The catalog lock covers the update only; indexing (a tantivy commit) runs on copies
+        // so searches and `tools/list` never wait for it.
+        let (update, reindex) = {
+            let mut catalog = write(&self.catalog);
+            let update = catalog.update_server(
+                ServerKey {
+                    name: &config.name,
+                    prefix: &config.prefix,
+                    index: server,
+                },
+                tools,
+            );
+            // New handshake instructions change the text of every tool of the server.
+            let reindex: Vec<CatalogEntry> = if new_instructions {
+                catalog.server_entries(server).cloned().collect()
+            } else {
+                (update.added.iter().chain(&update.changed))
+                    .filter_map(|&id| catalog.get(id).cloned())
+                    .collect()
+            };
+            (update, reindex)
+        };
         tracing::info!(
             server = %config.name,
             added = update.added.len(),
@@ -161,25 +173,11 @@ impl State {
             removed = update.removed.len(),
             "tools listed"
         );
-        // A new server text (its handshake instructions) re-indexes all its tools.
-        let reindex: Vec<EntryId> = if new_instructions {
-            catalog.server_entries(server).map(|e| e.id).collect()
-        } else {
-            update
-                .added
-                .iter()
-                .chain(&update.changed)
-                .copied()
-                .collect()
-        };
-        let docs: Vec<ToolDoc<'_>> = reindex
-            .iter()
-            .filter_map(|&id| catalog.get(id))
-            .map(|entry| search_doc(entry, &server_text))
-            .collect();
+        let docs = reindex.iter().map(|entry| search_doc(entry, &server_text));
         if let Err(err) = write(&self.index).upsert(docs) {
             tracing::error!(server = %config.name, error = %err, "search index update failed");
         }
+        let catalog = read(&self.catalog);
         let mut exposed = lock(&self.exposed);
         for id in &update.changed {
             if let Some(entry) = catalog.get(*id)
