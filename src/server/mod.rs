@@ -19,7 +19,7 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
-use crate::catalog::{Catalog, CatalogEntry, EntryId, Resolution, ServerKey};
+use crate::catalog::{Catalog, CatalogEntry, EntryId, ServerKey};
 use crate::config::{AlwaysLoad, Config, Exposure};
 use crate::downstream::{CallOptions, DownstreamError, Event, ServerHandle, ServerState};
 use crate::exposure::{ExposedList, listed_form};
@@ -348,102 +348,80 @@ impl State {
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let settings = &self.config.settings;
         self.wait_for_servers().await;
-        match tool {
+        let arguments = request.arguments;
+        let result = match tool {
             MetaTool::SearchTools => {
-                let args = match meta::parse_arguments::<meta::search_tools::Args>(
-                    tool,
-                    request.arguments,
-                ) {
-                    Ok(args) => args,
-                    Err(result) => return *result,
-                };
-                let catalog = read(&self.catalog);
-                let index = read(&self.index);
-                let exposed = lock(&self.exposed);
-                meta::search_tools::run(
-                    &catalog,
-                    &index,
-                    &exposed.list,
-                    &args,
-                    settings.search_limit,
-                )
+                meta::parse_arguments(tool, arguments).map(|a| self.search(&a))
             }
-            MetaTool::SelectTools => {
-                let args = match meta::parse_arguments::<meta::select_tools::Args>(
-                    tool,
-                    request.arguments,
-                ) {
-                    Ok(args) => args,
-                    Err(result) => return *result,
-                };
-                let seen = self.notifier.relist_count();
-                let outcome = {
-                    let catalog = read(&self.catalog);
-                    let mut exposed = lock(&self.exposed);
-                    meta::select_tools::run(
-                        &catalog,
-                        &mut exposed.list,
-                        &args,
-                        settings.exposure,
-                        settings.claude_always_load,
-                    )
-                };
-                if outcome.appended > 0 && self.notifier.tools_changed().await {
-                    self.notifier
-                        .hold_until_relist(seen, settings.relist_wait)
-                        .await;
-                }
-                outcome.result
-            }
-            MetaTool::CallTool => {
-                let args =
-                    match meta::parse_arguments::<meta::call_tool::Args>(tool, request.arguments) {
-                        Ok(args) => args,
-                        Err(result) => return *result,
-                    };
-                let found = match read(&self.catalog).resolve(&args.name) {
-                    Resolution::Found(entry) => Ok((entry.id, entry.tool.clone())),
-                    Resolution::Ambiguous(names) => Err(format!(
-                        "'{}' is ambiguous: {}. Call it by one of these names.",
-                        args.name,
-                        names
-                            .iter()
-                            .map(|n| n.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                    Resolution::Unknown { suggestion } => Err(match suggestion {
-                        Some(s) => format!(
-                            "Unknown tool '{}' (did you mean {s}?). Use search_tools to find names.",
-                            args.name
-                        ),
-                        None => format!(
-                            "Unknown tool '{}'. Use search_tools to find names.",
-                            args.name
-                        ),
-                    }),
-                };
-                let (id, definition) = match found {
-                    Ok(found) => found,
-                    Err(message) => return meta::error_result(message),
-                };
-                let arguments = args.arguments.unwrap_or_default();
-                if let Some(validator) = self.validator(id, &definition)
-                    && let Err(errors) = validator.check(&arguments)
-                {
-                    return meta::error_result(format!(
-                        "Arguments for {} do not match its input schema:\n- {}\nFix them and call again.",
-                        args.name,
-                        errors.join("\n- ")
-                    ));
-                }
-                let mut inner = CallToolRequestParams::new(definition.name.clone());
-                inner.arguments = Some(arguments);
-                self.route(id, inner, context).await
-            }
+            MetaTool::SelectTools => match meta::parse_arguments(tool, arguments) {
+                Ok(args) => Ok(self.select(&args).await),
+                Err(result) => Err(result),
+            },
+            MetaTool::CallTool => match meta::parse_arguments(tool, arguments) {
+                Ok(args) => Ok(self.call_by_name(args, context).await),
+                Err(result) => Err(result),
+            },
+        };
+        result.unwrap_or_else(|invalid| *invalid)
+    }
+
+    fn search(&self, args: &meta::search_tools::Args) -> CallToolResult {
+        let catalog = read(&self.catalog);
+        let index = read(&self.index);
+        let exposed = lock(&self.exposed);
+        meta::search_tools::run(
+            &catalog,
+            &index,
+            &exposed.list,
+            args,
+            self.config.settings.search_limit,
+        )
+    }
+
+    /// Appends, notifies, then holds the result until the client has re-listed.
+    async fn select(&self, args: &meta::select_tools::Args) -> CallToolResult {
+        let settings = &self.config.settings;
+        let seen = self.notifier.relist_count();
+        let outcome = {
+            let catalog = read(&self.catalog);
+            let mut exposed = lock(&self.exposed);
+            meta::select_tools::run(
+                &catalog,
+                &mut exposed.list,
+                args,
+                settings.exposure,
+                settings.claude_always_load,
+            )
+        };
+        if outcome.appended > 0 && self.notifier.tools_changed().await {
+            self.notifier
+                .hold_until_relist(seen, settings.relist_wait)
+                .await;
         }
+        outcome.result
+    }
+
+    /// `call_tool`: resolves the name, validates the arguments, routes the call.
+    async fn call_by_name(
+        &self,
+        args: meta::call_tool::Args,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let resolved = meta::call_tool::resolve(&read(&self.catalog), &args.name);
+        let (id, definition) = match resolved {
+            Ok(found) => found,
+            Err(message) => return meta::error_result(message),
+        };
+        let arguments = args.arguments.unwrap_or_default();
+        if let Some(validator) = self.validator(id, &definition)
+            && let Err(errors) = validator.check(&arguments)
+        {
+            return meta::error_result(meta::call_tool::mismatch(&args.name, &errors));
+        }
+        let mut inner = CallToolRequestParams::new(definition.name.clone());
+        inner.arguments = Some(arguments);
+        self.route(id, inner, context).await
     }
 }
 

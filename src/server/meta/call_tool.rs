@@ -1,9 +1,13 @@
 //! `call_tool`: calls any catalog tool by name, loaded or not, after checking its arguments
 //! against the tool's `inputSchema`. The path for clients that ignore list-changed.
 
-use rmcp::model::JsonObject;
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool};
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+use crate::catalog::{Catalog, EntryId, Resolution};
 
 pub const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
 is loaded in your tool list. Arguments are checked against the tool's input schema first; errors \
@@ -30,6 +34,37 @@ pub fn input_schema() -> Value {
         "required": ["name"],
         "additionalProperties": false
     })
+}
+
+/// The entry `name` designates, or a message the model can act on.
+pub fn resolve(catalog: &Catalog, name: &str) -> Result<(EntryId, Arc<Tool>), String> {
+    match catalog.resolve(name) {
+        Resolution::Found(entry) => Ok((entry.id, entry.tool.clone())),
+        Resolution::Ambiguous(names) => Err(format!(
+            "'{name}' is ambiguous: {}. Call it by one of these names.",
+            names
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Resolution::Unknown {
+            suggestion: Some(suggestion),
+        } => Err(format!(
+            "Unknown tool '{name}' (did you mean {suggestion}?). Use search_tools to find names."
+        )),
+        Resolution::Unknown { suggestion: None } => Err(format!(
+            "Unknown tool '{name}'. Use search_tools to find names."
+        )),
+    }
+}
+
+/// The error text for arguments that fail the tool's schema: one failing path a line.
+pub fn mismatch(name: &str, errors: &[String]) -> String {
+    format!(
+        "Arguments for {name} do not match its input schema:\n- {}\nFix them and call again.",
+        errors.join("\n- ")
+    )
 }
 
 /// A compiled `inputSchema`.
