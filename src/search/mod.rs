@@ -19,14 +19,12 @@ use crate::catalog::EntryId;
 
 mod analysis;
 mod collector;
-mod feedback;
 mod fields;
 #[cfg(test)]
 mod tests;
 
 use analysis::{name_key, part_count, tokens};
 use collector::{Ranked, TopRanked};
-use feedback::{Feedback, Scored, TermVectors};
 use fields::Fields;
 
 /// Queries are cut to this many characters: a query is a request, not a document.
@@ -96,12 +94,6 @@ pub struct Boosts {
     pub shared_idf: bool,
     /// Drop request framing words ("can you help me") from queries.
     pub drop_filler: bool,
-    /// Pseudo-relevance feedback: first-pass results that feed the expansion (0: off).
-    pub prf_docs: usize,
-    /// Expansion terms kept.
-    pub prf_terms: usize,
-    /// Weight of the expansion score against the best first-pass text score.
-    pub prf_weight: f32,
 }
 
 impl Default for Boosts {
@@ -120,9 +112,6 @@ impl Default for Boosts {
             server_text: 0.5,
             shared_idf: true,
             drop_filler: true,
-            prf_docs: 3,
-            prf_terms: 10,
-            prf_weight: 0.3,
         }
     }
 }
@@ -138,38 +127,16 @@ struct Analyzers {
     prefix: TextAnalyzer,
 }
 
-/// First-pass candidates the feedback round may re-order (beyond the requested limit).
-const FEEDBACK_CANDIDATES: usize = 50;
-
-/// The text a tool's feedback vector is built from: what says what the tool does.
-fn feedback_text(doc: &ToolDoc<'_>) -> String {
-    let tool = doc.tool;
-    let mut text = String::new();
-    text.push_str(&tool.name);
-    for part in [tool.title.as_deref(), tool.description.as_deref()]
-        .into_iter()
-        .flatten()
-    {
-        text.push_str(" \n ");
-        text.push_str(part);
-    }
-    text
-}
-
 pub struct SearchIndex {
     fields: Fields,
     boosts: Boosts,
     analyzers: Analyzers,
-    /// The document-side text analyzer, for feedback vectors.
-    doc_text: TextAnalyzer,
     writer: IndexWriter<TantivyDocument>,
     reader: IndexReader,
     /// Compact whole names (see `analysis::name_key`) of every document, so a query only
     /// builds exact-name clauses for keys that exist.
     keys_by_doc: BTreeMap<EntryId, Vec<String>>,
     key_counts: HashMap<String, usize>,
-    /// Analyzed text per tool, for pseudo-relevance feedback.
-    vectors: TermVectors,
 }
 
 impl fmt::Debug for SearchIndex {
@@ -218,12 +185,10 @@ impl SearchIndex {
             fields,
             boosts,
             analyzers,
-            doc_text: analysis::text_analyzer(false),
             writer,
             reader,
             keys_by_doc: BTreeMap::new(),
             key_counts: HashMap::new(),
-            vectors: TermVectors::default(),
         })
     }
 
@@ -250,9 +215,6 @@ impl SearchIndex {
             keys.sort();
             keys.dedup();
             self.set_keys(doc.id, Some(keys));
-            let terms = tokens(&self.doc_text, &feedback_text(&doc));
-            let order = fields::order_key(doc.server_index, doc.id.0);
-            self.vectors.insert(doc.id, order, doc.server, terms);
         }
         self.commit()
     }
@@ -265,7 +227,6 @@ impl SearchIndex {
         for id in ids {
             self.writer.delete_term(self.id_term(id));
             self.set_keys(id, None);
-            self.vectors.remove(id);
         }
         self.commit()
     }
@@ -320,7 +281,6 @@ impl SearchIndex {
             return Vec::new();
         }
         let query = bounded(query);
-        let text = query;
         let searcher = self.reader.searcher();
         let mut clauses = self.text_clauses(&searcher, query);
         clauses.extend(self.name_clauses(query));
@@ -344,47 +304,17 @@ impl SearchIndex {
                 (Occur::Must, filter),
             ])),
         };
-        let feedback = self.boosts.prf_docs > 0 && self.boosts.prf_weight > 0.0;
         let collector = TopRanked {
-            limit: if feedback {
-                limit.max(FEEDBACK_CANDIDATES)
-            } else {
-                limit
-            },
+            limit,
             order_field: "order",
         };
-        let first: Vec<Scored> = match searcher.search(query.as_ref(), &collector) {
-            Ok(ranked) => ranked.into_iter().map(scored).collect(),
+        match searcher.search(query.as_ref(), &collector) {
+            Ok(ranked) => ranked.into_iter().map(hit).collect(),
             Err(error) => {
                 tracing::warn!(%error, "search failed");
-                return Vec::new();
+                Vec::new()
             }
-        };
-        let mut ranked = if feedback {
-            // Measure the expansion against the best text score, not an exact-name bonus.
-            let scale = first
-                .iter()
-                .map(|s| s.score)
-                .find(|s| *s < EXACT_NAME_SCORE)
-                .unwrap_or(0.0);
-            let query_terms = tokens(&self.analyzers.text, text);
-            let fb = Feedback {
-                docs: self.boosts.prf_docs,
-                terms: self.boosts.prf_terms,
-                weight: self.boosts.prf_weight,
-            };
-            self.vectors.rerank(&first, &query_terms, server, scale, fb)
-        } else {
-            first
-        };
-        ranked.truncate(limit);
-        ranked
-            .into_iter()
-            .map(|s| Hit {
-                id: s.id,
-                score: s.score,
-            })
-            .collect()
+        }
     }
 
     /// One SHOULD clause per (field, distinct query term) that occurs in that field, weighted
@@ -497,10 +427,9 @@ fn idf(doc_freq: u64, docs: u64) -> f32 {
     (1.0 + x).ln()
 }
 
-fn scored(r: Ranked) -> Scored {
-    Scored {
+fn hit(r: Ranked) -> Hit {
+    Hit {
         id: EntryId((r.order & u64::from(u32::MAX)) as u32),
-        order: r.order,
         score: r.score,
     }
 }
