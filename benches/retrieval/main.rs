@@ -3,7 +3,8 @@
 //! nDCG@10 (metric definitions in `benches/data/README.md`) and the search latency.
 //!
 //! `cargo bench --bench retrieval`. Env: `RETRIEVAL_MISSES=N` prints N misses per set;
-//! `RETRIEVAL_BOOSTS=name=3,title=2` overrides field boosts (for tuning).
+//! `RETRIEVAL_BOOSTS=name=3,title=2` overrides field boosts (for tuning); `RETRIEVAL_RANKS=1`
+//! prints where the first relevant tool lands in the top 100.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
