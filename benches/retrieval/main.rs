@@ -3,7 +3,8 @@
 //! nDCG@10 (metric definitions in `benches/data/README.md`) and the search latency.
 //!
 //! `cargo bench --bench retrieval`. Env: `RETRIEVAL_MISSES=N` prints N misses per set;
-//! `RETRIEVAL_BOOSTS=name=3,title=2` overrides field boosts (for tuning).
+//! `RETRIEVAL_BOOSTS=name=3,title=2` overrides field boosts (for tuning); `RETRIEVAL_RANKS=1`
+//! prints where the first relevant tool lands in the top 100.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -157,6 +158,34 @@ fn main() -> Result<(), String> {
             "{:<16} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3} {:>9.1} {:>9.1}",
             name, m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg10, p50, p99
         );
+        if std::env::var("RETRIEVAL_RANKS").is_ok() {
+            // Where the first relevant tool lands (1-based, within the top 100): how many
+            // misses a re-ranking of the first page could recover.
+            let mut buckets = [0usize; 6];
+            for q in &queries {
+                let got: Vec<(String, String)> = loaded
+                    .index
+                    .search(&q.query, 100, None)
+                    .iter()
+                    .filter_map(|h| loaded.catalog.get(h.id))
+                    .map(|e| (e.server.to_string(), e.original_name().to_owned()))
+                    .collect();
+                let rank = eval::hits(&got, &q.relevant).iter().position(|h| *h);
+                let b = match rank {
+                    Some(r) if r < 5 => 0,
+                    Some(r) if r < 10 => 1,
+                    Some(r) if r < 20 => 2,
+                    Some(r) if r < 50 => 3,
+                    Some(_) => 4,
+                    None => 5,
+                };
+                buckets[b] += 1;
+            }
+            println!(
+                "  first hit rank: 1-5 {} | 6-10 {} | 11-20 {} | 21-50 {} | 51-100 {} | none {}",
+                buckets[0], buckets[1], buckets[2], buckets[3], buckets[4], buckets[5]
+            );
+        }
         if misses > 0 {
             let mut shown = 0;
             for q in &queries {

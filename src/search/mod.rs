@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use rmcp::model::Tool;
+use tantivy::index::SegmentId;
 use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption};
@@ -35,14 +36,17 @@ pub const MAX_QUERY_TERMS: usize = 64;
 const MAX_NAME_WORDS: usize = 4;
 /// Score of a whole-name match: above anything text matching reaches, so it ranks first.
 const EXACT_NAME_SCORE: f32 = 100.0;
-/// Writer arena: tantivy's minimum; batches are small (one server's tools).
-const WRITER_MEMORY: usize = 15_000_000;
-/// Merge all segments into one when there are more than this many. Every term clause costs
-/// per segment, so one segment keeps searches fast (p50 ~125 µs against ~185 µs with 4 on
-/// MetaTool); upserts are rare (a server's list arriving) and a merge of a tool catalog takes
-/// milliseconds. Merging is synchronous and depends only on the sequence of upserts, so
-/// ranking never depends on timing.
-const MAX_SEGMENTS: usize = 1;
+/// Writer arena: large enough that a 10k-tool first load is one segment, not several that
+/// must then be merged.
+const WRITER_MEMORY: usize = 64_000_000;
+/// When a commit leaves more segments than this, the small ones are merged (all of them into
+/// the largest once they hold 1/[`MERGE_ALL_RATIO`] of its documents). Every term clause
+/// costs per segment (MetaTool p50 ~125 µs with one segment, ~220 µs with four); merging
+/// everything after each upsert made adding one server to a 10k index cost ~200 ms, merging
+/// the small ones costs what they hold, and the occasional full merge is amortised over the
+/// growth that triggered it. Merging is synchronous and depends only on the upsert sequence.
+const MAX_SEGMENTS: usize = 2;
+const MERGE_ALL_RATIO: u32 = 8;
 
 /// What the index needs of one catalog entry.
 #[derive(Debug, Clone, Copy)]
@@ -263,11 +267,30 @@ impl SearchIndex {
         }
     }
 
+    /// Commits, then keeps two invariants. No segment carries deleted documents: tantivy's
+    /// BM25 statistics (document frequency, document count, average length) count deleted
+    /// documents until a merge purges them, so with them scores would depend on segment
+    /// layout; without them every statistic is an exact sum and layout cannot change a score
+    /// (ties break by catalog order, never by address). And at most [`MAX_SEGMENTS`].
     fn commit(&mut self) -> Result<(), SearchError> {
         self.writer.commit()?;
-        let segments = self.writer.index().searchable_segment_ids()?;
-        if segments.len() > MAX_SEGMENTS {
-            self.writer.merge(&segments).wait()?;
+        let mut metas = self.writer.index().searchable_segment_metas()?;
+        metas.sort_by_key(|m| std::cmp::Reverse(m.max_doc()));
+        let mut merge: Vec<SegmentId> = Vec::new();
+        if metas.len() > MAX_SEGMENTS {
+            let largest = metas.first().map_or(0, |m| m.max_doc());
+            let small: u32 = metas.iter().skip(1).map(|m| m.max_doc()).sum();
+            let skip = usize::from(small.saturating_mul(MERGE_ALL_RATIO) < largest);
+            // The largest is kept unless the rest has grown enough or it carries deletes.
+            merge.extend(metas.iter().skip(skip).map(|m| m.id()));
+        }
+        for m in &metas {
+            if m.has_deletes() && !merge.contains(&m.id()) {
+                merge.push(m.id());
+            }
+        }
+        if !merge.is_empty() {
+            self.writer.merge(&merge).wait()?;
         }
         self.reader.reload()?;
         Ok(())

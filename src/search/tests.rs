@@ -262,6 +262,46 @@ fn upsert_replaces_a_document() {
     assert!(index.search("lookup", 5, None).is_empty());
 }
 
+/// Scores depend on the documents only, not on how they arrived: one batch, one upsert per
+/// tool, and upserts that replace documents (deletes) all give the same hits and scores.
+#[test]
+fn scores_do_not_depend_on_upsert_history() {
+    let specs = catalog();
+    let batch = index_of(&specs);
+    let mut piecewise = SearchIndex::new().unwrap();
+    let names: Vec<String> = specs
+        .iter()
+        .map(|s| format!("{}__{}", s.server, s.tool.name))
+        .collect();
+    let doc = |i: usize| ToolDoc {
+        id: EntryId(i as u32),
+        server_index: specs[i].server_index,
+        qualified_name: &names[i],
+        server: specs[i].server,
+        server_text: "",
+        tool: &specs[i].tool,
+    };
+    for i in 0..specs.len() {
+        piecewise.upsert([doc(i)]).unwrap();
+    }
+    for i in (0..specs.len()).step_by(2) {
+        piecewise.upsert([doc(i)]).unwrap();
+    }
+    for query in [
+        "create issue",
+        "read file",
+        "list",
+        "github pull request",
+        "time",
+    ] {
+        assert_eq!(
+            batch.search(query, 10, None),
+            piecewise.search(query, 10, None),
+            "{query}"
+        );
+    }
+}
+
 /// A quality floor, not a timing: the MetaTool data copied into `benches/data`.
 #[test]
 fn metatool_recall_floor() {
