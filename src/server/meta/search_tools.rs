@@ -13,6 +13,10 @@ pub const DESCRIPTION: &str = "Find tools by what they do, across every connecte
 Returns the best matches (name, server, short description, whether loaded). Load the ones you \
 need with select_tools, or call one directly with call_tool. Never changes your tool list.";
 
+/// Hits scoring under this fraction of the best one are left out: they share a stray word
+/// with the query, and every result costs the model's context.
+const MIN_RELATIVE_SCORE: f32 = 0.1;
+
 /// Longest description excerpt in a result: enough to choose, short enough for 50 results.
 const EXCERPT_CHARS: usize = 200;
 
@@ -90,7 +94,11 @@ pub fn run(
             known.join(", ")
         ));
     }
-    let hits = index.search(&args.query, limit, args.server.as_deref());
+    let mut hits = index.search(&args.query, limit, args.server.as_deref());
+    let floor = hits
+        .first()
+        .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
+    hits.retain(|hit| hit.score >= floor);
     let mut text = String::new();
     let tools: Vec<Value> = hits
         .iter()
@@ -142,6 +150,56 @@ pub fn excerpt(description: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::ServerKey;
+
+    fn tool(name: &str, description: &str) -> rmcp::model::Tool {
+        serde_json::from_value(json!({
+            "name": name,
+            "description": description,
+            "inputSchema": {"type": "object"}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn hits_far_below_the_best_are_left_out() {
+        let mut catalog = Catalog::new(64);
+        let filler =
+            "Manages inventory records, shipping labels and warehouse stock levels. ".repeat(8);
+        catalog.update_server(
+            ServerKey {
+                name: "s",
+                prefix: "s",
+                index: 0,
+            },
+            vec![
+                tool(
+                    "convert_time_zone",
+                    "Convert a time between time zones, any time zone to any other time zone.",
+                ),
+                tool(
+                    "inventory",
+                    &format!("{filler} Orders ship from the zone nearest the buyer."),
+                ),
+            ],
+        );
+        let mut index = SearchIndex::new().unwrap_or_else(|e| panic!("{e}"));
+        index
+            .upsert(catalog.iter().map(|e| crate::server::search_doc(e, "")))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let raw = index.search("time zone", 10, None);
+        assert_eq!(raw.len(), 2, "the index itself finds both: {raw:?}");
+        assert!(raw[1].score < raw[0].score * MIN_RELATIVE_SCORE, "{raw:?}");
+        let args = Args {
+            query: "time zone".into(),
+            limit: None,
+            server: None,
+        };
+        let result = run(&catalog, &index, &ExposedList::new(), &args, 8);
+        let tools = result.structured_content.unwrap_or_default()["tools"].clone();
+        assert_eq!(tools.as_array().map(Vec::len), Some(1), "{tools:#}");
+        assert_eq!(tools[0]["name"], "s__convert_time_zone");
+    }
 
     #[test]
     fn excerpts_are_bounded_and_whole_words() {
