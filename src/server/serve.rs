@@ -21,7 +21,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let handles = pool.iter().cloned().collect();
     let server = DeferServer::new(config, handles, events)?;
     let session = async {
-        match server.serve(rmcp::transport::stdio()).await {
+        // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
+        // handles would cost a thread hand-off per message in each direction.
+        match server.serve(rmcp::transport::stdio_pipes()).await {
             Ok(running) => {
                 let quit = running.waiting().await;
                 tracing::debug!(?quit, "client session ended");
