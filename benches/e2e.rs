@@ -5,6 +5,7 @@
 //!
 //! `cargo bench --bench e2e -- [proxy|handshake|memory|all] [--calls N] [--reps N]`
 //! (the default is `all`). Figures and machine notes are in `docs/benchmarks.md`.
+//! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -113,7 +114,8 @@ async fn direct() -> Client {
 
 /// `mcp-defer serve --config <config>`, and its pid.
 fn spawn_defer(config: &Path) -> (TokioChildProcess, u32) {
-    let mut command = tokio::process::Command::new(BIN);
+    let bin = std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into());
+    let mut command = tokio::process::Command::new(bin);
     command.arg("serve").arg("--config").arg(config);
     let transport = quiet(command);
     let pid = transport.id().unwrap_or_else(|| panic!("mcp-defer has no pid"));
@@ -228,7 +230,7 @@ async fn proxy(dir: &Path, calls: usize) {
     println!("\n== proxy overhead: tools/call `add`, {calls} calls per side ==");
     let config = write_config(dir, "proxy.toml", "", &[fixture_table("fx", &[])]);
     let direct = Arc::new(direct().await);
-    let (transport, _) = spawn_defer(&config);
+    let (transport, pid) = spawn_defer(&config);
     let proxied = Arc::new(connect(transport).await);
     // Warm both paths (and let mcp-defer's downstream connect) before measuring.
     for i in 0..200 {
@@ -237,12 +239,15 @@ async fn proxy(dir: &Path, calls: usize) {
     }
     for concurrency in [1, CONCURRENCY] {
         let (mut d, mut p) = (Side::default(), Side::default());
+        let mut cost = Cost::default();
         let block = BLOCK.max(concurrency);
         let mut done = 0;
         while done < calls {
             let n = block.min(calls - done);
             d.add(run_calls(&direct, "add", n, concurrency).await);
+            let before = Cost::of(pid);
             p.add(run_calls(&proxied, "fx__add", n, concurrency).await);
+            cost.add(&before, &Cost::of(pid));
             done += n;
         }
         let (d50, d99, dtp) = d.summary();
@@ -271,11 +276,65 @@ async fn proxy(dir: &Path, calls: usize) {
             us(p50) - us(d50),
             100.0 * ptp / dtp
         );
+        println!(
+            "{:>13}  mcp-defer itself: {:.1} us CPU and {:.2} context switches per call",
+            "",
+            cost.cpu_us / calls as f64,
+            cost.switches / calls as f64
+        );
     }
     for client in [direct, proxied] {
         if let Ok(client) = Arc::try_unwrap(client) {
             let _ = client.cancel().await;
         }
+    }
+}
+
+/// CPU time and context switches of a process: a cost that machine load does not inflate
+/// the way it inflates latency.
+#[derive(Default)]
+struct Cost {
+    cpu_us: f64,
+    switches: f64,
+}
+
+impl Cost {
+    fn of(pid: u32) -> Cost {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the `)` of the command name: utime and stime are the 12th and 13th.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let ticks: f64 = [11, 12]
+            .iter()
+            .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<f64>().ok()))
+            .sum();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        // Per thread: the process's own `status` counts only its main thread.
+        let switches: f64 = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+            .flat_map(|status| {
+                status
+                    .lines()
+                    .filter(|l| l.contains("ctxt_switches:"))
+                    .filter_map(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .sum();
+        Cost {
+            cpu_us: ticks / hz * 1e6,
+            switches,
+        }
+    }
+
+    fn add(&mut self, before: &Cost, after: &Cost) {
+        self.cpu_us += after.cpu_us - before.cpu_us;
+        self.switches += after.switches - before.switches;
     }
 }
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 mod check;
@@ -68,7 +69,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = check::load_config(config)?;
-    let runtime = check::runtime()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
     let served = runtime.block_on(crate::server::serve(config));
     // The stdin reader is a blocking thread that never returns on a signal; waiting for it
     // would keep a terminated server alive. Everything that matters has finished by now.
