@@ -21,7 +21,10 @@ use serde_json::{Value, json};
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
 /// Real tool definitions (five reference servers, 50 tools) that the memory bench replicates.
-const REFERENCE_TOOLS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/data/reference/servers.json");
+const REFERENCE_TOOLS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/benches/data/reference/servers.json"
+);
 
 /// Direct and proxied calls alternate in blocks of this many, so drift in machine load
 /// hits both sides alike.
@@ -118,7 +121,9 @@ fn spawn_defer(config: &Path) -> (TokioChildProcess, u32) {
     let mut command = tokio::process::Command::new(bin);
     command.arg("serve").arg("--config").arg(config);
     let transport = quiet(command);
-    let pid = transport.id().unwrap_or_else(|| panic!("mcp-defer has no pid"));
+    let pid = transport
+        .id()
+        .unwrap_or_else(|| panic!("mcp-defer has no pid"));
     (transport, pid)
 }
 
@@ -350,7 +355,9 @@ async fn handshake(dir: &Path, reps: usize) {
         ("20 servers, all fast", (0..20).map(fast).collect()),
         (
             "20 servers, 5 slow (2 s)",
-            (0..20).map(|i| if i % 4 == 0 { slow(i) } else { fast(i) }).collect(),
+            (0..20)
+                .map(|i| if i % 4 == 0 { slow(i) } else { fast(i) })
+                .collect(),
         ),
         ("20 servers, all slow (2 s)", (0..20).map(slow).collect()),
     ];
@@ -470,9 +477,16 @@ async fn memory(dir: &Path) {
     // The reference: the same binary with nothing configured.
     let (transport, pid) = spawn_defer(&empty);
     let client = connect(transport).await;
-    client.list_tools(None).await.unwrap_or_else(|e| panic!("{e}"));
+    client
+        .list_tools(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
     let (hwm, _) = rss(pid);
-    println!("{:>34}: peak {:>6.1} MiB", "no servers (reference)", hwm as f64 / 1024.0);
+    println!(
+        "{:>34}: peak {:>6.1} MiB",
+        "no servers (reference)",
+        hwm as f64 / 1024.0
+    );
     let _ = client.cancel().await;
 
     let (transport, pid) = spawn_defer(&config);
@@ -505,13 +519,22 @@ async fn memory(dir: &Path) {
         assert_eq!(latencies.len(), n * 8 / 10);
         for i in 0..n / 10 {
             let mut params = CallToolRequestParams::new("call_tool");
-            params.arguments = match json!({"name": format!("s{:02}__add", i % SERVERS), "arguments": {"a": i, "b": 1}}) {
+            params.arguments = match json!({"name": format!("s{:02}__add", i % SERVERS), "arguments": {"a": i, "b": 1}})
+            {
                 Value::Object(map) => Some(map),
                 _ => None,
             };
-            let result = client.call_tool(params).await.unwrap_or_else(|e| panic!("{e}"));
+            let result = client
+                .call_tool(params)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
             assert_ne!(result.is_error, Some(true), "call_tool failed: {result:?}");
-            let queries = ["create an issue", "read a file", "current time", "search the web"];
+            let queries = [
+                "create an issue",
+                "read a file",
+                "current time",
+                "search the web",
+            ];
             client
                 .call_tool(search(queries[i % queries.len()]))
                 .await
