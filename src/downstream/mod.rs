@@ -143,6 +143,19 @@ impl Pool {
         config: &Config,
         shutdown: CancellationToken,
     ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
+        let go = CancellationToken::new();
+        go.cancel();
+        Pool::start_after(config, shutdown, go)
+    }
+
+    /// Like [`Pool::start`], but the supervisors spawn nothing until `go` is cancelled.
+    /// `serve` holds them back while it answers the handshake: spawning 20 processes
+    /// takes tens of milliseconds of the thread that would answer it.
+    pub fn start_after(
+        config: &Config,
+        shutdown: CancellationToken,
+        go: CancellationToken,
+    ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
         let stop = shutdown.child_token();
         let (events, rx) = mpsc::unbounded_channel();
         let mut handles = Vec::with_capacity(config.servers.len());
@@ -172,6 +185,7 @@ impl Pool {
                     live,
                     events: events.clone(),
                     stop: stop.clone(),
+                    go: go.clone(),
                 };
                 let span = tracing::info_span!("downstream", server = %name);
                 tasks.push(tokio::spawn(supervisor.run().instrument(span)));

@@ -38,6 +38,8 @@ pub(super) struct Supervisor {
     pub live: Arc<Mutex<Option<Live>>>,
     pub events: mpsc::UnboundedSender<Event>,
     pub stop: CancellationToken,
+    /// Cancelled when the supervisor may start connecting.
+    pub go: CancellationToken,
 }
 
 /// Why a connection could not be made.
@@ -154,6 +156,10 @@ impl Supervisor {
     pub async fn run(self) {
         let mut restarts = Restarts::new(Backoff::default(), DEFAULT_HEALTHY_AFTER);
         let mut rng = SplitMix::from_time(self.index as u64);
+        tokio::select! {
+            () = self.stop.cancelled() => return,
+            () = self.go.cancelled() => {}
+        }
         loop {
             let started = Instant::now();
             let connected = tokio::select! {

@@ -2,12 +2,18 @@
 //! cleanly: stdin EOF, SIGINT or SIGTERM end the session, then every downstream server and
 //! its process group is stopped before we exit.
 
+use std::time::Duration;
+
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 use super::DeferServer;
 use crate::config::Config;
 use crate::downstream::Pool;
+
+/// How long downstream servers wait for the client's handshake before they start anyway:
+/// the handshake is answered first, then the processes are spawned (DESIGN.md section 10).
+const HANDSHAKE_HEAD_START: Duration = Duration::from_millis(20);
 
 /// Serves MCP on stdin/stdout until the client goes away or a signal arrives.
 ///
@@ -17,11 +23,25 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Signals are taken over first: a SIGTERM during the handshake must still reap children.
     let terminated = terminated()?;
     let shutdown = CancellationToken::new();
-    let (pool, events) = Pool::start(&config, shutdown.child_token());
+    // Downstream servers start once the handshake is answered, or after a short head
+    // start whatever the client does (a 2026-07-28 client may never send `initialize`).
+    let go = CancellationToken::new();
+    let (pool, events) = Pool::start_after(&config, shutdown.child_token(), go.clone());
+    tokio::spawn({
+        let go = go.clone();
+        async move {
+            tokio::time::sleep(HANDSHAKE_HEAD_START).await;
+            go.cancel();
+        }
+    });
     let handles = pool.iter().cloned().collect();
     let server = DeferServer::new(config, handles, events)?;
     let session = async {
-        match server.serve(rmcp::transport::stdio()).await {
+        // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
+        // handles would cost a thread hand-off per message in each direction.
+        let served = server.serve(rmcp::transport::stdio_pipes()).await;
+        go.cancel();
+        match served {
             Ok(running) => {
                 let quit = running.waiting().await;
                 tracing::debug!(?quit, "client session ended");

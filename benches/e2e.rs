@@ -1,0 +1,555 @@
+//! End-to-end benchmarks of `mcp-defer serve` as a client sees it: real processes, real
+//! stdio, the rmcp client. Each figure is measured beside its reference in the same run
+//! (direct calls against calls through mcp-defer, interleaved in blocks), so that ratios
+//! hold on a noisy machine. Prints figures; asserts nothing.
+//!
+//! `cargo bench --bench e2e -- [proxy|handshake|memory|all] [--calls N] [--reps N]`
+//! (the default is `all`). Figures and machine notes are in `docs/benchmarks.md`.
+//! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
+const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
+/// Real tool definitions (five reference servers, 50 tools) that the memory bench replicates.
+const REFERENCE_TOOLS: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/benches/data/reference/servers.json"
+);
+
+/// Direct and proxied calls alternate in blocks of this many, so drift in machine load
+/// hits both sides alike.
+const BLOCK: usize = 500;
+const CONCURRENCY: usize = 32;
+
+type Client = RunningService<RoleClient, ()>;
+
+struct Options {
+    what: String,
+    calls: usize,
+    reps: usize,
+}
+
+fn options() -> Options {
+    let mut options = Options {
+        what: "all".to_owned(),
+        calls: 10_000,
+        reps: 15,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = |name: &str| -> usize {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} needs a number"))
+        };
+        match arg.as_str() {
+            // `cargo bench` passes `--bench` to every bench target.
+            "--bench" => {}
+            "--calls" => options.calls = number("--calls"),
+            "--reps" => options.reps = number("--reps"),
+            "proxy" | "handshake" | "memory" | "all" => options.what = arg,
+            other if other.starts_with('-') => {}
+            // A name filter from `cargo bench <filter>`: treat it as the benchmark to run.
+            other => options.what = other.to_owned(),
+        }
+    }
+    options
+}
+
+fn main() {
+    let options = options();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("tokio runtime: {e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    println!(
+        "machine: {} cores; mcp-defer {}",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        env!("CARGO_PKG_VERSION")
+    );
+    runtime.block_on(async {
+        let all = options.what == "all";
+        if all || options.what == "proxy" {
+            proxy(dir.path(), options.calls).await;
+        }
+        if all || options.what == "handshake" {
+            handshake(dir.path(), options.reps).await;
+        }
+        if all || options.what == "memory" {
+            memory(dir.path()).await;
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Processes and calls
+
+fn quiet(mut command: tokio::process::Command) -> TokioChildProcess {
+    command.env("RUST_LOG", "error");
+    let (transport, _stderr) = TokioChildProcess::builder(command)
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    transport
+}
+
+async fn connect(transport: TokioChildProcess) -> Client {
+    ().serve(transport)
+        .await
+        .unwrap_or_else(|e| panic!("handshake: {e}"))
+}
+
+/// The fixture itself, as the reference client talks to it.
+async fn direct() -> Client {
+    connect(quiet(tokio::process::Command::new(FIXTURE))).await
+}
+
+/// `mcp-defer serve --config <config>`, and its pid.
+fn spawn_defer(config: &Path) -> (TokioChildProcess, u32) {
+    let bin = std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into());
+    let mut command = tokio::process::Command::new(bin);
+    command.arg("serve").arg("--config").arg(config);
+    let transport = quiet(command);
+    let pid = transport
+        .id()
+        .unwrap_or_else(|| panic!("mcp-defer has no pid"));
+    (transport, pid)
+}
+
+fn fixture_table(name: &str, args: &[&str]) -> String {
+    format!(
+        "[mcp_servers.{name}]\ncommand = {}\nargs = {}\n",
+        json!(FIXTURE),
+        json!(args)
+    )
+}
+
+fn write_config(dir: &Path, file: &str, settings: &str, servers: &[String]) -> PathBuf {
+    let path = dir.join(file);
+    let text = format!("[settings]\n{settings}\n\n{}", servers.join("\n"));
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    path
+}
+
+fn add_params(name: &str, i: usize) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(name.to_owned());
+    let arguments: JsonObject = match json!({"a": i, "b": 2}) {
+        Value::Object(map) => map,
+        _ => unreachable!("a literal object"),
+    };
+    params.arguments = Some(arguments);
+    params
+}
+
+async fn call(client: &Client, name: &str, i: usize) -> Duration {
+    let started = Instant::now();
+    let result = client
+        .call_tool(add_params(name, i))
+        .await
+        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"));
+    let elapsed = started.elapsed();
+    assert_ne!(result.is_error, Some(true), "{name} failed: {result:?}");
+    elapsed
+}
+
+/// `n` calls, `concurrency` at a time; per-call latencies and the wall time.
+async fn run_calls(
+    client: &Arc<Client>,
+    name: &'static str,
+    n: usize,
+    concurrency: usize,
+) -> (Vec<Duration>, Duration) {
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for worker in 0..concurrency {
+        let client = client.clone();
+        tasks.spawn(async move {
+            let mut latencies = Vec::with_capacity(n / concurrency + 1);
+            for i in (worker..n).step_by(concurrency) {
+                latencies.push(call(&client, name, i).await);
+            }
+            latencies
+        });
+    }
+    let mut all = Vec::with_capacity(n);
+    while let Some(latencies) = tasks.join_next().await {
+        all.extend(latencies.unwrap_or_else(|e| panic!("call task: {e}")));
+    }
+    (all, started.elapsed())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[rank.min(sorted.len() - 1)]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+// ---------------------------------------------------------------------------------------
+// Proxy overhead
+
+#[derive(Default)]
+struct Side {
+    latencies: Vec<Duration>,
+    wall: Duration,
+}
+
+impl Side {
+    fn add(&mut self, (latencies, wall): (Vec<Duration>, Duration)) {
+        self.latencies.extend(latencies);
+        self.wall += wall;
+    }
+
+    fn summary(&mut self) -> (Duration, Duration, f64) {
+        self.latencies.sort_unstable();
+        let throughput = self.latencies.len() as f64 / self.wall.as_secs_f64();
+        (
+            percentile(&self.latencies, 0.5),
+            percentile(&self.latencies, 0.99),
+            throughput,
+        )
+    }
+}
+
+async fn proxy(dir: &Path, calls: usize) {
+    println!("\n== proxy overhead: tools/call `add`, {calls} calls per side ==");
+    let config = write_config(dir, "proxy.toml", "", &[fixture_table("fx", &[])]);
+    let direct = Arc::new(direct().await);
+    let (transport, pid) = spawn_defer(&config);
+    let proxied = Arc::new(connect(transport).await);
+    // Warm both paths (and let mcp-defer's downstream connect) before measuring.
+    for i in 0..200 {
+        call(&direct, "add", i).await;
+        call(&proxied, "fx__add", i).await;
+    }
+    for concurrency in [1, CONCURRENCY] {
+        let (mut d, mut p) = (Side::default(), Side::default());
+        let mut cost = Cost::default();
+        let block = BLOCK.max(concurrency);
+        let mut done = 0;
+        while done < calls {
+            let n = block.min(calls - done);
+            d.add(run_calls(&direct, "add", n, concurrency).await);
+            let before = Cost::of(pid);
+            p.add(run_calls(&proxied, "fx__add", n, concurrency).await);
+            cost.add(&before, &Cost::of(pid));
+            done += n;
+        }
+        let (d50, d99, dtp) = d.summary();
+        let (p50, p99, ptp) = p.summary();
+        let label = if concurrency == 1 {
+            "sequential".to_owned()
+        } else {
+            format!("{concurrency} concurrent")
+        };
+        println!(
+            "{label:>13}: direct   p50 {:>7.1} us  p99 {:>7.1} us  {:>8.0} calls/s",
+            us(d50),
+            us(d99),
+            dtp
+        );
+        println!(
+            "{:>13}  mcp-defer p50 {:>7.1} us  p99 {:>7.1} us  {:>8.0} calls/s",
+            "",
+            us(p50),
+            us(p99),
+            ptp
+        );
+        println!(
+            "{:>13}  added p50 {:.1} us (target < 50), throughput {:.1}% of direct (target >= 90)",
+            "",
+            us(p50) - us(d50),
+            100.0 * ptp / dtp
+        );
+        println!(
+            "{:>13}  mcp-defer itself: {:.1} us CPU and {:.2} context switches per call",
+            "",
+            cost.cpu_us / calls as f64,
+            cost.switches / calls as f64
+        );
+    }
+    for client in [direct, proxied] {
+        if let Ok(client) = Arc::try_unwrap(client) {
+            let _ = client.cancel().await;
+        }
+    }
+}
+
+/// CPU time and context switches of a process: a cost that machine load does not inflate
+/// the way it inflates latency.
+#[derive(Default)]
+struct Cost {
+    cpu_us: f64,
+    switches: f64,
+}
+
+impl Cost {
+    fn of(pid: u32) -> Cost {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Fields after the `)` of the command name: utime and stime are the 12th and 13th.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        let ticks: f64 = [11, 12]
+            .iter()
+            .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<f64>().ok()))
+            .sum();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        // Per thread: the process's own `status` counts only its main thread.
+        let switches: f64 = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("status")).ok())
+            .flat_map(|status| {
+                status
+                    .lines()
+                    .filter(|l| l.contains("ctxt_switches:"))
+                    .filter_map(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .sum();
+        Cost {
+            cpu_us: ticks / hz * 1e6,
+            switches,
+        }
+    }
+
+    fn add(&mut self, before: &Cost, after: &Cost) {
+        self.cpu_us += after.cpu_us - before.cpu_us;
+        self.switches += after.switches - before.switches;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Handshake
+
+async fn handshake(dir: &Path, reps: usize) {
+    println!("\n== handshake: spawn to `initialize` answered, median of {reps} ==");
+    let fast = |i: usize| fixture_table(&format!("s{i:02}"), &[]);
+    let slow = |i: usize| fixture_table(&format!("s{i:02}"), &["--slow-start-ms", "2000"]);
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        ("0 servers", vec![]),
+        ("20 servers, all fast", (0..20).map(fast).collect()),
+        (
+            "20 servers, 5 slow (2 s)",
+            (0..20)
+                .map(|i| if i % 4 == 0 { slow(i) } else { fast(i) })
+                .collect(),
+        ),
+        ("20 servers, all slow (2 s)", (0..20).map(slow).collect()),
+    ];
+    // The reference: the fixture's own handshake (a bare rmcp server, no downstreams).
+    let mut reference = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let started = Instant::now();
+        let client = connect(quiet(tokio::process::Command::new(FIXTURE))).await;
+        reference.push(started.elapsed());
+        let _ = client.cancel().await;
+    }
+    report_handshake("fixture alone (reference)", reference);
+    for (i, (label, servers)) in cases.iter().enumerate() {
+        let config = write_config(dir, &format!("handshake{i}.toml"), "", servers);
+        let mut times = Vec::with_capacity(reps);
+        let mut closing = tokio::task::JoinSet::new();
+        for _ in 0..reps {
+            let started = Instant::now();
+            let (transport, _) = spawn_defer(&config);
+            let client = connect(transport).await;
+            times.push(started.elapsed());
+            // Closing waits for the downstream servers; do it off the measured path.
+            closing.spawn(async move {
+                let _ = client.cancel().await;
+            });
+            // Let the previous session's children settle before the next spawn.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        while closing.join_next().await.is_some() {}
+        report_handshake(label, times);
+    }
+}
+
+fn report_handshake(label: &str, mut times: Vec<Duration>) {
+    times.sort_unstable();
+    println!(
+        "{label:>28}: p50 {:>6.2} ms  min {:>6.2} ms  max {:>6.2} ms (target < 20)",
+        ms(percentile(&times, 0.5)),
+        ms(times[0]),
+        ms(times[times.len() - 1])
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Memory
+
+/// Peak and current RSS of a process in KiB: `VmHWM` and `VmRSS` of `/proc/<pid>/status`.
+fn rss(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// `per_server` tools: `echo` and `add` from the fixture, then the 50 reference tools
+/// replicated under distinct names.
+fn tools_file(dir: &Path, per_server: usize) -> PathBuf {
+    let text = std::fs::read_to_string(REFERENCE_TOOLS)
+        .unwrap_or_else(|e| panic!("read {REFERENCE_TOOLS}: {e}"));
+    let servers: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let reference: Vec<Value> = servers
+        .iter()
+        .flat_map(|s| s["tools"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let mut tools = vec![
+        json!({"name": "echo", "description": "Echo the arguments back.", "inputSchema": {"type": "object"}}),
+        json!({
+            "name": "add",
+            "description": "Add two numbers and return their sum.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+                "required": ["a", "b"]
+            }
+        }),
+    ];
+    let mut copy = 0;
+    while tools.len() < per_server {
+        for tool in &reference {
+            if tools.len() == per_server {
+                break;
+            }
+            let mut tool = tool.clone();
+            let name = format!("{}_{copy}", tool["name"].as_str().unwrap_or("tool"));
+            tool["name"] = json!(name);
+            tools.push(tool);
+        }
+        copy += 1;
+    }
+    let path = dir.join(format!("tools{per_server}.json"));
+    std::fs::write(&path, serde_json::to_string(&tools).unwrap_or_default())
+        .unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    path
+}
+
+async fn memory(dir: &Path) {
+    const SERVERS: usize = 20;
+    const PER_SERVER: usize = 500;
+    println!(
+        "\n== memory: peak RSS of mcp-defer, {SERVERS} servers x {PER_SERVER} tools = {} catalog tools ==",
+        SERVERS * PER_SERVER
+    );
+    let tools = tools_file(dir, PER_SERVER);
+    let tools = tools.to_string_lossy().into_owned();
+    let servers: Vec<String> = (0..SERVERS)
+        .map(|i| fixture_table(&format!("s{i:02}"), &["--tools", &tools]))
+        .collect();
+    let empty = write_config(dir, "memory0.toml", "", &[]);
+    let config = write_config(dir, "memory.toml", "", &servers);
+
+    // The reference: the same binary with nothing configured.
+    let (transport, pid) = spawn_defer(&empty);
+    let client = connect(transport).await;
+    client
+        .list_tools(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let (hwm, _) = rss(pid);
+    println!(
+        "{:>34}: peak {:>6.1} MiB",
+        "no servers (reference)",
+        hwm as f64 / 1024.0
+    );
+    let _ = client.cancel().await;
+
+    let (transport, pid) = spawn_defer(&config);
+    let client = Arc::new(connect(transport).await);
+    // The first call waits for every server to list: the catalog is complete after it.
+    let search = |query: &str| {
+        let mut params = CallToolRequestParams::new("search_tools");
+        params.arguments = match json!({"query": query}) {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        params
+    };
+    client
+        .call_tool(search("echo"))
+        .await
+        .unwrap_or_else(|e| panic!("search_tools: {e}"));
+    let (hwm, rss_now) = rss(pid);
+    println!(
+        "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB",
+        "catalog loaded, 0 calls",
+        hwm as f64 / 1024.0,
+        rss_now as f64 / 1024.0
+    );
+    let mut done = 0;
+    for target in [1_000, 10_000, 20_000] {
+        let n = target - done;
+        // Mostly direct routed calls, plus searches and validated `call_tool` calls.
+        let (latencies, _) = run_calls(&client, "s07__add", n * 8 / 10, CONCURRENCY).await;
+        assert_eq!(latencies.len(), n * 8 / 10);
+        for i in 0..n / 10 {
+            let mut params = CallToolRequestParams::new("call_tool");
+            params.arguments = match json!({"name": format!("s{:02}__add", i % SERVERS), "arguments": {"a": i, "b": 1}})
+            {
+                Value::Object(map) => Some(map),
+                _ => None,
+            };
+            let result = client
+                .call_tool(params)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_ne!(result.is_error, Some(true), "call_tool failed: {result:?}");
+            let queries = [
+                "create an issue",
+                "read a file",
+                "current time",
+                "search the web",
+            ];
+            client
+                .call_tool(search(queries[i % queries.len()]))
+                .await
+                .unwrap_or_else(|e| panic!("search_tools: {e}"));
+        }
+        done = target;
+        let (hwm, rss_now) = rss(pid);
+        println!(
+            "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB (target < 40, flat)",
+            format!("after {done} calls"),
+            hwm as f64 / 1024.0,
+            rss_now as f64 / 1024.0
+        );
+    }
+    if let Ok(client) = Arc::try_unwrap(client) {
+        let _ = client.cancel().await;
+    }
+}
