@@ -107,15 +107,16 @@ impl Catalog {
             None => Arc::from(server.name),
         };
         let mut update = Update::default();
-        let mut listed = Vec::with_capacity(tools.len());
+        // Each listed entry with its position in this list, for the order below.
+        let mut listed: HashMap<EntryId, usize> = HashMap::with_capacity(tools.len());
         for tool in tools {
             let key = (server_name.clone(), tool.name.to_string());
             match self.by_original.get(&key).copied() {
-                Some(id) if listed.contains(&id) => {
+                Some(id) if listed.contains_key(&id) => {
                     tracing::warn!(server = server.name, tool = %tool.name, "server lists a tool twice; keeping the first");
                 }
                 Some(id) => {
-                    listed.push(id);
+                    listed.insert(id, listed.len());
                     let entry = &mut self.entries[id.0 as usize];
                     if entry.gone {
                         entry.gone = false;
@@ -146,23 +147,24 @@ impl Catalog {
                         gone: false,
                     });
                     self.servers[server.index].push(id);
-                    listed.push(id);
+                    listed.insert(id, listed.len());
                     update.added.push(id);
                 }
             }
         }
         for &id in &self.servers[server.index] {
             let entry = &mut self.entries[id.0 as usize];
-            if !entry.gone && !listed.contains(&id) {
+            if !entry.gone && !listed.contains_key(&id) {
                 entry.gone = true;
                 update.removed.push(id);
             }
         }
-        // Keep the server's order as it lists it now; tools it dropped stay at the end.
+        // Keep the server's order as it lists it now; tools it dropped stay at the end, in
+        // the order they had.
         let (mut order, dropped): (Vec<_>, Vec<_>) = self.servers[server.index]
             .iter()
-            .partition(|id| listed.contains(id));
-        order.sort_by_key(|id| listed.iter().position(|l| l == id));
+            .partition(|id| listed.contains_key(id));
+        order.sort_by_key(|id| listed.get(id).copied());
         order.extend(dropped);
         self.servers[server.index] = order;
         update
@@ -304,6 +306,30 @@ mod tests {
         let update = catalog.update_server(key("s", 0), vec![tool("one", ""), tool("two", "")]);
         assert_eq!(update.returned.len(), 1);
         assert!(update.added.is_empty());
+    }
+
+    #[test]
+    fn a_relist_takes_the_new_order_and_keeps_dropped_tools_last() {
+        let mut catalog = Catalog::new(64);
+        catalog.update_server(
+            key("s", 0),
+            vec![tool("a", ""), tool("b", ""), tool("c", "")],
+        );
+        catalog.update_server(
+            key("s", 0),
+            vec![tool("c", ""), tool("d", ""), tool("a", "")],
+        );
+        let order: Vec<_> = catalog
+            .server_entries(0)
+            .map(|e| (e.name.to_string(), e.gone))
+            .collect();
+        let expected = [
+            ("s__c", false),
+            ("s__d", false),
+            ("s__a", false),
+            ("s__b", true),
+        ];
+        assert_eq!(order, expected.map(|(n, g)| (n.to_owned(), g)));
     }
 
     #[test]
