@@ -106,23 +106,6 @@ fn parse_boosts() -> Result<Boosts, String> {
                 b.drop_filler = v != 0.0;
                 continue;
             }
-            "synonym_weight" => &mut b.synonym_weight,
-            "synonyms_per_word" => {
-                b.synonyms_per_word = v as usize;
-                continue;
-            }
-            "max_synonyms" => {
-                b.max_synonyms = v as usize;
-                continue;
-            }
-            "expand_known" => {
-                b.expand_known = v != 0.0;
-                continue;
-            }
-            "synonyms_all_fields" => {
-                b.synonyms_all_fields = v != 0.0;
-                continue;
-            }
             _ => return Err(format!("unknown boost {k}")),
         };
         *slot = v;

@@ -21,7 +21,6 @@ use crate::catalog::EntryId;
 mod analysis;
 mod collector;
 mod fields;
-mod synonyms;
 #[cfg(test)]
 mod tests;
 
@@ -99,16 +98,6 @@ pub struct Boosts {
     pub shared_idf: bool,
     /// Drop request framing words ("can you help me") from queries.
     pub drop_filler: bool,
-    /// Weight of a query word's thesaurus synonyms relative to the word (0: no expansion).
-    pub synonym_weight: f32,
-    /// Synonyms added per query word (the first in WordNet sense order that the index holds).
-    pub synonyms_per_word: usize,
-    /// Synonyms added per query.
-    pub max_synonyms: usize,
-    /// Also expand query words the index already holds (else only absent ones).
-    pub expand_known: bool,
-    /// Look synonyms up in the unstemmed and prefix fields too (else stemmed fields only).
-    pub synonyms_all_fields: bool,
 }
 
 impl Default for Boosts {
@@ -127,11 +116,6 @@ impl Default for Boosts {
             server_text: 0.5,
             shared_idf: true,
             drop_filler: true,
-            synonym_weight: 0.3,
-            synonyms_per_word: 3,
-            max_synonyms: 12,
-            expand_known: true,
-            synonyms_all_fields: false,
         }
     }
 }
@@ -187,9 +171,6 @@ impl SearchIndex {
         manager.register(analysis::TEXT, analysis::text_analyzer(false));
         manager.register(analysis::PLAIN, analysis::plain_analyzer(false));
         manager.register(analysis::PREFIX, analysis::prefix_analyzer(false));
-        if boosts.synonym_weight > 0.0 {
-            synonyms::init();
-        }
         let q = boosts.drop_filler;
         let analyzers = Analyzers {
             ident: analysis::ident_analyzer(q),
@@ -361,11 +342,13 @@ impl SearchIndex {
 
     /// One SHOULD clause per (field, distinct query term) that occurs in that field, weighted
     /// by the field's boost and, with `shared_idf`, rescaled so the term's IDF is the one over
-    /// whole tools; then the same, at `synonym_weight`, for the query words' synonyms.
+    /// whole tools.
     fn text_clauses(&self, searcher: &Searcher, query: &str) -> Vec<(Occur, Box<dyn Query>)> {
         let b = &self.boosts;
         let f = &self.fields;
         let a = &self.analyzers;
+        let docs = searcher.num_docs();
+        let df = |term: &Term| searcher.doc_freq(term).unwrap_or(0).min(docs);
         let groups: [QueryGroup<'_>; 4] = [
             (
                 &a.ident,
@@ -398,103 +381,29 @@ impl SearchIndex {
             ),
         ];
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        let mut originals: [Vec<String>; 4] = Default::default();
-        for (group, seen) in groups.iter().zip(originals.iter_mut()) {
-            *seen = distinct(tokens(group.0, query));
-            self.term_clauses(searcher, group, seen, 1.0, &mut clauses);
-        }
-        if b.synonym_weight > 0.0 {
-            let expansion = self.expansion(searcher, query).join(" ");
-            let used = if b.synonyms_all_fields { 4 } else { 2 };
-            for (group, seen) in groups.iter().zip(&originals).take(used) {
-                let mut terms = distinct(tokens(group.0, &expansion));
-                terms.retain(|t| !seen.contains(t));
-                self.term_clauses(searcher, group, &terms, b.synonym_weight, &mut clauses);
+        for (analyzer, all, targets) in groups {
+            for text in distinct(tokens(analyzer, query)) {
+                let df_all = df(&Term::from_field_text(all, &text));
+                for &(field, boost) in targets {
+                    if boost <= 0.0 {
+                        continue;
+                    }
+                    let term = Term::from_field_text(field, &text);
+                    let df_field = df(&term);
+                    if df_field == 0 {
+                        continue;
+                    }
+                    let boost = if b.shared_idf && df_all >= df_field {
+                        boost * idf(df_all, docs) / idf(df_field, docs)
+                    } else {
+                        boost
+                    };
+                    let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                    clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+                }
             }
         }
         clauses
-    }
-
-    fn term_clauses(
-        &self,
-        searcher: &Searcher,
-        (_, all, targets): &QueryGroup<'_>,
-        terms: &[String],
-        weight: f32,
-        clauses: &mut Vec<(Occur, Box<dyn Query>)>,
-    ) {
-        let docs = searcher.num_docs();
-        let df = |term: &Term| searcher.doc_freq(term).unwrap_or(0).min(docs);
-        for text in terms {
-            let df_all = df(&Term::from_field_text(*all, text));
-            for &(field, boost) in targets.iter() {
-                if boost <= 0.0 {
-                    continue;
-                }
-                let term = Term::from_field_text(field, text);
-                let df_field = df(&term);
-                if df_field == 0 {
-                    continue;
-                }
-                let boost = if self.boosts.shared_idf && df_all >= df_field {
-                    boost * idf(df_all, docs) / idf(df_field, docs)
-                } else {
-                    boost
-                };
-                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(q), boost * weight)),
-                ));
-            }
-        }
-    }
-
-    /// Thesaurus synonyms of the query's words (stop words and filler dropped), restricted to
-    /// words the index holds (stemmed): at most `synonyms_per_word` per word, in WordNet sense
-    /// order, and `max_synonyms` in all. Only words absent from the index are expanded unless
-    /// `expand_known`.
-    fn expansion(&self, searcher: &Searcher, query: &str) -> Vec<String> {
-        let b = &self.boosts;
-        let a = &self.analyzers;
-        let all = self.fields.all_ident;
-        let present = |word: &str| {
-            tokens(&a.text, word).iter().any(|stem| {
-                searcher
-                    .doc_freq(&Term::from_field_text(all, stem))
-                    .unwrap_or(0)
-                    > 0
-            })
-        };
-        let words = distinct(tokens(&a.plain, query));
-        let stems: Vec<String> = words.iter().flat_map(|w| tokens(&a.text, w)).collect();
-        let mut out: Vec<String> = Vec::new();
-        for word in &words {
-            if out.len() >= b.max_synonyms {
-                break;
-            }
-            if !b.expand_known && present(word) {
-                continue;
-            }
-            let mut added = 0;
-            for synonym in synonyms::synonyms(word) {
-                if added == b.synonyms_per_word || out.len() >= b.max_synonyms {
-                    break;
-                }
-                let synonym: &str = synonym;
-                let stem = tokens(&a.text, synonym);
-                if stem.is_empty()
-                    || stem.iter().any(|s| stems.contains(s))
-                    || out.iter().any(|o| o == synonym)
-                    || !present(synonym)
-                {
-                    continue;
-                }
-                out.push(synonym.to_owned());
-                added += 1;
-            }
-        }
-        out
     }
 
     /// Whole-name matches: runs of up to [`MAX_NAME_WORDS`] query words, joined without
