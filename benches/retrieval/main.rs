@@ -106,15 +106,6 @@ fn parse_boosts() -> Result<Boosts, String> {
                 b.drop_filler = v != 0.0;
                 continue;
             }
-            "description_grams" => &mut b.description_grams,
-            "grams_absent_only" => {
-                b.grams_absent_only = v != 0.0;
-                continue;
-            }
-            "grams_normalize" => {
-                b.grams_normalize = v != 0.0;
-                continue;
-            }
             _ => return Err(format!("unknown boost {k}")),
         };
         *slot = v;

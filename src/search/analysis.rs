@@ -13,7 +13,6 @@ pub(crate) const IDENT: &str = "mcpd_ident";
 pub(crate) const TEXT: &str = "mcpd_text";
 pub(crate) const PLAIN: &str = "mcpd_plain";
 pub(crate) const PREFIX: &str = "mcpd_prefix";
-pub(crate) const GRAMS: &str = "mcpd_grams";
 
 /// Words of a request that frame it rather than name a capability ("can you help me ..."):
 /// dropped from queries only, never from documents. Action verbs (`find`, `get`, `list`,
@@ -116,48 +115,9 @@ pub(crate) fn ident_analyzer(query: bool) -> TextAnalyzer {
 /// Words cut to their first [`PREFIX_LEN`] characters: a coarse, language-agnostic stemmer
 /// that joins `finance`/`financial`, `recommend`/`recommendation`.
 pub(crate) fn prefix_analyzer(query: bool) -> TextAnalyzer {
-    TextAnalyzer::builder(WordTokenizer {
-        mode: Mode::Prefix,
-        query,
-    })
-    .filter(stop_words(query))
-    .build()
-}
-
-/// Character [`GRAM_LENS`]-grams of each word of at least [`GRAM_LENS`]`.0` letters (stop
-/// words, and filler in queries, skipped before the split): joins words that share a stem
-/// in their middle or end (`tourist`/`tourism`, `cryptocurrency`/`currency`).
-pub(crate) fn gram_analyzer(query: bool) -> TextAnalyzer {
-    TextAnalyzer::builder(WordTokenizer {
-        mode: Mode::Grams,
-        query,
-    })
-    .build()
-}
-
-/// Lengths of the character grams of [`gram_analyzer`].
-pub(crate) const GRAM_LENS: (usize, usize) = (4, 5);
-
-/// The character grams of one lowercase word, in order, without repeats.
-pub(crate) fn word_grams(word: &str) -> Vec<String> {
-    let chars: Vec<char> = word.chars().collect();
-    let mut out: Vec<String> = Vec::new();
-    if chars.len() < GRAM_LENS.0 || chars.iter().any(|c| is_bigram_script(*c)) {
-        return out;
-    }
-    for n in GRAM_LENS.0..=GRAM_LENS.1 {
-        for gram in chars.windows(n) {
-            let gram: String = gram.iter().collect();
-            if !out.contains(&gram) {
-                out.push(gram);
-            }
-        }
-    }
-    out
-}
-
-fn is_stop_word(word: &str, query: bool) -> bool {
-    ENGLISH_STOP_WORDS.contains(&word) || (query && QUERY_FILLER.contains(&word))
+    TextAnalyzer::builder(WordTokenizer { prefix: true })
+        .filter(stop_words(query))
+        .build()
 }
 
 /// Length of the truncation stem of [`prefix_analyzer`].
@@ -168,19 +128,8 @@ pub(crate) const PREFIX_LEN: usize = 5;
 /// Thai become overlapping character bigrams.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WordTokenizer {
-    mode: Mode,
-    /// Skip query filler as well as stop words in [`Mode::Grams`].
-    query: bool,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum Mode {
-    #[default]
-    Words,
-    /// Words truncated to [`PREFIX_LEN`] characters (CJK bigrams unchanged).
-    Prefix,
-    /// Character grams of words (see [`gram_analyzer`]); nothing else.
-    Grams,
+    /// Emit words truncated to [`PREFIX_LEN`] characters (CJK bigrams unchanged).
+    prefix: bool,
 }
 
 pub(crate) struct WordStream {
@@ -212,26 +161,8 @@ impl Tokenizer for WordTokenizer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> WordStream {
         let mut tokens = Vec::new();
-        if self.mode == Mode::Grams {
-            for_each_word(text, |from, to, word| {
-                if is_stop_word(&word, self.query) || !word.chars().all(char::is_alphabetic) {
-                    return;
-                }
-                for text in word_grams(&word) {
-                    let position = tokens.len();
-                    tokens.push(Token {
-                        offset_from: from,
-                        offset_to: to,
-                        position,
-                        text,
-                        position_length: 1,
-                    });
-                }
-            });
-            return WordStream { tokens, next: 0 };
-        }
         for_each_word(text, |from, to, word| {
-            let text = if self.mode == Mode::Prefix && !word.chars().any(is_bigram_script) {
+            let text = if self.prefix && !word.chars().any(is_bigram_script) {
                 word.chars().take(PREFIX_LEN).collect()
             } else {
                 word

@@ -10,7 +10,7 @@ use tantivy::schema::{
 };
 
 use super::ToolDoc;
-use super::analysis::{GRAMS, IDENT, PLAIN, PREFIX, TEXT, name_key};
+use super::analysis::{IDENT, PLAIN, PREFIX, TEXT, name_key};
 
 /// How deep into an `inputSchema` parameters are collected.
 const MAX_SCHEMA_DEPTH: usize = 6;
@@ -37,8 +37,6 @@ pub(crate) struct Fields {
     pub description_plain: Field,
     /// The description cut to prefixes.
     pub description_prefix: Field,
-    /// Character grams of the description's words.
-    pub description_grams: Field,
     pub params: Field,
     pub param_text: Field,
     pub enums: Field,
@@ -83,7 +81,6 @@ impl Fields {
             description: b.add_text_field("description", text(TEXT)),
             description_plain: b.add_text_field("description_plain", text(PLAIN)),
             description_prefix: b.add_text_field("description_prefix", text(PREFIX)),
-            description_grams: b.add_text_field("description_grams", text(GRAMS)),
             params: b.add_text_field("params", text(IDENT)),
             param_text: b.add_text_field("param_text", text(TEXT)),
             enums: b.add_text_field("enums", text(TEXT)),
@@ -107,7 +104,6 @@ impl Fields {
                 self.name_key,
                 self.description_plain,
                 self.description_prefix,
-                self.description_grams,
                 self.name_prefix,
             ]
             .contains(&field)
@@ -174,7 +170,6 @@ impl Fields {
             d.add_text(self.description, description);
             d.add_text(self.description_plain, description);
             d.add_text(self.description_prefix, description);
-            d.add_text(self.description_grams, description);
         }
 
         let mut schema = SchemaText::default();

@@ -24,7 +24,7 @@ mod fields;
 #[cfg(test)]
 mod tests;
 
-use analysis::{name_key, part_count, tokens, word_grams};
+use analysis::{name_key, part_count, tokens};
 use collector::{Ranked, TopRanked};
 use fields::Fields;
 
@@ -89,12 +89,6 @@ pub struct Boosts {
     pub description: f32,
     pub description_plain: f32,
     pub description_prefix: f32,
-    /// Character grams of query words against those of descriptions (0: off).
-    pub description_grams: f32,
-    /// Grams only for query words whose stem the index does not hold.
-    pub grams_absent_only: bool,
-    /// Divide a word's gram weight by its number of grams, so long words do not dominate.
-    pub grams_normalize: bool,
     pub params: f32,
     pub param_text: f32,
     pub enums: f32,
@@ -115,9 +109,6 @@ impl Default for Boosts {
             description: 1.0,
             description_plain: 0.5,
             description_prefix: 0.3,
-            description_grams: 0.3,
-            grams_absent_only: false,
-            grams_normalize: true,
             params: 1.0,
             param_text: 0.5,
             enums: 0.5,
@@ -180,7 +171,6 @@ impl SearchIndex {
         manager.register(analysis::TEXT, analysis::text_analyzer(false));
         manager.register(analysis::PLAIN, analysis::plain_analyzer(false));
         manager.register(analysis::PREFIX, analysis::prefix_analyzer(false));
-        manager.register(analysis::GRAMS, analysis::gram_analyzer(false));
         let q = boosts.drop_filler;
         let analyzers = Analyzers {
             ident: analysis::ident_analyzer(q),
@@ -392,78 +382,28 @@ impl SearchIndex {
         ];
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (analyzer, all, targets) in groups {
-            let terms = distinct(tokens(analyzer, query));
-            self.term_clauses(searcher, all, targets, &terms, 1.0, &mut clauses);
-        }
-        if b.description_grams > 0.0 {
-            let targets = [(f.description_grams, b.description_grams)];
-            let mut used: Vec<String> = Vec::new();
-            for word in distinct(tokens(&a.plain, query)) {
-                if b.grams_absent_only
-                    && tokens(&a.text, &word)
-                        .iter()
-                        .any(|stem| df(&Term::from_field_text(f.all_ident, stem)) > 0)
-                {
-                    continue;
+            for text in distinct(tokens(analyzer, query)) {
+                let df_all = df(&Term::from_field_text(all, &text));
+                for &(field, boost) in targets {
+                    if boost <= 0.0 {
+                        continue;
+                    }
+                    let term = Term::from_field_text(field, &text);
+                    let df_field = df(&term);
+                    if df_field == 0 {
+                        continue;
+                    }
+                    let boost = if b.shared_idf && df_all >= df_field {
+                        boost * idf(df_all, docs) / idf(df_field, docs)
+                    } else {
+                        boost
+                    };
+                    let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                    clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
                 }
-                let grams = word_grams(&word);
-                let weight = if b.grams_normalize {
-                    1.0 / grams.len().max(1) as f32
-                } else {
-                    1.0
-                };
-                let mut grams: Vec<String> =
-                    grams.into_iter().filter(|g| !used.contains(g)).collect();
-                grams.truncate(MAX_QUERY_TERMS.saturating_sub(used.len()));
-                self.term_clauses(
-                    searcher,
-                    f.description_grams,
-                    &targets,
-                    &grams,
-                    weight,
-                    &mut clauses,
-                );
-                used.extend(grams);
             }
         }
         clauses
-    }
-
-    /// One SHOULD clause per (target field, term) where the term occurs in the field.
-    fn term_clauses(
-        &self,
-        searcher: &Searcher,
-        all: Field,
-        targets: &[(Field, f32)],
-        terms: &[String],
-        weight: f32,
-        clauses: &mut Vec<(Occur, Box<dyn Query>)>,
-    ) {
-        let docs = searcher.num_docs();
-        let df = |term: &Term| searcher.doc_freq(term).unwrap_or(0).min(docs);
-        for text in terms {
-            let df_all = df(&Term::from_field_text(all, text));
-            for &(field, boost) in targets {
-                if boost <= 0.0 {
-                    continue;
-                }
-                let term = Term::from_field_text(field, text);
-                let df_field = df(&term);
-                if df_field == 0 {
-                    continue;
-                }
-                let boost = if self.boosts.shared_idf && df_all >= df_field {
-                    boost * idf(df_all, docs) / idf(df_field, docs)
-                } else {
-                    boost
-                };
-                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(q), boost * weight)),
-                ));
-            }
-        }
     }
 
     /// Whole-name matches: runs of up to [`MAX_NAME_WORDS`] query words, joined without
