@@ -351,6 +351,7 @@ fn metatool_recall_floor() {
         search,
     );
     // Floors just under the measured figures (docs/search.md), above the best baseline.
-    assert!(single.r5 >= 0.61, "single R@5 {:.3}", single.r5);
-    assert!(multi.r5 >= 0.68, "multi R@5 {:.3}", multi.r5);
+    // Measured 0.627 / 0.701.
+    assert!(single.r5 >= 0.62, "single R@5 {:.3}", single.r5);
+    assert!(multi.r5 >= 0.69, "multi R@5 {:.3}", multi.r5);
 }
