@@ -3,13 +3,13 @@
 //! Progress goes to stderr while servers start; the table goes to stdout when all have
 //! settled. Exit code 1 when a `required` server failed.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{cancel_on_interrupt, load_config, runtime};
+use super::{cancel_on_interrupt, load_config, runtime, write_stdout};
 use crate::config::Config;
 use crate::downstream::{Pool, ServerState};
 
@@ -35,10 +35,7 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
         .filter(|(s, r)| s.required && r.status == "failed")
         .map(|(s, _)| s.name.clone())
         .collect::<Vec<_>>();
-    let mut out = std::io::stdout().lock();
-    out.write_all(table.as_bytes())?;
-    out.flush()?;
-    drop(out);
+    write_stdout(&table)?;
     pool.shutdown().await;
     if failed_required.is_empty() {
         Ok(ExitCode::SUCCESS)

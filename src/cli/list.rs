@@ -3,16 +3,14 @@
 //! Text: one tool a line with the first line of its description. `--json`: the full
 //! entries (qualified name, server, and the tool JSON exactly as the server sent it).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
-use super::{cancel_on_interrupt, load_config, runtime};
+use super::{load_config, runtime, settle, write_stdout};
 use crate::config::Config;
-use crate::downstream::{self, ServerState};
+use crate::downstream::ServerState;
 
 pub fn run(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let config = load_config(config)?;
@@ -20,9 +18,7 @@ pub fn run(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 async fn list(config: &Config, as_json: bool) -> anyhow::Result<ExitCode> {
-    let root = CancellationToken::new();
-    cancel_on_interrupt(&root);
-    let settled = downstream::settle(config, root).await;
+    let settled = settle(config).await;
     let mut failed_required = false;
     for (handle, server) in settled.pool.iter().zip(&config.servers) {
         if let ServerState::Failed { cause } | ServerState::Restarting { cause, .. } =
@@ -57,10 +53,7 @@ async fn list(config: &Config, as_json: bool) -> anyhow::Result<ExitCode> {
             out.push('\n');
         }
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(out.as_bytes())?;
-    stdout.flush()?;
-    drop(stdout);
+    write_stdout(&out)?;
     settled.pool.shutdown().await;
     Ok(if failed_required {
         ExitCode::from(1)

@@ -130,6 +130,22 @@ pub(crate) fn cancel_on_interrupt(token: &CancellationToken) {
     });
 }
 
+/// Starts every server and waits until each settled, reaping them on Ctrl-C: what the
+/// one-shot commands (`list`, `search`, `stats`) need before they print anything.
+async fn settle(config: &Config) -> crate::downstream::Settled {
+    let root = CancellationToken::new();
+    cancel_on_interrupt(&root);
+    crate::downstream::settle(config, root).await
+}
+
+/// Writes a command's whole output to stdout at once.
+fn write_stdout(out: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(out.as_bytes())?;
+    stdout.flush()
+}
+
 /// Logs go to stderr, never stdout: stdout is the protocol.
 fn init_logging(verbose: u8, quiet: bool) {
     // rmcp logs every handshake at info; ours are the lines a user wants by default.

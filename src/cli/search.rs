@@ -1,15 +1,11 @@
 //! `mcp-defer search`: what `search_tools` would answer, with scores, for people tuning
 //! their catalog (descriptions, `search_hints`).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tokio_util::sync::CancellationToken;
-
-use super::{cancel_on_interrupt, load_config, runtime};
+use super::{load_config, runtime, settle, write_stdout};
 use crate::config::Config;
-use crate::downstream;
 use crate::exposure::ExposedList;
 use crate::search::SearchIndex;
 use crate::server::meta::search_tools;
@@ -36,9 +32,7 @@ pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 async fn search(config: &Config, args: Args) -> anyhow::Result<ExitCode> {
-    let root = CancellationToken::new();
-    cancel_on_interrupt(&root);
-    let settled = downstream::settle(config, root).await;
+    let settled = settle(config).await;
     // Fed server by server, as `serve` feeds it while servers connect.
     let mut index = SearchIndex::new()?;
     for (i, server) in config.servers.iter().enumerate() {
@@ -99,8 +93,6 @@ async fn search(config: &Config, args: Args) -> anyhow::Result<ExitCode> {
             out.push('\n');
         }
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(out.as_bytes())?;
-    stdout.flush()?;
+    write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }

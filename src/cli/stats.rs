@@ -3,15 +3,11 @@
 //! Tokens are estimated as serialized JSON bytes / 4, the usual rule of thumb for English and
 //! JSON with BPE tokenizers; good for comparing, not for billing.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tokio_util::sync::CancellationToken;
-
-use super::{cancel_on_interrupt, load_config, runtime};
+use super::{load_config, runtime, settle, write_stdout};
 use crate::config::Config;
-use crate::downstream;
 use crate::exposure::listed_form;
 use crate::server::meta::MetaTool;
 
@@ -24,9 +20,7 @@ pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 }
 
 async fn stats(config: &Config) -> anyhow::Result<ExitCode> {
-    let root = CancellationToken::new();
-    cancel_on_interrupt(&root);
-    let settled = downstream::settle(config, root).await;
+    let settled = settle(config).await;
     let settings = &config.settings;
     let size = |tool: &rmcp::model::Tool| serde_json::to_string(tool).map_or(0, |s| s.len());
 
@@ -86,9 +80,7 @@ async fn stats(config: &Config) -> anyhow::Result<ExitCode> {
         ));
     }
     settled.pool.shutdown().await;
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(out.as_bytes())?;
-    stdout.flush()?;
+    write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
