@@ -98,6 +98,7 @@ fn parse_boosts() -> Result<Boosts, String> {
             "enums" => &mut b.enums,
             "server" => &mut b.server,
             "server_text" => &mut b.server_text,
+            "topics" => &mut b.topics,
             "shared_idf" => {
                 b.shared_idf = v != 0.0;
                 continue;

@@ -6,6 +6,7 @@
 
 use tantivy::tokenizer::{
     Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+    WhitespaceTokenizer,
 };
 
 /// Analyzer names registered on the index.
@@ -13,6 +14,8 @@ pub(crate) const IDENT: &str = "mcpd_ident";
 pub(crate) const TEXT: &str = "mcpd_text";
 pub(crate) const PLAIN: &str = "mcpd_plain";
 pub(crate) const PREFIX: &str = "mcpd_prefix";
+/// Topic names, as `concepts` writes them: one per space-separated word.
+pub(crate) const TOPICS: &str = "mcpd_topics";
 
 /// Words of a request that frame it rather than name a capability ("can you help me ..."):
 /// dropped from queries only, never from documents. Action verbs (`find`, `get`, `list`,
@@ -89,6 +92,11 @@ pub(crate) fn text_analyzer(query: bool) -> TextAnalyzer {
         .filter(stop_words(query))
         .filter(Stemmer::new(Language::English))
         .build()
+}
+
+/// Topic names as written by `concepts`, split on spaces only.
+pub(crate) fn topics_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(WhitespaceTokenizer::default()).build()
 }
 
 /// Unstemmed words without stop words: the exact surface forms.

@@ -8,9 +8,11 @@ use tantivy::TantivyDocument;
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
+use tantivy::tokenizer::TextAnalyzer;
 
 use super::ToolDoc;
-use super::analysis::{IDENT, PLAIN, PREFIX, TEXT, name_key};
+use super::analysis::{IDENT, PLAIN, PREFIX, TEXT, TOPICS, name_key};
+use super::concepts;
 
 /// How deep into an `inputSchema` parameters are collected.
 const MAX_SCHEMA_DEPTH: usize = 6;
@@ -48,6 +50,8 @@ pub(crate) struct Fields {
     pub all_ident: Field,
     pub all_plain: Field,
     pub all_prefix: Field,
+    /// Topics of the tool's words (see `concepts`), one token per mention.
+    pub topics: Field,
 }
 
 fn text(tokenizer: &str) -> TextOptions {
@@ -89,11 +93,13 @@ impl Fields {
             all_ident: b.add_text_field("all_ident", basic(IDENT)),
             all_plain: b.add_text_field("all_plain", basic(PLAIN)),
             all_prefix: b.add_text_field("all_prefix", basic(PREFIX)),
+            topics: b.add_text_field("topics", text(TOPICS)),
         };
         (b.build(), fields)
     }
 
-    pub fn document(&self, doc: &ToolDoc<'_>) -> TantivyDocument {
+    /// `text` is the index-side text analyzer, whose stems the topic lexicon is keyed by.
+    pub fn document(&self, doc: &ToolDoc<'_>, text: &TextAnalyzer) -> TantivyDocument {
         let mut d = self.fields_document(doc);
         let mut all = String::new();
         for (field, value) in d.field_values() {
@@ -118,6 +124,7 @@ impl Fields {
         d.add_text(self.all_ident, &all);
         d.add_text(self.all_plain, &all);
         d.add_text(self.all_prefix, &all);
+        d.add_text(self.topics, concepts::document_topics(text, &all));
         d
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use rmcp::model::Tool;
 use serde_json::json;
 
-use super::{Hit, SearchIndex, ToolDoc};
+use super::{Boosts, Hit, SearchIndex, ToolDoc};
 use crate::catalog::EntryId;
 
 #[path = "../../benches/retrieval/eval.rs"]
@@ -111,7 +111,11 @@ fn catalog() -> Vec<Spec> {
 }
 
 fn index_of(specs: &[Spec]) -> SearchIndex {
-    let mut index = SearchIndex::new().unwrap();
+    index_with(specs, Boosts::default())
+}
+
+fn index_with(specs: &[Spec], boosts: Boosts) -> SearchIndex {
+    let mut index = SearchIndex::with_boosts(boosts).unwrap();
     let names: Vec<String> = specs
         .iter()
         .map(|s| format!("{}__{}", s.server, s.tool.name))
@@ -161,6 +165,32 @@ fn free_text_finds_the_capability() {
     assert_eq!(first(&index, "what time is it in Tokyo"), Some(5));
     assert_eq!(first(&index, "open a pull request"), Some(2));
     assert_eq!(first(&index, "show closed issues"), Some(1));
+}
+
+/// A request that shares no word with any tool still finds the one on its subject, through
+/// the topic lexicon; with topics off it finds nothing.
+#[test]
+fn a_shared_topic_finds_a_tool_without_a_shared_word() {
+    let s = |server, server_index, name, description| Spec {
+        server,
+        server_index,
+        tool: tool(name, description, empty()),
+    };
+    let specs = vec![
+        s("weather", 0, "forecast", "Weather forecast for a city"),
+        s("markets", 1, "quotes", "Real-time financial insights and analysis"),
+        s("translate", 2, "translate", "Translate text between languages"),
+    ];
+    let query = "how much is my salary worth";
+    assert_eq!(first(&index_of(&specs), query), Some(1));
+    let off = index_with(
+        &specs,
+        Boosts {
+            topics: 0.0,
+            ..Boosts::default()
+        },
+    );
+    assert!(off.search(query, 5, None).is_empty());
 }
 
 #[test]
@@ -351,7 +381,7 @@ fn metatool_recall_floor() {
         search,
     );
     // Floors just under the measured figures (docs/search.md), above the best baseline.
-    // Measured 0.627 / 0.701.
-    assert!(single.r5 >= 0.62, "single R@5 {:.3}", single.r5);
-    assert!(multi.r5 >= 0.69, "multi R@5 {:.3}", multi.r5);
+    // Measured 0.660 / 0.730 (without topics 0.627 / 0.701).
+    assert!(single.r5 >= 0.65, "single R@5 {:.3}", single.r5);
+    assert!(multi.r5 >= 0.72, "multi R@5 {:.3}", multi.r5);
 }
