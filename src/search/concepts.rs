@@ -11,9 +11,9 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use tantivy::tokenizer::TextAnalyzer;
+use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 
-use super::analysis::{self, tokens};
+use super::analysis;
 
 /// The lexicon: one topic per line, its name then its words, tab-separated.
 const EMPATH: &str = include_str!("lexicon/empath.tsv");
@@ -29,7 +29,8 @@ struct Lexicon {
 }
 
 static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
-    let analyzer = analysis::text_analyzer(false);
+    // One analyzer for all 16k words: `tokens` clones it (stop-word set included) per call.
+    let mut analyzer = analysis::text_analyzer(false);
     let mut topics = Vec::new();
     let mut by_stem: HashMap<String, Vec<u16>> = HashMap::new();
     for line in EMPATH.lines() {
@@ -43,8 +44,9 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
         topics.push(name);
         // The topic's own name is one of its words (`real_estate` → `real`, `estate`).
         for word in cells.chain(std::iter::once(name)) {
-            for stem in tokens(&analyzer, word) {
-                let entry = by_stem.entry(stem).or_default();
+            let mut stream = analyzer.token_stream(word);
+            while let Some(token) = stream.next() {
+                let entry = by_stem.entry(token.text.clone()).or_default();
                 if !entry.contains(&topic) {
                     entry.push(topic);
                 }
@@ -68,8 +70,12 @@ fn topic_ids<'a>(terms: impl IntoIterator<Item = &'a str>) -> Vec<u16> {
 
 /// The text of a tool's topic field: its topic names, space-separated, repeated as often as
 /// its words name them.
-pub(crate) fn document_topics(analyzer: &TextAnalyzer, text: &str) -> String {
-    let terms = tokens(analyzer, text);
+pub(crate) fn document_topics(analyzer: &mut TextAnalyzer, text: &str) -> String {
+    let mut terms = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while let Some(token) = stream.next() {
+        terms.push(token.text.clone());
+    }
     let lexicon = &*LEXICON;
     let mut out = String::new();
     for id in topic_ids(terms.iter().map(String::as_str)) {
@@ -103,6 +109,7 @@ pub(crate) fn query_topics(terms: &[String]) -> Vec<(&'static str, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::search::analysis::tokens;
 
     #[test]
     fn the_lexicon_loads_every_topic() {
@@ -112,8 +119,8 @@ mod tests {
 
     #[test]
     fn words_without_a_shared_stem_share_a_topic() {
-        let analyzer = analysis::text_analyzer(false);
-        let tool = document_topics(&analyzer, "Real-time financial insights");
+        let mut analyzer = analysis::text_analyzer(false);
+        let tool = document_topics(&mut analyzer, "Real-time financial insights");
         let query = query_topics(&tokens(&analyzer, "the price of this stock"));
         assert!(
             query.iter().any(|(t, _)| tool.split(' ').any(|d| d == *t)),

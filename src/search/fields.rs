@@ -99,7 +99,7 @@ impl Fields {
     }
 
     /// `text` is the index-side text analyzer, whose stems the topic lexicon is keyed by.
-    pub fn document(&self, doc: &ToolDoc<'_>, text: &TextAnalyzer) -> TantivyDocument {
+    pub fn document(&self, doc: &ToolDoc<'_>, text: &mut TextAnalyzer) -> TantivyDocument {
         let mut d = self.fields_document(doc);
         let mut all = String::new();
         for (field, value) in d.field_values() {

@@ -221,7 +221,7 @@ impl SearchIndex {
     ) -> Result<(), SearchError> {
         for doc in docs {
             self.writer.delete_term(self.id_term(doc.id));
-            let document = self.fields.document(&doc, &self.analyzers.index_text);
+            let document = self.fields.document(&doc, &mut self.analyzers.index_text);
             self.writer.add_document(document)?;
             let mut keys: Vec<String> = [
                 name_key(&doc.tool.name),

@@ -178,8 +178,18 @@ fn a_shared_topic_finds_a_tool_without_a_shared_word() {
     };
     let specs = vec![
         s("weather", 0, "forecast", "Weather forecast for a city"),
-        s("markets", 1, "quotes", "Real-time financial insights and analysis"),
-        s("translate", 2, "translate", "Translate text between languages"),
+        s(
+            "markets",
+            1,
+            "quotes",
+            "Real-time financial insights and analysis",
+        ),
+        s(
+            "translate",
+            2,
+            "translate",
+            "Translate text between languages",
+        ),
     ];
     let query = "how much is my salary worth";
     assert_eq!(first(&index_of(&specs), query), Some(1));
