@@ -12,6 +12,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+/// The binary's allocator (see `src/main.rs`), so figures match what users run.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 

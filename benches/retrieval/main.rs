@@ -6,6 +6,10 @@
 //! `RETRIEVAL_BOOSTS=name=3,title=2` overrides field boosts (for tuning); `RETRIEVAL_RANKS=1`
 //! prints where the first relevant tool lands in the top 100.
 
+/// The binary's allocator (see `src/main.rs`), so figures match what users run.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

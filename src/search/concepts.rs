@@ -58,31 +58,29 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
 
 /// The topics of already-analyzed terms, one per occurrence (a tool that says `stock` and
 /// `financial` is more about money than one that says `price` once).
-fn topic_ids<'a>(terms: impl IntoIterator<Item = &'a str>) -> Vec<u16> {
+fn topic_ids<'a>(terms: impl IntoIterator<Item = &'a str>) -> impl Iterator<Item = u16> {
     let lexicon = &*LEXICON;
     terms
         .into_iter()
         .filter_map(|t| lexicon.by_stem.get(t))
         .flatten()
         .copied()
-        .collect()
 }
 
 /// The text of a tool's topic field: its topic names, space-separated, repeated as often as
-/// its words name them.
+/// its words name them. Streams the tokens without collecting them: this runs beside the
+/// indexing thread, and allocations there contend for the allocator.
 pub(crate) fn document_topics(analyzer: &mut TextAnalyzer, text: &str) -> String {
-    let mut terms = Vec::new();
-    let mut stream = analyzer.token_stream(text);
-    while let Some(token) = stream.next() {
-        terms.push(token.text.clone());
-    }
     let lexicon = &*LEXICON;
     let mut out = String::new();
-    for id in topic_ids(terms.iter().map(String::as_str)) {
-        if !out.is_empty() {
-            out.push(' ');
+    let mut stream = analyzer.token_stream(text);
+    while let Some(token) = stream.next() {
+        for id in topic_ids([token.text.as_str()]) {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(lexicon.topics[usize::from(id)]);
         }
-        out.push_str(lexicon.topics[usize::from(id)]);
     }
     out
 }
