@@ -34,7 +34,9 @@ use fields::Fields;
 /// topics' cost (10k tools: p50 311 µs with every topic, 145 µs without these; MetaTool
 /// recall unchanged). "Large" is more than [`TOPIC_POSTINGS_FREE`] tools holding it.
 const MAX_TOPIC_SHARE: u64 = 4;
+/// Posting lists this short cost nothing worth saving, so small catalogs keep every topic.
 const TOPIC_POSTINGS_FREE: u64 = 256;
+
 /// Queries are cut to this many characters: a query is a request, not a document.
 pub const MAX_QUERY_CHARS: usize = 512;
 /// At most this many distinct terms per analyzer are looked up.
