@@ -8,6 +8,7 @@ mod util;
 
 mod check;
 mod downstream;
+mod import;
 mod interop;
 mod list;
 mod search;

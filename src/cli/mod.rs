@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 
 mod check;
+mod import;
 mod list;
 mod search;
 mod stats;
@@ -50,6 +51,8 @@ enum Command {
     },
     /// Estimate the tokens of the tool list: every tool flat, against deferred.
     Stats(ConfigArg),
+    /// Print a servers.toml made from Claude Code's or Codex's MCP servers.
+    Import(import::Args),
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -78,6 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::List { config, json }) => list::run(config.config, json),
         Some(Command::Search { config, args }) => search::run(config.config, args),
         Some(Command::Stats(args)) => stats::run(args.config),
+        Some(Command::Import(args)) => import::run(args),
         Some(Command::Serve(args)) => serve(args.config),
         None => serve(None),
     }

@@ -48,6 +48,7 @@ mod raw;
 mod validate;
 
 pub use error::ConfigError;
+pub(crate) use raw::SERVER_KEYS;
 
 /// How long a server may take to answer `initialize` and its first `tools/list`
 /// (Codex's default, so a pasted block behaves the same).

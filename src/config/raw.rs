@@ -88,7 +88,7 @@ const SETTINGS_KEYS: &[&str] = &[
 ];
 
 /// The keys to use in a server table: Codex's, then ours.
-const SERVER_KEYS: &[&str] = &[
+pub(crate) const SERVER_KEYS: &[&str] = &[
     "command",
     "args",
     "env",
