@@ -130,6 +130,31 @@ fn check_reports_an_unreachable_http_server() {
     );
 }
 
+/// A server that logs over MCP (`notifications/message`, deprecated since 2026-07-28) has its
+/// lines on our stderr, tagged with its name, and never on stdout.
+#[test]
+fn downstream_log_messages_reach_stderr_with_the_server_name() {
+    let dir = Dir::new();
+    dir.config(&fixture(
+        "chatty",
+        &["--log-before-list", "cache warmed: 12 entries"],
+        "",
+    ));
+    let out = dir.run(&["check"]);
+    let (table, log) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{table}\n{log}");
+    let line = log
+        .lines()
+        .find(|l| l.contains("cache warmed: 12 entries"))
+        .unwrap_or_else(|| panic!("no downstream log line in:\n{log}"));
+    assert!(
+        line.contains("WARN") && line.contains("server=chatty"),
+        "{line}"
+    );
+    assert!(line.contains("logger=\"fixture\""), "{line}");
+    assert!(!table.contains("cache warmed"), "{table}");
+}
+
 #[test]
 fn check_aggregates_the_real_npm_and_pypi_servers() {
     let Some(peers) = util::peers() else { return };

@@ -12,9 +12,14 @@ use std::time::Duration;
 use clap::Parser;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
     ServerCapabilities, ServerConfig, Tool,
 };
+#[expect(
+    deprecated,
+    reason = "acting a pre-2026-07-28 server that logs over MCP"
+)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
@@ -54,6 +59,11 @@ struct Args {
     /// Log a few lines to stderr while starting and on each call.
     #[arg(long)]
     stderr_chatter: bool,
+    /// Send TEXT as a `notifications/message` (level warning, logger `fixture`) before
+    /// answering each tools/list, declaring the `logging` capability. Sent first on the same
+    /// pipe, so the client has it before the list.
+    #[arg(long, value_name = "TEXT")]
+    log_before_list: Option<String>,
 }
 
 fn default_tools() -> Value {
@@ -123,6 +133,7 @@ struct Fixture {
     instructions: Option<String>,
     page_size: Option<usize>,
     chatter: bool,
+    log_before_list: Option<String>,
     tools: Mutex<Vec<Tool>>,
 }
 
@@ -140,13 +151,15 @@ fn text_and_structured(text: String, structured: Value) -> CallToolResult {
 
 impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(self.name.clone(), "0.0.0"));
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        if self.log_before_list.is_some() {
+            capabilities.logging = Some(JsonObject::new());
+        }
+        let mut info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(self.name.clone(), "0.0.0"));
         if let Some(text) = &self.instructions {
             info = info.with_instructions(text.clone());
         }
@@ -156,8 +169,11 @@ impl ServerHandler for Fixture {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        if let Some(text) = &self.log_before_list {
+            log_warning(&context, text).await;
+        }
         let tools = self.snapshot();
         let Some(size) = self.page_size.filter(|s| *s > 0) else {
             return Ok(ListToolsResult::with_all_items(tools));
@@ -349,6 +365,7 @@ async fn main() -> std::process::ExitCode {
         instructions: args.instructions,
         page_size: args.page_size,
         chatter: args.stderr_chatter,
+        log_before_list: args.log_before_list,
         tools: Mutex::new(tools),
     };
     let fixture = Arc::new(fixture);
@@ -362,6 +379,16 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::from(1)
         }
     }
+}
+
+#[expect(
+    deprecated,
+    reason = "acting a pre-2026-07-28 server that logs over MCP"
+)]
+async fn log_warning(context: &RequestContext<RoleServer>, text: &str) {
+    let mut message = LoggingMessageNotificationParam::new(LoggingLevel::Warning, json!(text));
+    message.logger = Some("fixture".to_owned());
+    let _ = context.peer.notify_logging_message(message).await;
 }
 
 /// rmcp wants the handler by value; the state is shared with nothing else, but an `Arc`

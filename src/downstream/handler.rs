@@ -2,7 +2,10 @@
 //!
 //! `notifications/tools/list_changed` becomes a re-list request to the supervisor (which
 //! owns the connection); `notifications/progress` is routed to the call whose downstream
-//! progress token it carries, under the client's own token.
+//! progress token it carries, under the client's own token; `notifications/message` goes to
+//! our stderr log, tagged with the server. (MCP logging is deprecated as of 2026-07-28, which
+//! tells stdio servers to log to stderr instead; forwarding it to the client as a protocol
+//! message would adopt what the spec asks new implementations not to.)
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,6 +14,9 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
 };
+// Deprecated by SEP-2577, yet servers built on earlier revisions still send it.
+#[expect(deprecated, reason = "reading what pre-2026-07-28 servers send")]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::mpsc;
 
@@ -81,6 +87,31 @@ impl ClientHandler for Handler {
     ) {
         if !self.progress.forward(params) {
             tracing::trace!(server = %self.server, "progress for no call in flight");
+        }
+    }
+
+    #[expect(deprecated, reason = "reading what pre-2026-07-28 servers send")]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let message = match &params.data {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        // The supervisor's `downstream{server=...}` span already names the server.
+        let logger = params.logger.as_deref().unwrap_or("");
+        match params.level {
+            LoggingLevel::Debug => tracing::debug!(logger, "{message}"),
+            LoggingLevel::Info | LoggingLevel::Notice => {
+                tracing::info!(logger, "{message}");
+            }
+            LoggingLevel::Warning => tracing::warn!(logger, "{message}"),
+            LoggingLevel::Error
+            | LoggingLevel::Critical
+            | LoggingLevel::Alert
+            | LoggingLevel::Emergency => tracing::error!(logger, "{message}"),
         }
     }
 }
