@@ -208,7 +208,7 @@ impl Supervisor {
         };
         let ct = self.stop.child_token();
         let after = self.config.startup_timeout;
-        match &self.config.transport {
+        let (running, tools, child) = match &self.config.transport {
             Transport::Stdio {
                 command,
                 args,
@@ -224,14 +224,7 @@ impl Supervisor {
                 };
                 let start = handshake(handler, spawned.transport, ct.clone(), &self.config);
                 match tokio::time::timeout(after, start).await {
-                    Ok(Ok((running, tools))) => Ok(Connection {
-                        running,
-                        ct,
-                        relist,
-                        progress,
-                        child: Some(child),
-                        tools,
-                    }),
+                    Ok(Ok((running, tools))) => (running, tools, Some(child)),
                     Ok(Err(err)) => {
                         let err = match child.cause().await {
                             Some(status) => ConnectError::Exited {
@@ -247,12 +240,12 @@ impl Supervisor {
                             },
                         };
                         child.group.terminate().await;
-                        Err(err)
+                        return Err(err);
                     }
                     Err(_) => {
                         let stderr = child.stderr.tail();
                         child.group.terminate().await;
-                        Err(ConnectError::Timeout { after, stderr })
+                        return Err(ConnectError::Timeout { after, stderr });
                     }
                 }
             }
@@ -269,26 +262,31 @@ impl Supervisor {
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let start = handshake(handler, transport, ct.clone(), &self.config);
                 match tokio::time::timeout(after, start).await {
-                    Ok(Ok((running, tools))) => Ok(Connection {
-                        running,
-                        ct,
-                        relist,
-                        progress,
-                        child: None,
-                        tools,
-                    }),
-                    Ok(Err(StartError::Handshake(message))) => Err(ConnectError::Http {
-                        url: url.clone(),
-                        message,
-                    }),
-                    Ok(Err(StartError::List(message))) => Err(ConnectError::List(message)),
-                    Err(_) => Err(ConnectError::Timeout {
-                        after,
-                        stderr: None,
-                    }),
+                    Ok(Ok((running, tools))) => (running, tools, None),
+                    Ok(Err(StartError::Handshake(message))) => {
+                        return Err(ConnectError::Http {
+                            url: url.clone(),
+                            message,
+                        });
+                    }
+                    Ok(Err(StartError::List(message))) => return Err(ConnectError::List(message)),
+                    Err(_) => {
+                        return Err(ConnectError::Timeout {
+                            after,
+                            stderr: None,
+                        });
+                    }
                 }
             }
-        }
+        };
+        Ok(Connection {
+            running,
+            ct,
+            relist,
+            progress,
+            child,
+            tools,
+        })
     }
 
     /// Publishes the connection, answers re-list requests, and returns the cause when the

@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 
 use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 
-use super::analysis;
+use super::analysis::{self, tokens};
 
 /// The lexicon: one topic per line, its name then its words, tab-separated.
 const EMPATH: &str = include_str!("lexicon/empath.tsv");
@@ -29,8 +29,7 @@ struct Lexicon {
 }
 
 static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
-    // One analyzer for all 16k words: `tokens` clones it (stop-word set included) per call.
-    let mut analyzer = analysis::text_analyzer(false);
+    let analyzer = analysis::text_analyzer(false);
     let mut topics = Vec::new();
     let mut by_stem: HashMap<String, Vec<u16>> = HashMap::new();
     for line in EMPATH.lines() {
@@ -44,9 +43,8 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
         topics.push(name);
         // The topic's own name is one of its words (`real_estate` → `real`, `estate`).
         for word in cells.chain(std::iter::once(name)) {
-            let mut stream = analyzer.token_stream(word);
-            while let Some(token) = stream.next() {
-                let entry = by_stem.entry(token.text.clone()).or_default();
+            for stem in tokens(&analyzer, word) {
+                let entry = by_stem.entry(stem).or_default();
                 if !entry.contains(&topic) {
                     entry.push(topic);
                 }
@@ -107,7 +105,6 @@ pub(crate) fn query_topics(terms: &[String]) -> Vec<(&'static str, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::analysis::tokens;
 
     #[test]
     fn the_lexicon_loads_every_topic() {

@@ -132,9 +132,9 @@ impl Default for Boosts {
     }
 }
 
-/// A query analyzer, the field giving its terms' whole-tool document frequency, and the
-/// (field, boost) pairs its terms are looked up in.
-type QueryGroup<'a> = (&'a TextAnalyzer, Field, &'a [(Field, f32)]);
+/// A query's terms under one analyzer, the field giving their whole-tool document frequency,
+/// and the (field, boost) pairs they are looked up in.
+type QueryGroup<'a> = (Vec<String>, Field, &'a [(Field, f32)]);
 
 struct Analyzers {
     /// The document-side text analyzer, for the topics of a tool.
@@ -366,14 +366,21 @@ impl SearchIndex {
         let a = &self.analyzers;
         let docs = searcher.num_docs();
         let df = |term: &Term| searcher.doc_freq(term).unwrap_or(0).min(docs);
+        // Stemmed words serve both their fields and the topics.
+        let text_terms = tokens(&a.text, query);
+        let topics = if b.topics > 0.0 {
+            concepts::query_topics(&text_terms)
+        } else {
+            Vec::new()
+        };
         let groups: [QueryGroup<'_>; 4] = [
             (
-                &a.ident,
+                tokens(&a.ident, query),
                 f.all_ident,
                 &[(f.name, b.name), (f.params, b.params), (f.server, b.server)],
             ),
             (
-                &a.text,
+                text_terms,
                 f.all_ident,
                 &[
                     (f.title, b.title),
@@ -384,12 +391,12 @@ impl SearchIndex {
                 ],
             ),
             (
-                &a.plain,
+                tokens(&a.plain, query),
                 f.all_plain,
                 &[(f.description_plain, b.description_plain)],
             ),
             (
-                &a.prefix,
+                tokens(&a.prefix, query),
                 f.all_prefix,
                 &[
                     (f.name_prefix, b.name_prefix),
@@ -398,8 +405,8 @@ impl SearchIndex {
             ),
         ];
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (analyzer, all, targets) in groups {
-            for text in distinct(tokens(analyzer, query)) {
+        for (terms, all, targets) in groups {
+            for text in distinct(terms) {
                 let df_all = df(&Term::from_field_text(all, &text));
                 for &(field, boost) in targets {
                     if boost <= 0.0 {
@@ -420,18 +427,16 @@ impl SearchIndex {
                 }
             }
         }
-        if b.topics > 0.0 {
-            // A topic several query words name weighs more, sublinearly.
-            for (topic, count) in concepts::query_topics(&tokens(&a.text, query)) {
-                let term = Term::from_field_text(f.topics, topic);
-                let n = df(&term);
-                if n == 0 || (n > TOPIC_POSTINGS_FREE && n.saturating_mul(MAX_TOPIC_SHARE) > docs) {
-                    continue;
-                }
-                let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
-                let boost = b.topics * (count as f32).sqrt();
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
+        // A topic several query words name weighs more, sublinearly.
+        for (topic, count) in topics {
+            let term = Term::from_field_text(f.topics, topic);
+            let n = df(&term);
+            if n == 0 || (n > TOPIC_POSTINGS_FREE && n.saturating_mul(MAX_TOPIC_SHARE) > docs) {
+                continue;
             }
+            let q = TermQuery::new(term, IndexRecordOption::WithFreqs);
+            let boost = b.topics * (count as f32).sqrt();
+            clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost))));
         }
         clauses
     }
