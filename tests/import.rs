@@ -117,3 +117,18 @@ fn a_missing_or_broken_source_is_named() {
     let err = stderr(&out);
     assert!(err.contains("codex/config.toml is not valid TOML"), "{err}");
 }
+
+/// A server whose name our config rejects is still printed, and the exit status and stderr
+/// say what to fix.
+#[test]
+fn an_import_that_needs_a_fix_says_which() {
+    let dir = Dir::new();
+    let json = serde_json::json!({"mcpServers": {"my server.v2": {"command": "npx"}}});
+    std::fs::write(dir.file(".mcp.json"), json.to_string()).unwrap();
+    let out = import(&dir, "claude");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("[mcp_servers.\"my server.v2\"]"));
+    let err = stderr(&out);
+    assert!(err.contains("needs a fix before use"), "{err}");
+    assert!(err.contains("rename the table"), "{err}");
+}
