@@ -5,8 +5,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use mcp_defer::config::Config;
-use mcp_defer::downstream::{CallOptions, DownstreamError, Event, Pool, ServerState};
-use rmcp::model::{CallToolRequestParams, ProgressToken, RequestMetaObject};
+use mcp_defer::downstream::{
+    CallOptions, DownstreamError, Event, Pool, ProgressRoute, ServerState,
+};
+use rmcp::model::{CallToolRequestParams, ProgressToken};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -97,14 +99,12 @@ async fn progress_reaches_the_call_under_the_clients_token() {
     let (pool, _events) = Pool::start(&config, CancellationToken::new());
     ready(&pool, 0).await;
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut params = request("sleep", json!({"ms": 200}));
-    let mut meta = RequestMetaObject::default();
-    meta.set_progress_token(ProgressToken(rmcp::model::NumberOrString::String(
-        "client-7".into(),
-    )));
-    params.meta = Some(meta);
+    let params = request("sleep", json!({"ms": 200}));
     let options = CallOptions {
-        progress: Some(tx),
+        progress: Some(ProgressRoute {
+            tx,
+            client_token: ProgressToken(rmcp::model::NumberOrString::String("client-7".into())),
+        }),
         ..CallOptions::default()
     };
     let result = pool

@@ -3,11 +3,12 @@
 use std::path::Path;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, JsonObject, ProgressNotificationParam, Tool,
+    CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProgressNotificationParam,
+    ProtocolVersion, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -16,9 +17,25 @@ use tokio::sync::mpsc;
 pub struct Recorder {
     changed: mpsc::UnboundedSender<()>,
     progress: mpsc::UnboundedSender<ProgressNotificationParam>,
+    version: ProtocolVersion,
+}
+
+/// How a session opens, and so which protocol era it speaks.
+#[derive(Debug, Clone)]
+pub enum Era {
+    /// `initialize` with this handshake-era version.
+    Handshake(ProtocolVersion),
+    /// `server/discover`, then the 2026-07-28 envelope on every request.
+    Discover,
 }
 
 impl ClientHandler for Recorder {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        info.protocol_version = self.version.clone();
+        info
+    }
+
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.changed.send(());
     }
@@ -41,6 +58,11 @@ pub struct Session {
 impl Session {
     /// Starts `mcp-defer serve --config <config>` and does the legacy handshake.
     pub async fn start(config: &Path) -> Session {
+        Session::start_in(config, Era::Handshake(ProtocolVersion::V_2025_11_25)).await
+    }
+
+    /// Starts `mcp-defer serve --config <config>` and opens the session in `era`.
+    pub async fn start_in(config: &Path, era: Era) -> Session {
         let mut command = tokio::process::Command::new(crate::util::BIN);
         command.arg("serve").arg("--config").arg(config);
         command.env("RUST_LOG", "mcp_defer=debug");
@@ -48,13 +70,24 @@ impl Session {
             TokioChildProcess::new(command).unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
         let (tx, rx) = mpsc::unbounded_channel();
         let (progress_tx, progress) = mpsc::unbounded_channel();
-        let client = Recorder {
+        let (version, lifecycle) = match era {
+            Era::Handshake(version) => (version, ClientLifecycleMode::Initialize),
+            Era::Discover => (
+                ProtocolVersion::V_2026_07_28,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            ),
+        };
+        let recorder = Recorder {
             changed: tx,
             progress: progress_tx,
-        }
-        .serve(transport)
-        .await
-        .unwrap_or_else(|e| panic!("handshake with mcp-defer: {e}"));
+            version,
+        };
+        let client = recorder
+            .serve_with_lifecycle(transport, lifecycle)
+            .await
+            .unwrap_or_else(|e| panic!("handshake with mcp-defer: {e}"));
         Session {
             client,
             changed: rx,

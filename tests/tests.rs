@@ -3,14 +3,17 @@
 // Tests may panic on broken setup; the crate-wide unwrap/expect denial is for the library.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod raw;
 mod session;
 mod util;
 
 mod check;
 mod downstream;
+mod eras;
 mod import;
 mod interop;
 mod list;
 mod search;
 mod serve;
 mod shutdown;
+mod tool_fidelity;

@@ -64,6 +64,10 @@ struct Args {
     /// pipe, so the client has it before the list.
     #[arg(long, value_name = "TEXT")]
     log_before_list: Option<String>,
+    /// `echo` also returns the `_meta` of the request as it arrived, under `"_meta"`: what
+    /// a proxy forwarded, for the tests to read.
+    #[arg(long)]
+    echo_meta: bool,
 }
 
 fn default_tools() -> Value {
@@ -134,6 +138,7 @@ struct Fixture {
     page_size: Option<usize>,
     chatter: bool,
     log_before_list: Option<String>,
+    echo_meta: bool,
     tools: Mutex<Vec<Tool>>,
 }
 
@@ -214,7 +219,11 @@ impl ServerHandler for Fixture {
         };
         let result = match request.name.as_ref() {
             "echo" => {
-                let value = Value::Object(args.clone());
+                let mut value = args.clone();
+                if self.echo_meta {
+                    value.insert("_meta".into(), json!(context.meta));
+                }
+                let value = Value::Object(value);
                 text_and_structured(value.to_string(), value)
             }
             "add" => {
@@ -366,6 +375,7 @@ async fn main() -> std::process::ExitCode {
         page_size: args.page_size,
         chatter: args.stderr_chatter,
         log_before_list: args.log_before_list,
+        echo_meta: args.echo_meta,
         tools: Mutex::new(tools),
     };
     let fixture = Arc::new(fixture);

@@ -20,13 +20,7 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::mpsc;
 
-/// Where one in-flight call's progress goes.
-#[derive(Debug)]
-pub struct ProgressRoute {
-    pub tx: mpsc::UnboundedSender<ProgressNotificationParam>,
-    /// The token the client gave us; forwarded params carry it instead of ours.
-    pub client_token: Option<ProgressToken>,
-}
+use super::ProgressRoute;
 
 /// In-flight calls by the progress token rmcp put on the downstream request.
 #[derive(Debug, Default)]
@@ -52,9 +46,7 @@ impl ProgressRoutes {
         let Some(route) = map.get(&params.progress_token) else {
             return false;
         };
-        if let Some(token) = &route.client_token {
-            params.progress_token = token.clone();
-        }
+        params.progress_token = route.client_token.clone();
         let _ = route.tx.send(params);
         true
     }

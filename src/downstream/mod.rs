@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
-    ProgressNotificationParam, ServerResult,
+    ProgressNotificationParam, ProgressToken, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use tokio::sync::{mpsc, watch};
@@ -31,7 +31,7 @@ pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
 pub use process::STDERR_CAP_BYTES;
 pub use settle::{Settled, settle};
 
-use handler::{ProgressRoute, ProgressRoutes};
+use handler::ProgressRoutes;
 
 /// How long a call that saw its connection drop waits for the supervisor to learn why
 /// (the exit status arrives a moment after the pipe closes).
@@ -124,9 +124,16 @@ pub enum DownstreamError {
 pub struct CallOptions {
     /// Fires when the client cancels; the downstream request is cancelled too.
     pub cancel: CancellationToken,
-    /// Downstream progress for this call, to be forwarded to the client. Each carries the
-    /// progress token of the client's request `_meta` when it had one.
-    pub progress: Option<mpsc::UnboundedSender<ProgressNotificationParam>>,
+    /// Where downstream progress for this call goes, when the client asked for progress.
+    pub progress: Option<ProgressRoute>,
+}
+
+/// Where one call's downstream progress goes: each notification is re-tagged with the
+/// client's own token (the downstream request carries a token of its connection's).
+#[derive(Debug)]
+pub struct ProgressRoute {
+    pub tx: mpsc::UnboundedSender<ProgressNotificationParam>,
+    pub client_token: ProgressToken,
 }
 
 /// All servers of a config, by their position in `Config::servers`.
@@ -306,7 +313,6 @@ impl ServerHandle {
             state: self.state().to_string(),
         })?;
         let tool = request.name.to_string();
-        let client_token = request.meta.as_ref().and_then(|m| m.get_progress_token());
         let span = tracing::debug_span!("call", tool = %tool);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
         let mut handle = match live
@@ -319,9 +325,8 @@ impl ServerHandle {
             Err(err) => return Err(self.service_error(err, &live).await),
         };
         let token = handle.progress_token.clone();
-        if let Some(tx) = options.progress {
-            live.progress
-                .insert(token.clone(), ProgressRoute { tx, client_token });
+        if let Some(route) = options.progress {
+            live.progress.insert(token.clone(), route);
         }
         enum Outcome {
             Answer(
@@ -340,6 +345,9 @@ impl ServerHandle {
             () = options.cancel.cancelled() => Outcome::Cancelled,
             () = tokio::time::sleep(self.tool_timeout) => Outcome::TimedOut,
         };
+        // rmcp hands each notification to its handler in a task spawned when the line is
+        // read; on `serve`'s one-thread runtime those tasks run before this one, which the
+        // answer woke later, so progress sent before the answer has been routed by now.
         live.progress.remove(&token);
         match outcome {
             Outcome::Answer(answer) => match *answer {

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, ResultType,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
@@ -21,10 +21,11 @@ use tokio::sync::mpsc;
 
 use crate::catalog::{Catalog, CatalogEntry, EntryId, ServerKey};
 use crate::config::{AlwaysLoad, Config, Exposure};
-use crate::downstream::{CallOptions, DownstreamError, Event, ServerHandle, ServerState};
+use crate::downstream::{CallOptions, Event, ProgressRoute, ServerHandle, ServerState};
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
+mod envelope;
 mod instructions;
 pub mod meta;
 mod notify;
@@ -325,30 +326,42 @@ impl State {
             ));
         }
         request.name = original.into();
-        if request.meta.is_none() && !context.meta.0.is_empty() {
-            request.meta = Some(context.meta.clone());
-        }
-        let progress = context.meta.get_progress_token().map(|_| {
+        // The client's `_meta` reaches rmcp in the context, not in the params.
+        let client_meta = request.meta.take().unwrap_or_else(|| context.meta.clone());
+        request.meta = envelope::forwarded_meta(&client_meta);
+        let mut forwarding = None;
+        let progress = client_meta.get_progress_token().map(|client_token| {
             let (tx, mut rx) = mpsc::unbounded_channel();
             let peer = context.peer.clone();
-            tokio::spawn(async move {
+            forwarding = Some(tokio::spawn(async move {
                 while let Some(param) = rx.recv().await {
                     if peer.notify_progress(param).await.is_err() {
                         break;
                     }
                 }
-            });
-            tx
+            }));
+            ProgressRoute { tx, client_token }
         });
         let options = CallOptions {
             cancel: context.ct.child_token(),
             progress,
         };
-        match handle.call(request, options).await {
+        let mut result = match handle.call(request, options).await {
             Ok(result) => result,
-            Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
-            Err(err) => meta::error_result(format!("{err}")),
+            Err(err) => meta::error_result(err.to_string()),
+        };
+        // A handshake-era server's result has no `resultType`, which a 2026-07-28 client
+        // requires; rmcp takes it off again for a handshake-era client.
+        result.result_type.get_or_insert(ResultType::COMPLETE);
+        // The call has dropped its end of the channel: once the forwarder has written the
+        // last progress, the result may follow. A client drops progress that arrives after
+        // the result of its request (the Python SDK does).
+        if let Some(forwarding) = forwarding
+            && let Err(err) = forwarding.await
+        {
+            tracing::warn!(error = %err, "progress forwarding failed");
         }
+        result
     }
 
     async fn call_meta(

@@ -1,0 +1,266 @@
+//! The era matrix: every client era against every kind of downstream server, each cell a real
+//! call whose real result reaches the client, directly and through `call_tool`.
+//!
+//! Clients: rmcp in the handshake era (2025-06-18, 2025-11-25) and in the 2026-07-28 era
+//! (`server/discover`, envelope on every request), the official Python SDK in both eras, and
+//! raw lines written the way Claude Code writes them. Servers: the Python SDK
+//! (`mcp-server-time`, which speaks both eras and refuses a 2026-07-28 envelope on a
+//! handshake-era connection), the TypeScript SDK (`server-everything`) and rmcp (the
+//! fixture, which also answers `server/discover`). mcp-defer opens every downstream
+//! connection in the handshake era (docs/design.md says why).
+
+use std::path::Path;
+
+use rmcp::model::ProtocolVersion;
+use serde_json::{Value, json};
+
+use crate::raw::{RawClient, claude_envelope, result_text};
+use crate::session::*;
+use crate::util::{BIN, Dir, Peers, fixture, peers};
+
+/// One downstream tool of each SDK, and what its real answer contains.
+struct Cell {
+    name: &'static str,
+    arguments: Value,
+    answer: &'static str,
+}
+
+fn cells() -> Vec<Cell> {
+    vec![
+        Cell {
+            name: "time__get_current_time",
+            arguments: json!({"timezone": "Asia/Tokyo"}),
+            answer: "Asia/Tokyo",
+        },
+        Cell {
+            name: "everything__echo",
+            arguments: json!({"message": "across the eras"}),
+            answer: "across the eras",
+        },
+        Cell {
+            name: "fx__echo",
+            arguments: json!({"word": "fixture-reached"}),
+            answer: "fixture-reached",
+        },
+    ]
+}
+
+fn matrix_config(setup: &Dir, peers: &Peers) -> std::path::PathBuf {
+    setup.config(&format!(
+        "[mcp_servers.time]\ncommand = {:?}\n\n\
+         [mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\n\n{}",
+        peers.time,
+        peers.everything,
+        fixture("fx", &["--echo-meta"], ""),
+    ))
+}
+
+fn assert_answered(cell: &Cell, path: &str, is_error: bool, text: &str) {
+    assert!(
+        !is_error && text.contains(cell.answer),
+        "{} via {path}: expected the server's answer containing {:?}, got error={is_error}: {text}",
+        cell.name,
+        cell.answer
+    );
+}
+
+async fn rmcp_client_calls_every_server(era: Era) {
+    let Some(peers) = peers() else { return };
+    let setup = Dir::new();
+    let session = Session::start_in(&matrix_config(&setup, &peers), era.clone()).await;
+    for cell in cells() {
+        let proxied = session
+            .call(
+                "call_tool",
+                json!({"name": cell.name, "arguments": cell.arguments}),
+            )
+            .await;
+        assert_answered(
+            &cell,
+            &format!("call_tool ({era:?})"),
+            proxied.is_error == Some(true),
+            &text(&proxied),
+        );
+    }
+    let names: Vec<&str> = cells().iter().map(|c| c.name).collect();
+    let selected = session.call("select_tools", json!({"names": names})).await;
+    assert_ne!(selected.is_error, Some(true), "{}", text(&selected));
+    let listed = names_of(&session.list().await);
+    for cell in cells() {
+        assert!(listed.iter().any(|n| n == cell.name), "{listed:?}");
+        let direct = session.call(cell.name, cell.arguments.clone()).await;
+        assert_answered(
+            &cell,
+            &format!("a direct call ({era:?})"),
+            direct.is_error == Some(true),
+            &text(&direct),
+        );
+    }
+    session.close().await;
+}
+
+fn names_of(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    names(tools)
+}
+
+#[tokio::test]
+async fn rmcp_client_in_the_2025_06_18_handshake_era() {
+    rmcp_client_calls_every_server(Era::Handshake(ProtocolVersion::V_2025_06_18)).await;
+}
+
+#[tokio::test]
+async fn rmcp_client_in_the_2025_11_25_handshake_era() {
+    rmcp_client_calls_every_server(Era::Handshake(ProtocolVersion::V_2025_11_25)).await;
+}
+
+#[tokio::test]
+async fn rmcp_client_in_the_2026_07_28_era() {
+    rmcp_client_calls_every_server(Era::Discover).await;
+}
+
+fn python_client_calls_every_server(mode: &str, era: &str) {
+    let Some(peers) = peers() else { return };
+    let setup = Dir::new();
+    let config = matrix_config(&setup, &peers);
+    let calls: Vec<Value> = cells()
+        .iter()
+        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+        .collect();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/era_matrix.py");
+    let output = std::process::Command::new(peers.time.with_file_name("python"))
+        .arg(script)
+        .arg(mode)
+        .arg(BIN)
+        .arg(&config)
+        .arg(Value::Array(calls).to_string())
+        .output()
+        .unwrap_or_else(|e| panic!("run the python client: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "python session failed:\n{stdout}\n{stderr}"
+    );
+    let report: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("python printed no report ({e}): {stdout}\n{stderr}"));
+    assert_eq!(report["era"], era, "{report}");
+    let done = report["calls"].as_array().cloned().unwrap_or_default();
+    assert_eq!(done.len(), 2 * cells().len(), "{report}");
+    for call in done {
+        let cell = cells()
+            .into_iter()
+            .find(|c| call["name"] == c.name)
+            .unwrap_or_else(|| panic!("unexpected call {call}"));
+        assert_answered(
+            &cell,
+            &format!("{} (python, {era})", call["path"]),
+            call["is_error"] == true,
+            call["text"].as_str().unwrap_or_default(),
+        );
+    }
+}
+
+#[test]
+fn python_sdk_client_in_the_handshake_era() {
+    python_client_calls_every_server("initialize", "2025-11-25");
+}
+
+#[test]
+fn python_sdk_client_in_the_2026_07_28_era() {
+    python_client_calls_every_server("discover", "2026-07-28");
+}
+
+/// The defect that blocked Claude Code: its envelope was copied into every downstream
+/// request, and handshake-era Python servers refuse such requests.
+#[tokio::test]
+async fn claude_codes_envelope_stays_with_its_connection_and_its_own_keys_go_through() {
+    let Some(peers) = peers() else { return };
+    let setup = Dir::new();
+    let mut client = RawClient::claude(&matrix_config(&setup, &peers)).await;
+    let names: Vec<&str> = cells().iter().map(|c| c.name).collect();
+    let selected = client
+        .call_tool("select_tools", json!({"names": names}), json!({}))
+        .await;
+    assert_ne!(selected["result"]["isError"], true, "{selected}");
+    let extra = json!({"claudecode/toolUseId": "toolu_01matrix", "progressToken": "claude-7"});
+    for cell in cells() {
+        for (path, response) in [
+            (
+                "a direct call",
+                client
+                    .call_tool(cell.name, cell.arguments.clone(), extra.clone())
+                    .await,
+            ),
+            (
+                "call_tool",
+                client
+                    .call_tool(
+                        "call_tool",
+                        json!({"name": cell.name, "arguments": cell.arguments}),
+                        extra.clone(),
+                    )
+                    .await,
+            ),
+        ] {
+            let is_error = response.get("error").is_some() || response["result"]["isError"] == true;
+            assert_answered(&cell, path, is_error, &format!("{response}"));
+            if cell.name == "fx__echo" {
+                let seen = &response["result"]["structuredContent"]["_meta"];
+                let keys: Vec<&String> = seen
+                    .as_object()
+                    .map(|m| m.keys().collect())
+                    .unwrap_or_default();
+                assert!(
+                    !keys
+                        .iter()
+                        .any(|k| k.starts_with("io.modelcontextprotocol/")),
+                    "the client's envelope reached a handshake-era server via {path}: {seen}"
+                );
+                assert_eq!(seen["claudecode/toolUseId"], "toolu_01matrix", "{seen}");
+                assert_ne!(
+                    seen["progressToken"], "claude-7",
+                    "the downstream request needs a progress token of its own connection: {seen}"
+                );
+            }
+        }
+    }
+    assert!(
+        result_text(&selected).contains("Loaded"),
+        "{selected} with envelope {}",
+        claude_envelope()
+    );
+    client.close().await;
+}
+
+/// Every progress notification of a call is written before that call's result: clients
+/// drop progress for a request that has already been answered.
+#[tokio::test]
+async fn progress_reaches_the_client_before_the_result() {
+    let setup = Dir::new();
+    let config = setup.config(&fixture("fx", &[], ""));
+    let mut client = RawClient::claude(&config).await;
+    for round in 0..5 {
+        let token = format!("sleep-{round}");
+        let response = client
+            .call_tool(
+                "call_tool",
+                json!({"name": "fx__sleep", "arguments": {"ms": 50}}),
+                json!({"progressToken": token}),
+            )
+            .await;
+        assert!(result_text(&response).contains("slept 50 ms"), "{response}");
+        let answered_at = client.received.len() - 1;
+        let progress: Vec<usize> = (client.received.iter().enumerate())
+            .filter(|(_, m)| {
+                m["method"] == "notifications/progress" && m["params"]["progressToken"] == token
+            })
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(progress.len(), 10, "round {round}: {:#?}", client.received);
+        // Nothing may follow: read on briefly and see that no late progress arrives.
+        assert!(progress.iter().all(|&i| i < answered_at));
+    }
+    let late = tokio::time::timeout(std::time::Duration::from_millis(300), client.next()).await;
+    assert!(late.is_err(), "a message after the last result: {late:?}");
+    client.close().await;
+}

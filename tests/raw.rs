@@ -1,0 +1,158 @@
+//! A client that writes JSON-RPC lines itself: what a real client sends, byte for byte,
+//! including what SDK clients never send (the 2026-07-28 envelope as Claude Code writes it,
+//! extension `_meta` keys). Every line mcp-defer writes is kept, in order, so tests can
+//! assert on ordering across messages (progress before its result).
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// How long one answer may take: servers start behind mcp-defer on the first call.
+const ANSWER_WAIT: Duration = Duration::from_secs(30);
+
+/// The 2026-07-28 envelope Claude Code 2.1.332 puts in the `_meta` of every request.
+pub fn claude_envelope() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+pub struct RawClient {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: i64,
+    /// Every message received, in order.
+    pub received: Vec<Value>,
+}
+
+impl RawClient {
+    /// Starts `mcp-defer serve --config <config>`; no handshake is sent.
+    pub fn start(config: &Path) -> RawClient {
+        let mut child = tokio::process::Command::new(crate::util::BIN)
+            .arg("serve")
+            .arg("--config")
+            .arg(config)
+            .env("RUST_LOG", "mcp_defer=debug")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            panic!("mcp-defer without piped stdio");
+        };
+        RawClient {
+            child,
+            stdin,
+            lines: BufReader::new(stdout).lines(),
+            next_id: 0,
+            received: Vec::new(),
+        }
+    }
+
+    /// Starts mcp-defer and opens a 2026-07-28 session as Claude Code does:
+    /// `server/discover`, then a `subscriptions/listen` stream for tool list changes.
+    pub async fn claude(config: &Path) -> RawClient {
+        let mut client = RawClient::start(config);
+        let discovered = client
+            .request("server/discover", json!({"_meta": claude_envelope()}))
+            .await;
+        assert!(
+            discovered["result"]["supportedVersions"]
+                .as_array()
+                .is_some_and(|v| v.contains(&json!("2026-07-28"))),
+            "server/discover: {discovered}"
+        );
+        client
+            .send_request(
+                "subscriptions/listen",
+                json!({"_meta": claude_envelope(), "notifications": {"toolsListChanged": true}}),
+            )
+            .await;
+        client
+    }
+
+    pub async fn send(&mut self, message: &Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin
+            .write_all(line.as_bytes())
+            .await
+            .unwrap_or_else(|e| panic!("write to mcp-defer: {e}"));
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub async fn send_request(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    /// Sends a request and reads until its response, which it returns.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params).await;
+        self.response(id).await
+    }
+
+    /// Reads until the response to `id`.
+    pub async fn response(&mut self, id: i64) -> Value {
+        loop {
+            let message = self.next().await;
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+
+    /// The next message mcp-defer writes.
+    pub async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(ANSWER_WAIT, self.lines.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no message within {ANSWER_WAIT:?}"))
+            .unwrap_or_else(|e| panic!("read from mcp-defer: {e}"))
+            .unwrap_or_else(|| panic!("mcp-defer closed stdout"));
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("mcp-defer wrote a line that is not JSON ({e}): {line}"));
+        self.received.push(message.clone());
+        message
+    }
+
+    /// `tools/call` with the Claude Code envelope plus `extra` `_meta` keys.
+    pub async fn call_tool(&mut self, name: &str, arguments: Value, extra_meta: Value) -> Value {
+        let mut meta = claude_envelope();
+        if let (Some(meta), Value::Object(extra)) = (meta.as_object_mut(), extra_meta) {
+            meta.extend(extra);
+        }
+        self.request(
+            "tools/call",
+            json!({"_meta": meta, "name": name, "arguments": arguments}),
+        )
+        .await
+    }
+
+    pub async fn close(mut self) {
+        drop(self.stdin);
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
+    }
+}
+
+/// The text blocks of a `tools/call` response, joined.
+pub fn result_text(response: &Value) -> String {
+    response["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
