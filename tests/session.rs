@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, JsonObject, ProgressNotificationParam, Tool,
+    CallToolRequestParams, CallToolResult, JsonObject, ProgressNotificationParam,
+    ResourceUpdatedNotificationParam, Tool,
 };
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -16,6 +17,8 @@ use tokio::sync::mpsc;
 pub struct Recorder {
     changed: mpsc::UnboundedSender<()>,
     progress: mpsc::UnboundedSender<ProgressNotificationParam>,
+    prompts_changed: mpsc::UnboundedSender<()>,
+    updated: mpsc::UnboundedSender<String>,
 }
 
 impl ClientHandler for Recorder {
@@ -30,12 +33,28 @@ impl ClientHandler for Recorder {
     ) {
         let _ = self.progress.send(params);
     }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.prompts_changed.send(());
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.updated.send(params.uri);
+    }
 }
 
 pub struct Session {
     pub client: RunningService<RoleClient, Recorder>,
     pub changed: mpsc::UnboundedReceiver<()>,
     pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    /// `notifications/prompts/list_changed`, one `()` each.
+    pub prompts_changed: mpsc::UnboundedReceiver<()>,
+    /// The URI of each `notifications/resources/updated`.
+    pub updated: mpsc::UnboundedReceiver<String>,
 }
 
 impl Session {
@@ -48,9 +67,13 @@ impl Session {
             TokioChildProcess::new(command).unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
         let (tx, rx) = mpsc::unbounded_channel();
         let (progress_tx, progress) = mpsc::unbounded_channel();
+        let (prompts_tx, prompts_changed) = mpsc::unbounded_channel();
+        let (updated_tx, updated) = mpsc::unbounded_channel();
         let client = Recorder {
             changed: tx,
             progress: progress_tx,
+            prompts_changed: prompts_tx,
+            updated: updated_tx,
         }
         .serve(transport)
         .await
@@ -59,6 +82,8 @@ impl Session {
             client,
             changed: rx,
             progress,
+            prompts_changed,
+            updated,
         }
     }
 

@@ -11,6 +11,7 @@ mod downstream;
 mod import;
 mod interop;
 mod list;
+mod passthrough;
 mod search;
 mod serve;
 mod shutdown;

@@ -9,7 +9,7 @@ use rmcp::RoleServer;
 use rmcp::model::{CompleteRequestParams, CompleteResult, Reference};
 use rmcp::service::RequestContext;
 
-use super::envelope::forwarded_meta;
+use super::envelope::{forwarded_meta, mark_complete};
 use super::{State, downstream_error};
 
 impl State {
@@ -44,10 +44,12 @@ impl State {
             return Ok(CompleteResult::default());
         }
         request.meta = forwarded_meta(&context.meta);
-        handle
+        let mut result = handle
             .complete(request, context.ct.child_token())
             .await
-            .map_err(downstream_error)
+            .map_err(downstream_error)?;
+        mark_complete(&mut result.result_type);
+        Ok(result)
     }
 
     /// The server a reference belongs to; a prompt reference is rewritten to the prompt's

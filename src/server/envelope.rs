@@ -6,8 +6,12 @@
 //! envelope when that connection needs one. Its `progressToken` names a progress stream on
 //! the client's connection; rmcp puts a fresh one on the downstream request. Everything else
 //! (trace context, vendor keys) is the client's to pass on.
+//!
+//! The other way, a result from a handshake-era server has no `resultType`, which a
+//! 2026-07-28 client requires: [`mark_complete`] adds it (rmcp strips it again for
+//! handshake-era clients).
 
-use rmcp::model::{MetaObject, RequestMetaObject};
+use rmcp::model::{MetaObject, RequestMetaObject, ResultType};
 
 /// `_meta` keys reserved by the protocol for the connection's envelope.
 const RESERVED_PREFIX: &str = "io.modelcontextprotocol/";
@@ -25,6 +29,12 @@ pub fn forwarded_meta(meta: &RequestMetaObject) -> Option<RequestMetaObject> {
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
     (!kept.is_empty()).then(|| RequestMetaObject(MetaObject(kept)))
+}
+
+/// Gives a proxied result the `resultType: "complete"` it lacks when it came from a
+/// handshake-era server; an explicit type (`input_required`, `task`) is kept.
+pub fn mark_complete(result_type: &mut Option<ResultType>) {
+    result_type.get_or_insert(ResultType::COMPLETE);
 }
 
 #[cfg(test)]
@@ -75,5 +85,15 @@ mod tests {
             Some(2),
             "only the exact prefix and key are reserved"
         );
+    }
+
+    #[test]
+    fn a_result_without_a_type_is_complete_and_others_keep_theirs() {
+        let mut missing = None;
+        mark_complete(&mut missing);
+        assert_eq!(missing, Some(ResultType::COMPLETE));
+        let mut task = Some(ResultType::TASK);
+        mark_complete(&mut task);
+        assert_eq!(task, Some(ResultType::TASK));
     }
 }

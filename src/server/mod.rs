@@ -418,7 +418,10 @@ impl State {
             progress,
         };
         match handle.call(request, options).await {
-            Ok(result) => result,
+            Ok(mut result) => {
+                envelope::mark_complete(&mut result.result_type);
+                result
+            }
             Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
             Err(err) => meta::error_result(format!("{err}")),
         }

@@ -11,7 +11,7 @@ use rmcp::RoleServer;
 use rmcp::model::{GetPromptRequestParams, GetPromptResult, Prompt};
 use rmcp::service::RequestContext;
 
-use super::envelope::forwarded_meta;
+use super::envelope::{forwarded_meta, mark_complete};
 use super::{State, downstream_error, lock};
 use crate::catalog::{PromptCatalog, ServerKey};
 use crate::exposure::ExposedList;
@@ -100,10 +100,12 @@ impl State {
         }
         request.name = original;
         request.meta = forwarded_meta(&context.meta);
-        handle
+        let mut result = handle
             .get_prompt(request, context.ct.child_token())
             .await
-            .map_err(downstream_error)
+            .map_err(downstream_error)?;
+        mark_complete(&mut result.result_type);
+        Ok(result)
     }
 
     /// The server, original name and gone flag of a prompt by its qualified name.

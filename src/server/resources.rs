@@ -16,7 +16,7 @@ use rmcp::RoleServer;
 use rmcp::model::{ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate};
 use rmcp::service::RequestContext;
 
-use super::envelope::forwarded_meta;
+use super::envelope::{forwarded_meta, mark_complete};
 use super::{State, downstream_error, lock};
 use crate::catalog::{ResourceCatalog, Route};
 use crate::exposure::ExposedList;
@@ -157,7 +157,10 @@ impl State {
                 .read_resource(request.clone(), context.ct.child_token())
                 .await
             {
-                Ok(result) => return Ok(result),
+                Ok(mut result) => {
+                    mark_complete(&mut result.result_type);
+                    return Ok(result);
+                }
                 Err(err) if candidates.len() == 1 => return Err(downstream_error(err)),
                 Err(err) => failures.push(err.to_string()),
             }
