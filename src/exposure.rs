@@ -1,15 +1,16 @@
-//! The tool list the client sees, append-only by construction (DESIGN.md invariant 1).
+//! The lists the client sees, append-only by construction (DESIGN.md invariant 1).
 //!
-//! [`ExposedList`] has no way to remove, reorder or edit an entry: a tool is frozen (an
-//! `Arc`) the moment it is appended, so every later `tools/list` is the previous one plus
-//! tools at the end, with the same bytes for everything already there. What gets appended
-//! is decided by `server` (via `select_tools` or the exposure mode), never by ranking: this
-//! module imports neither `search` nor `downstream`.
+//! [`ExposedList`] has no way to remove, reorder or edit an entry: an item is frozen (an
+//! `Arc`) the moment it is appended, so every later `tools/list` (and `prompts/list`,
+//! `resources/list`, `resources/templates/list`) is the previous one plus items at the end,
+//! with the same bytes for everything already there. What gets appended is decided by
+//! `server` (via `select_tools` or the exposure mode), never by ranking: this module imports
+//! neither `search` nor `downstream`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use rmcp::model::{MetaObject, Tool};
+use rmcp::model::{MetaObject, Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::catalog::CatalogEntry;
 
@@ -36,27 +37,68 @@ pub fn mark_always_load(tool: &mut Tool) {
         .insert(ALWAYS_LOAD_KEY.to_owned(), serde_json::Value::Bool(true));
 }
 
-/// The ordered, append-only list of tools shown to the client.
-#[derive(Debug, Default)]
-pub struct ExposedList {
-    tools: Vec<Arc<Tool>>,
+/// What an [`ExposedList`] can hold: an item with the key the client knows it by.
+pub trait Listed {
+    /// Unique within one list: a tool's or prompt's name, a resource's URI, a template's
+    /// URI template.
+    fn key(&self) -> &str;
+}
+
+impl Listed for Tool {
+    fn key(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Listed for Prompt {
+    fn key(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Listed for Resource {
+    fn key(&self) -> &str {
+        &self.uri
+    }
+}
+
+impl Listed for ResourceTemplate {
+    fn key(&self) -> &str {
+        &self.uri_template
+    }
+}
+
+/// The ordered, append-only list of tools (or prompts, resources, templates) shown to the
+/// client.
+#[derive(Debug)]
+pub struct ExposedList<T = Tool> {
+    items: Vec<Arc<T>>,
     names: HashSet<Arc<str>>,
 }
 
-impl ExposedList {
-    pub fn new() -> ExposedList {
+impl<T> Default for ExposedList<T> {
+    fn default() -> Self {
+        ExposedList {
+            items: Vec::new(),
+            names: HashSet::new(),
+        }
+    }
+}
+
+impl<T: Listed> ExposedList<T> {
+    pub fn new() -> ExposedList<T> {
         ExposedList::default()
     }
 
-    /// Appends `tool` unless a tool of that name is already listed. Returns whether it was
-    /// appended. A listed tool is never replaced: clients keep the definition they first saw
+    /// Appends `item` unless an item with its key is already listed. Returns whether it was
+    /// appended. A listed item is never replaced: clients keep the definition they first saw
     /// (DESIGN.md 7a), and rewriting it would break the prompt cache.
-    pub fn append(&mut self, tool: Tool) -> bool {
-        if self.names.contains(&*tool.name) {
+    pub fn append(&mut self, item: T) -> bool {
+        if self.names.contains(item.key()) {
             return false;
         }
-        self.names.insert(Arc::from(&*tool.name));
-        self.tools.push(Arc::new(tool));
+        self.names.insert(Arc::from(item.key()));
+        self.items.push(Arc::new(item));
         true
     }
 
@@ -65,16 +107,16 @@ impl ExposedList {
     }
 
     pub fn len(&self) -> usize {
-        self.tools.len()
+        self.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.items.is_empty()
     }
 
-    /// The list as it stands, cheap to take: the tools themselves are shared.
-    pub fn snapshot(&self) -> Vec<Arc<Tool>> {
-        self.tools.clone()
+    /// The list as it stands, cheap to take: the items themselves are shared.
+    pub fn snapshot(&self) -> Vec<Arc<T>> {
+        self.items.clone()
     }
 }
 

@@ -43,7 +43,10 @@ async fn next_tools(events: &mut mpsc::UnboundedReceiver<Event>) -> Vec<String> 
     let Event::Tools { tools, .. } = tokio::time::timeout(WAIT, events.recv())
         .await
         .expect("event in time")
-        .expect("events open");
+        .expect("events open")
+    else {
+        panic!("expected a tool list first");
+    };
     tools.iter().map(|t| t.name.to_string()).collect()
 }
 
@@ -51,7 +54,9 @@ async fn next_tools(events: &mut mpsc::UnboundedReceiver<Event>) -> Vec<String> 
 async fn calls_return_the_downstream_result_unchanged() {
     let config = config(&fixture("fx", &["--instructions", "Use echo to test."], ""));
     let (pool, mut events) = Pool::start(&config, CancellationToken::new());
-    let Event::Tools { instructions, .. } = events.recv().await.expect("first list");
+    let Some(Event::Tools { instructions, .. }) = events.recv().await else {
+        panic!("expected a tool list first");
+    };
     assert_eq!(instructions.as_deref(), Some("Use echo to test."));
     ready(&pool, 0).await;
     let fx = pool.get(0).expect("fx");

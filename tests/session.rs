@@ -4,7 +4,7 @@ use std::path::Path;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProgressNotificationParam,
-    ProtocolVersion, Tool,
+    ProtocolVersion, ResourceUpdatedNotificationParam, Tool,
 };
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
@@ -17,6 +17,8 @@ use tokio::sync::mpsc;
 pub struct Recorder {
     changed: mpsc::UnboundedSender<()>,
     progress: mpsc::UnboundedSender<ProgressNotificationParam>,
+    prompts_changed: mpsc::UnboundedSender<()>,
+    updated: mpsc::UnboundedSender<String>,
     version: ProtocolVersion,
 }
 
@@ -47,12 +49,28 @@ impl ClientHandler for Recorder {
     ) {
         let _ = self.progress.send(params);
     }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.prompts_changed.send(());
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.updated.send(params.uri);
+    }
 }
 
 pub struct Session {
     pub client: RunningService<RoleClient, Recorder>,
     pub changed: mpsc::UnboundedReceiver<()>,
     pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    /// `notifications/prompts/list_changed`, one `()` each.
+    pub prompts_changed: mpsc::UnboundedReceiver<()>,
+    /// The URI of each `notifications/resources/updated`.
+    pub updated: mpsc::UnboundedReceiver<String>,
 }
 
 impl Session {
@@ -79,9 +97,13 @@ impl Session {
                 },
             ),
         };
+        let (prompts_tx, prompts_changed) = mpsc::unbounded_channel();
+        let (updated_tx, updated) = mpsc::unbounded_channel();
         let recorder = Recorder {
             changed: tx,
             progress: progress_tx,
+            prompts_changed: prompts_tx,
+            updated: updated_tx,
             version,
         };
         let client = recorder
@@ -92,6 +114,8 @@ impl Session {
             client,
             changed: rx,
             progress,
+            prompts_changed,
+            updated,
         }
     }
 

@@ -13,6 +13,7 @@ mod eras;
 mod import;
 mod interop;
 mod list;
+mod passthrough;
 mod search;
 mod serve;
 mod shutdown;

@@ -2,8 +2,9 @@
 //!
 //! The integration tests aggregate several of these at once to exercise what real servers
 //! do wrong: start slowly, die at start with a message, print junk on stdout, paginate,
-//! fork grandchildren, crash mid-call, change their tool list. Its `ServerHandler` is
-//! written by hand, like ours, so the tool order is exactly the order given.
+//! fork grandchildren, crash mid-call, change their tool list. It can also serve prompts and
+//! resources, so tests can put two servers' prompts and resources side by side. Its
+//! `ServerHandler` is written by hand, like ours, so the order is exactly the order given.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -12,8 +13,11 @@ use std::time::Duration;
 use clap::Parser;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content,
-    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, JsonObject,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, PromptArgument, PromptMessage, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourcesCapability, Role, ServerCapabilities, ServerConfig, Tool,
 };
 #[expect(
     deprecated,
@@ -68,6 +72,14 @@ struct Args {
     /// a proxy forwarded, for the tests to read.
     #[arg(long)]
     echo_meta: bool,
+    /// Serve a prompt named NAME (repeatable), with one required argument `topic`; declares
+    /// `prompts` and adds the tool `drop-prompt`.
+    #[arg(long = "prompt", value_name = "NAME")]
+    prompts: Vec<String>,
+    /// Serve a text resource at URI (repeatable) whose text names this server; declares
+    /// `resources`.
+    #[arg(long = "resource", value_name = "URI")]
+    resources: Vec<String>,
 }
 
 fn default_tools() -> Value {
@@ -140,6 +152,10 @@ struct Fixture {
     log_before_list: Option<String>,
     echo_meta: bool,
     tools: Mutex<Vec<Tool>>,
+    prompts: Mutex<Vec<String>>,
+    /// Whether `prompts` was declared (it stays declared when the last prompt is dropped).
+    serves_prompts: bool,
+    resources: Vec<String>,
 }
 
 impl Fixture {
@@ -162,6 +178,14 @@ impl ServerHandler for Fixture {
             .build();
         if self.log_before_list.is_some() {
             capabilities.logging = Some(JsonObject::new());
+        }
+        if self.serves_prompts {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            capabilities.prompts = Some(prompts);
+        }
+        if !self.resources.is_empty() {
+            capabilities.resources = Some(ResourcesCapability::default());
         }
         let mut info = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(self.name.clone(), "0.0.0"));
@@ -291,6 +315,14 @@ impl ServerHandler for Fixture {
             "fail" => {
                 CallToolResult::error(vec![Content::text("the operation could not be completed")])
             }
+            "drop-prompt" => {
+                let name = name_arg()?;
+                if let Ok(mut prompts) = self.prompts.lock() {
+                    prompts.retain(|p| *p != name);
+                }
+                let _ = context.peer.notify_prompt_list_changed().await;
+                CallToolResult::success(vec![Content::text(format!("dropped prompt {name}"))])
+            }
             other => {
                 if self.snapshot().iter().any(|t| t.name == other) {
                     CallToolResult::success(vec![Content::text(format!("{other} called"))])
@@ -303,6 +335,60 @@ impl ServerHandler for Fixture {
             }
         };
         Ok(result.into())
+    }
+}
+
+impl Fixture {
+    fn prompt_list(&self) -> ListPromptsResult {
+        let names = self.prompts.lock().map(|p| p.clone()).unwrap_or_default();
+        let prompts = names
+            .into_iter()
+            .map(|name| {
+                let mut topic = PromptArgument::new("topic");
+                topic.description = Some("What the prompt is about".to_owned());
+                topic.required = Some(true);
+                Prompt::new(
+                    name.clone(),
+                    Some(format!("The {name} prompt of {}", self.name)),
+                    Some(vec![topic]),
+                )
+            })
+            .collect();
+        ListPromptsResult::with_all_items(prompts)
+    }
+
+    fn prompt(&self, request: &GetPromptRequestParams) -> Result<GetPromptResult, ErrorData> {
+        let known = self.prompts.lock().is_ok_and(|p| p.contains(&request.name));
+        if !known {
+            return Err(ErrorData::invalid_params(
+                format!("unknown prompt {}", request.name),
+                None,
+            ));
+        }
+        let topic = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("topic"))
+            .and_then(Value::as_str)
+            .unwrap_or("nothing");
+        let text = format!("{} about {topic}, from {}", request.name, self.name);
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            text,
+        )]))
+    }
+
+    fn resource(&self, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+        if !self.resources.iter().any(|r| r == uri) {
+            return Err(ErrorData::resource_not_found(
+                format!("unknown resource {uri}"),
+                None,
+            ));
+        }
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(
+            format!("{uri} served by {}", self.name),
+            uri,
+        )]))
     }
 }
 
@@ -369,7 +455,29 @@ async fn main() -> std::process::ExitCode {
     if args.stderr_chatter {
         eprintln!("fixture {}: serving {} tools", args.name, tools.len());
     }
+    let mut tools = tools;
+    if !args.prompts.is_empty() {
+        let drop: Tool = match serde_json::from_value(json!({
+            "name": "drop-prompt",
+            "description": "Remove the prompt with the given name from this server's prompt list and announce the change.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "Name of the prompt to remove"}},
+                "required": ["name"]
+            }
+        })) {
+            Ok(tool) => tool,
+            Err(err) => {
+                eprintln!("fixture: drop-prompt definition: {err}");
+                return std::process::ExitCode::from(1);
+            }
+        };
+        tools.push(drop);
+    }
     let fixture = Fixture {
+        serves_prompts: !args.prompts.is_empty(),
+        prompts: Mutex::new(args.prompts),
+        resources: args.resources,
         name: args.name,
         instructions: args.instructions,
         page_size: args.page_size,
@@ -424,5 +532,40 @@ impl ServerHandler for ArcHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.0.call_tool(request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(self.0.prompt_list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.0.prompt(&request).map(Into::into)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = (self.0.resources.iter())
+            .map(|uri| Resource::new(uri.clone(), uri.clone()))
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.0.resource(&request.uri).map(Into::into)
     }
 }

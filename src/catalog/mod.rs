@@ -1,4 +1,5 @@
-//! Every tool we know, from every server, keyed by [`QualifiedName`].
+//! Every tool we know, from every server, keyed by [`QualifiedName`]; prompts and resources
+//! in [`prompts`] and [`resources`].
 //!
 //! The catalog only grows while the process runs: a tool a server stops listing is marked
 //! gone, never deleted, so a name once given is never given to another tool (DESIGN.md
@@ -12,8 +13,13 @@ use std::sync::Arc;
 use rmcp::model::Tool;
 
 mod name;
+pub mod prompts;
+pub mod resources;
+pub mod uri_template;
 
 pub use name::{QualifiedName, SEPARATOR, is_valid, sanitize};
+pub use prompts::{PromptCatalog, PromptEntry};
+pub use resources::{ResourceCatalog, Route};
 
 /// A stable handle to a catalog entry (its arrival number); search documents carry it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

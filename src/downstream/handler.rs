@@ -1,7 +1,9 @@
 //! The rmcp `ClientHandler` of one downstream connection: what the server tells us unasked.
 //!
-//! `notifications/tools/list_changed` becomes a re-list request to the supervisor (which
-//! owns the connection); `notifications/progress` is routed to the call whose downstream
+//! `notifications/{tools,prompts,resources}/list_changed` becomes a re-list request to the
+//! supervisor (which owns the connection); `notifications/resources/updated` goes to the
+//! catalog writer as an [`Event`], which tells the client; `notifications/progress` is
+//! routed to the call whose downstream
 //! progress token it carries, under the client's own token; `notifications/message` goes to
 //! our stderr log, tagged with the server. (MCP logging is deprecated as of 2026-07-28, which
 //! tells stdio servers to log to stderr instead; forwarding it to the client as a protocol
@@ -13,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam,
 };
 // Deprecated by SEP-2577, yet servers built on earlier revisions still send it.
 #[expect(deprecated, reason = "reading what pre-2026-07-28 servers send")]
@@ -20,7 +23,15 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::mpsc;
 
-use super::ProgressRoute;
+use super::{Event, ProgressRoute};
+
+/// Which of a server's lists changed and must be fetched again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Relist {
+    Tools,
+    Prompts,
+    Resources,
+}
 
 /// In-flight calls by the progress token rmcp put on the downstream request.
 #[derive(Debug, Default)]
@@ -54,9 +65,13 @@ impl ProgressRoutes {
 
 pub struct Handler {
     pub server: Arc<str>,
-    /// Wakes the supervisor to re-list; a full channel means a re-list is already due.
-    pub relist: mpsc::Sender<()>,
+    /// The server's position in the config, for the events it sends.
+    pub index: usize,
+    /// Wakes the supervisor to re-list; it takes every pending kind at once, so a burst of
+    /// notifications costs one re-list per kind.
+    pub relist: mpsc::UnboundedSender<Relist>,
     pub progress: Arc<ProgressRoutes>,
+    pub events: mpsc::UnboundedSender<Event>,
 }
 
 impl ClientHandler for Handler {
@@ -69,7 +84,28 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "downstream tools changed; re-listing");
-        let _ = self.relist.try_send(());
+        let _ = self.relist.send(Relist::Tools);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "downstream prompts changed; re-listing");
+        let _ = self.relist.send(Relist::Prompts);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "downstream resources changed; re-listing");
+        let _ = self.relist.send(Relist::Resources);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.events.send(Event::ResourceUpdated {
+            server: self.index,
+            uri: params.uri,
+        });
     }
 
     async fn on_progress(

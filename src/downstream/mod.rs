@@ -1,18 +1,28 @@
 //! Connections to the configured servers: one supervised task per enabled server.
 //!
 //! The supervisor owns its connection (child process group or HTTP session), restarts it
-//! with backoff, and sends each complete tool list as an [`Event`] to the one catalog
-//! writer; everything else holds a cheap [`ServerHandle`]. Calls are never replayed
-//! (DESIGN.md invariant 4). Must not import `server`.
+//! with backoff, and sends each complete tool, prompt and resource list as an [`Event`] to
+//! the one catalog writer; everything else holds a cheap [`ServerHandle`] that sends calls,
+//! `prompts/get`, `resources/read`, `completion/complete` and resource subscriptions. Calls
+//! are never replayed (DESIGN.md invariant 4). Must not import `server`.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
-    ProgressNotificationParam, ProgressToken, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, CompleteRequest,
+    CompleteRequestParams, CompleteResult, ErrorCode, GetPromptRequest, GetPromptRequestParams,
+    GetPromptResult, ProgressNotificationParam, ProgressToken, Prompt, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate, ServerCapabilities,
+    ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
 };
+#[expect(
+    deprecated,
+    reason = "downstream connections use the handshake era's subscribe"
+)]
+use rmcp::model::{SubscribeRequest, UnsubscribeRequest};
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
@@ -23,6 +33,7 @@ use crate::config::Config;
 
 mod backoff;
 mod handler;
+mod listing;
 mod process;
 mod settle;
 mod supervisor;
@@ -49,6 +60,19 @@ pub enum Event {
         /// The `instructions` of its handshake.
         instructions: Option<String>,
     },
+    /// A server that declares `prompts` connected or re-listed: its complete current list.
+    /// Sent before the `Tools` of the same listing, so whoever sees the tools of a server
+    /// finds its prompts and resources already applied.
+    Prompts { server: usize, prompts: Vec<Prompt> },
+    /// A server that declares `resources` connected or re-listed: its complete current
+    /// lists of resources and templates.
+    Resources {
+        server: usize,
+        resources: Vec<Resource>,
+        templates: Vec<ResourceTemplate>,
+    },
+    /// The server says a resource we subscribed to changed.
+    ResourceUpdated { server: usize, uri: String },
 }
 
 /// Where a server's connection stands. Each state carries its data.
@@ -108,6 +132,7 @@ pub enum DownstreamError {
     #[error("server '{server}' did not answer {tool} within {after:?}")]
     Timeout {
         server: String,
+        /// What was asked: the tool's name, or the method and its target.
         tool: String,
         after: Duration,
     },
@@ -116,7 +141,13 @@ pub enum DownstreamError {
     #[error("the call was cancelled")]
     Cancelled,
     #[error("server '{server}' answered with an error: {message}")]
-    Service { server: String, message: String },
+    Service {
+        server: String,
+        message: String,
+        /// The JSON-RPC error code when the server sent one, so a proxied request can answer
+        /// with the same code (a resource not found stays one).
+        code: Option<ErrorCode>,
+    },
 }
 
 /// How one proxied call is run.
@@ -134,6 +165,15 @@ pub struct CallOptions {
 pub struct ProgressRoute {
     pub tx: mpsc::UnboundedSender<ProgressNotificationParam>,
     pub client_token: ProgressToken,
+}
+
+impl From<CancellationToken> for CallOptions {
+    fn from(cancel: CancellationToken) -> Self {
+        CallOptions {
+            cancel,
+            progress: None,
+        }
+    }
 }
 
 /// All servers of a config, by their position in `Config::servers`.
@@ -176,12 +216,14 @@ impl Pool {
             };
             let (state_tx, state) = watch::channel(initial);
             let live = Arc::new(Mutex::new(None));
+            let subscriptions = Arc::new(Mutex::new(BTreeSet::new()));
             handles.push(ServerHandle {
                 name: name.clone(),
                 index,
                 state,
                 live: live.clone(),
                 tool_timeout: server.tool_timeout,
+                subscriptions: subscriptions.clone(),
             });
             if server.enabled {
                 let supervisor = supervisor::Supervisor {
@@ -193,6 +235,7 @@ impl Pool {
                     events: events.clone(),
                     stop: stop.clone(),
                     go: go.clone(),
+                    subscriptions,
                 };
                 let span = tracing::info_span!("downstream", server = %name);
                 tasks.push(tokio::spawn(supervisor.run().instrument(span)));
@@ -254,7 +297,13 @@ pub struct ServerHandle {
     state: watch::Receiver<ServerState>,
     live: Arc<Mutex<Option<Live>>>,
     tool_timeout: Duration,
+    /// Resource URIs we subscribed to on this server; the supervisor subscribes again after
+    /// a restart, so a subscription outlives the connection it was made on.
+    subscriptions: Subscriptions,
 }
+
+/// The URIs subscribed on one server, shared by its handle and its supervisor.
+pub(crate) type Subscriptions = Arc<Mutex<BTreeSet<String>>>;
 
 impl fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -297,6 +346,12 @@ impl ServerHandle {
         self.live.lock().ok().and_then(|live| live.clone())
     }
 
+    /// The capabilities the server declared in its handshake, while it is connected.
+    pub fn capabilities(&self) -> Option<ServerCapabilities> {
+        let live = self.live()?;
+        live.peer.peer_info().map(|info| info.capabilities.clone())
+    }
+
     /// Calls `request.name` (the tool's original name) on this server within its
     /// `tool_timeout`, and returns the downstream result unchanged. Never replayed: a call
     /// whose connection drops fails with [`DownstreamError::Disconnected`].
@@ -308,17 +363,136 @@ impl ServerHandle {
         request: CallToolRequestParams,
         options: CallOptions,
     ) -> Result<CallToolResult, DownstreamError> {
+        let tool = request.name.to_string();
+        let span = tracing::debug_span!("call", tool = %tool);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        match self
+            .request(request, &tool, options)
+            .instrument(span)
+            .await?
+        {
+            ServerResult::CallToolResult(result) => Ok(result),
+            _ => Err(self.unexpected(format!("tools/call {tool}"))),
+        }
+    }
+
+    /// `prompts/get` for `request.name` (the prompt's original name), within the server's
+    /// `tool_timeout`; the result comes back unchanged.
+    ///
+    /// # Errors
+    /// As [`ServerHandle::call`].
+    pub async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<GetPromptResult, DownstreamError> {
+        let what = format!("prompts/get {}", request.name);
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(request));
+        match self.request(request, &what, cancel.into()).await? {
+            ServerResult::GetPromptResult(result) => Ok(result),
+            _ => Err(self.unexpected(what)),
+        }
+    }
+
+    /// `resources/read` for `request.uri`, within the server's `tool_timeout`.
+    ///
+    /// # Errors
+    /// As [`ServerHandle::call`].
+    pub async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<ReadResourceResult, DownstreamError> {
+        let what = format!("resources/read {}", request.uri);
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(request));
+        match self.request(request, &what, cancel.into()).await? {
+            ServerResult::ReadResourceResult(result) => Ok(result),
+            _ => Err(self.unexpected(what)),
+        }
+    }
+
+    /// `completion/complete`, its reference already in the server's own terms.
+    ///
+    /// # Errors
+    /// As [`ServerHandle::call`].
+    pub async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        cancel: CancellationToken,
+    ) -> Result<CompleteResult, DownstreamError> {
+        let what = "completion/complete".to_owned();
+        let request = ClientRequest::CompleteRequest(CompleteRequest::new(request));
+        match self.request(request, &what, cancel.into()).await? {
+            ServerResult::CompleteResult(result) => Ok(result),
+            _ => Err(self.unexpected(what)),
+        }
+    }
+
+    /// `resources/subscribe` to `uri`; remembered, so it is made again after a restart.
+    ///
+    /// # Errors
+    /// As [`ServerHandle::call`]; the URI is then not remembered.
+    #[expect(
+        deprecated,
+        reason = "downstream connections use the handshake era's subscribe"
+    )]
+    pub async fn subscribe(&self, uri: &str) -> Result<(), DownstreamError> {
+        let what = format!("resources/subscribe {uri}");
+        let request = ClientRequest::SubscribeRequest(SubscribeRequest::new(
+            SubscribeRequestParams::new(uri),
+        ));
+        self.request(request, &what, CallOptions::default()).await?;
+        if let Ok(mut subscribed) = self.subscriptions.lock() {
+            subscribed.insert(uri.to_owned());
+        }
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` from `uri`. Forgotten first: even if the server does not
+    /// answer, it is not subscribed again after a restart.
+    ///
+    /// # Errors
+    /// As [`ServerHandle::call`].
+    #[expect(
+        deprecated,
+        reason = "downstream connections use the handshake era's subscribe"
+    )]
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), DownstreamError> {
+        if let Ok(mut subscribed) = self.subscriptions.lock() {
+            subscribed.remove(uri);
+        }
+        let what = format!("resources/unsubscribe {uri}");
+        let request = ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
+            UnsubscribeRequestParams::new(uri),
+        ));
+        self.request(request, &what, CallOptions::default())
+            .await
+            .map(drop)
+    }
+
+    fn unexpected(&self, what: String) -> DownstreamError {
+        DownstreamError::Service {
+            server: self.name.to_string(),
+            message: format!("unexpected answer to {what}"),
+            code: None,
+        }
+    }
+
+    /// Sends one request within the server's `tool_timeout`, cancelled downstream when
+    /// `options.cancel` fires or the time is up. `what` names it in errors.
+    async fn request(
+        &self,
+        request: ClientRequest,
+        what: &str,
+        options: CallOptions,
+    ) -> Result<ServerResult, DownstreamError> {
         let live = self.live().ok_or_else(|| DownstreamError::NotReady {
             server: self.name.to_string(),
             state: self.state().to_string(),
         })?;
-        let tool = request.name.to_string();
-        let span = tracing::debug_span!("call", tool = %tool);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
         let mut handle = match live
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .instrument(span.clone())
             .await
         {
             Ok(handle) => handle,
@@ -351,11 +525,7 @@ impl ServerHandle {
         live.progress.remove(&token);
         match outcome {
             Outcome::Answer(answer) => match *answer {
-                Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
-                Ok(Ok(_)) => Err(DownstreamError::Service {
-                    server: self.name.to_string(),
-                    message: format!("unexpected answer to tools/call {tool}"),
-                }),
+                Ok(Ok(result)) => Ok(result),
                 Ok(Err(err)) => Err(self.service_error(err, &live).await),
                 Err(_) => Err(self
                     .service_error(ServiceError::TransportClosed, &live)
@@ -369,7 +539,7 @@ impl ServerHandle {
                 let _ = handle.cancel(Some("timed out".into())).await;
                 Err(DownstreamError::Timeout {
                     server: self.name.to_string(),
-                    tool,
+                    tool: what.to_owned(),
                     after: self.tool_timeout,
                 })
             }
@@ -382,6 +552,7 @@ impl ServerHandle {
             ServiceError::McpError(data) => DownstreamError::Service {
                 server,
                 message: data.message.to_string(),
+                code: Some(data.code),
             },
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
                 let mut ended = live.ended.clone();
@@ -395,6 +566,7 @@ impl ServerHandle {
             other => DownstreamError::Service {
                 server,
                 message: other.to_string(),
+                code: None,
             },
         }
     }

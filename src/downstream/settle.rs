@@ -23,12 +23,15 @@ pub async fn settle(config: &Config, shutdown: CancellationToken) -> Settled {
     pool.settled().await;
     let mut catalog = Catalog::new(config.settings.max_name_length);
     let mut instructions = vec![None; config.servers.len()];
-    while let Ok(Event::Tools {
-        server,
-        tools,
-        instructions: text,
-    }) = events.try_recv()
-    {
+    while let Ok(event) = events.try_recv() {
+        let Event::Tools {
+            server,
+            tools,
+            instructions: text,
+        } = event
+        else {
+            continue;
+        };
         let Some(cfg) = config.servers.get(server) else {
             continue;
         };

@@ -3,12 +3,12 @@
 //!
 //! The supervisor alone writes the server's state and its `Live` slot; calls read clones.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{ClientRequest, ListToolsRequest, PaginatedRequestParams, ServerResult, Tool};
-use rmcp::service::{RoleClient, RunningService, ServiceError, ServiceExt};
+use rmcp::model::{Prompt, Tool};
+use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
@@ -16,9 +16,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
-use super::handler::{Handler, ProgressRoutes};
+use super::handler::{Handler, ProgressRoutes, Relist};
+use super::listing;
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
-use super::{Event, Live, ServerState};
+use super::{Event, Live, ServerState, Subscriptions};
 use crate::config::{ServerConfig, Transport};
 
 /// How long a closing connection gets before its process group is terminated.
@@ -27,8 +28,6 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 const EXIT_WAIT: Duration = Duration::from_secs(1);
 /// How long to wait for a dead child's last stderr lines after its exit status.
 const STDERR_DRAIN: Duration = Duration::from_millis(250);
-/// A server paginating past this many pages is looping on its cursor.
-const MAX_PAGES: usize = 10_000;
 
 pub(super) struct Supervisor {
     pub name: Arc<str>,
@@ -40,6 +39,8 @@ pub(super) struct Supervisor {
     pub stop: CancellationToken,
     /// Cancelled when the supervisor may start connecting.
     pub go: CancellationToken,
+    /// Resource URIs to subscribe to again on each new connection.
+    pub subscriptions: Subscriptions,
 }
 
 /// Why a connection could not be made.
@@ -123,10 +124,17 @@ fn init_cause(err: &rmcp::service::ClientInitializeError) -> String {
 struct Connection {
     running: RunningService<RoleClient, Handler>,
     ct: CancellationToken,
-    relist: mpsc::Receiver<()>,
+    relist: mpsc::UnboundedReceiver<Relist>,
     progress: Arc<ProgressRoutes>,
     child: Option<Child>,
+    offer: Offer,
+}
+
+/// Everything a server lists: tools always, prompts and resources when it declares them.
+struct Offer {
     tools: Vec<Tool>,
+    prompts: Option<Vec<Prompt>>,
+    resources: Option<listing::Resources>,
 }
 
 /// What a stdio connection keeps of its process.
@@ -196,19 +204,21 @@ impl Supervisor {
         }
     }
 
-    /// Spawns or dials the server, then handshake and full `tools/list`, all within
-    /// `startup_timeout`.
+    /// Spawns or dials the server, then handshake and full lists (tools, and prompts and
+    /// resources when declared), all within `startup_timeout`.
     async fn connect(&self) -> Result<Connection, ConnectError> {
-        let (relist_tx, relist) = mpsc::channel(1);
+        let (relist_tx, relist) = mpsc::unbounded_channel();
         let progress = Arc::new(ProgressRoutes::default());
         let handler = Handler {
             server: self.name.clone(),
+            index: self.index,
             relist: relist_tx,
             progress: progress.clone(),
+            events: self.events.clone(),
         };
         let ct = self.stop.child_token();
         let after = self.config.startup_timeout;
-        let (running, tools, child) = match &self.config.transport {
+        let (running, offer, child) = match &self.config.transport {
             Transport::Stdio {
                 command,
                 args,
@@ -224,7 +234,7 @@ impl Supervisor {
                 };
                 let start = handshake(handler, spawned.transport, ct.clone(), &self.config);
                 match tokio::time::timeout(after, start).await {
-                    Ok(Ok((running, tools))) => (running, tools, Some(child)),
+                    Ok(Ok((running, offer))) => (running, offer, Some(child)),
                     Ok(Err(err)) => {
                         let err = match child.cause().await {
                             Some(status) => ConnectError::Exited {
@@ -262,7 +272,7 @@ impl Supervisor {
                 let transport = StreamableHttpClientTransport::from_config(config);
                 let start = handshake(handler, transport, ct.clone(), &self.config);
                 match tokio::time::timeout(after, start).await {
-                    Ok(Ok((running, tools))) => (running, tools, None),
+                    Ok(Ok((running, offer))) => (running, offer, None),
                     Ok(Err(StartError::Handshake(message))) => {
                         return Err(ConnectError::Http {
                             url: url.clone(),
@@ -285,7 +295,7 @@ impl Supervisor {
             relist,
             progress,
             child,
-            tools,
+            offer,
         })
     }
 
@@ -298,7 +308,7 @@ impl Supervisor {
             mut relist,
             progress,
             mut child,
-            tools,
+            offer,
         } = connection;
         let instructions = running.peer_info().and_then(|i| i.instructions.clone());
         let peer = running.peer().clone();
@@ -312,11 +322,21 @@ impl Supervisor {
         }
         let ready_after = started.elapsed();
         tracing::info!(
-            tools = tools.len(),
+            tools = offer.tools.len(),
+            prompts = offer.prompts.as_ref().map(Vec::len),
+            resources = offer.resources.as_ref().map(|(r, _)| r.len()),
+            templates = offer.resources.as_ref().map(|(_, t)| t.len()),
             ready_ms = ready_after.as_millis() as u64,
             "server ready"
         );
-        self.publish(tools, instructions.clone(), Some(ready_after));
+        if let Some(prompts) = offer.prompts {
+            self.publish_prompts(prompts);
+        }
+        if let Some(resources) = offer.resources {
+            self.publish_resources(resources);
+        }
+        self.publish(offer.tools, instructions.clone(), Some(ready_after));
+        self.resubscribe(&peer).await;
 
         let waiting = running.waiting();
         tokio::pin!(waiting);
@@ -326,11 +346,13 @@ impl Supervisor {
                     tracing::debug!(?quit, "connection ended");
                     break None;
                 }
-                Some(()) = relist.recv() => {
-                    match tokio::time::timeout(self.config.startup_timeout, list_tools(&peer, &self.config)).await {
-                        Ok(Ok(tools)) => self.publish(tools, instructions.clone(), None),
-                        Ok(Err(err)) => tracing::warn!(cause = %err, "re-listing tools failed"),
-                        Err(_) => tracing::warn!("re-listing tools timed out"),
+                Some(first) = relist.recv() => {
+                    let mut due = BTreeSet::from([first]);
+                    while let Ok(more) = relist.try_recv() {
+                        due.insert(more);
+                    }
+                    for kind in due {
+                        self.relist(kind, &peer, &instructions).await;
                     }
                 }
                 () = self.stop.cancelled() => {
@@ -367,6 +389,72 @@ impl Supervisor {
             child.group.terminate().await;
         }
         Some(cause)
+    }
+
+    /// Fetches one list again after the server said it changed, and publishes it.
+    async fn relist(
+        &self,
+        kind: Relist,
+        peer: &rmcp::Peer<RoleClient>,
+        instructions: &Option<String>,
+    ) {
+        let after = self.config.startup_timeout;
+        match kind {
+            Relist::Tools => {
+                match tokio::time::timeout(after, listing::tools(peer, &self.config)).await {
+                    Ok(Ok(tools)) => self.publish(tools, instructions.clone(), None),
+                    Ok(Err(err)) => tracing::warn!(cause = %err, "re-listing tools failed"),
+                    Err(_) => tracing::warn!("re-listing tools timed out"),
+                }
+            }
+            Relist::Prompts => match tokio::time::timeout(after, listing::prompts(peer)).await {
+                Ok(Some(prompts)) => self.publish_prompts(prompts),
+                Ok(None) => tracing::debug!("prompts changed on a server without prompts"),
+                Err(_) => tracing::warn!("re-listing prompts timed out"),
+            },
+            Relist::Resources => {
+                match tokio::time::timeout(after, listing::resources(peer)).await {
+                    Ok(Some(resources)) => self.publish_resources(resources),
+                    Ok(None) => tracing::debug!("resources changed on a server without resources"),
+                    Err(_) => tracing::warn!("re-listing resources timed out"),
+                }
+            }
+        }
+    }
+
+    /// Subscribes again, on a new connection, to what the client subscribed to before.
+    async fn resubscribe(&self, peer: &rmcp::Peer<RoleClient>) {
+        let uris: Vec<String> = match self.subscriptions.lock() {
+            Ok(uris) => uris.iter().cloned().collect(),
+            Err(_) => return,
+        };
+        for uri in uris {
+            #[expect(
+                deprecated,
+                reason = "downstream connections use the handshake era's subscribe"
+            )]
+            let subscribe = peer.subscribe(rmcp::model::SubscribeRequestParams::new(uri.clone()));
+            match tokio::time::timeout(self.config.startup_timeout, subscribe).await {
+                Ok(Ok(())) => tracing::debug!(%uri, "subscribed again after reconnecting"),
+                Ok(Err(err)) => tracing::warn!(%uri, cause = %err, "subscribing again failed"),
+                Err(_) => tracing::warn!(%uri, "subscribing again timed out"),
+            }
+        }
+    }
+
+    fn publish_prompts(&self, prompts: Vec<Prompt>) {
+        let _ = self.events.send(Event::Prompts {
+            server: self.index,
+            prompts,
+        });
+    }
+
+    fn publish_resources(&self, (resources, templates): listing::Resources) {
+        let _ = self.events.send(Event::Resources {
+            server: self.index,
+            resources,
+            templates,
+        });
     }
 
     /// Sends the list to the catalog writer first, then the state: whoever sees `Ready`
@@ -407,7 +495,7 @@ async fn handshake<T, E, A>(
     transport: T,
     ct: CancellationToken,
     config: &ServerConfig,
-) -> Result<(RunningService<RoleClient, Handler>, Vec<Tool>), StartError>
+) -> Result<(RunningService<RoleClient, Handler>, Offer), StartError>
 where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
@@ -416,38 +504,20 @@ where
         .serve_with_ct(transport, ct)
         .await
         .map_err(|err| StartError::Handshake(init_cause(&err)))?;
-    let tools = list_tools(running.peer(), config)
+    let peer = running.peer();
+    let tools = listing::tools(peer, config)
         .await
         .map_err(|err| StartError::List(chain(&err)))?;
-    Ok((running, tools))
-}
-
-/// `tools/list` from the first page to the last, filtered by the server's config.
-/// Sent as raw requests: rmcp's list cache must not hand back a list from before a change.
-async fn list_tools(
-    peer: &rmcp::Peer<RoleClient>,
-    config: &ServerConfig,
-) -> Result<Vec<Tool>, ServiceError> {
-    let mut tools = Vec::new();
-    let mut cursor = None;
-    for _ in 0..MAX_PAGES {
-        let params = PaginatedRequestParams::default().with_cursor(cursor);
-        let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-        let page = match peer.send_request(request).await? {
-            ServerResult::ListToolsResult(page) => page,
-            _ => return Err(ServiceError::UnexpectedResponse),
-        };
-        tools.extend(page.tools.into_iter().filter(|t| config.allows(&t.name)));
-        cursor = page.next_cursor;
-        if cursor.is_none() {
-            return Ok(tools);
-        }
-    }
-    tracing::warn!(
-        pages = MAX_PAGES,
-        "tools/list never ended; keeping what was listed"
-    );
-    Ok(tools)
+    let prompts = listing::prompts(peer).await;
+    let resources = listing::resources(peer).await;
+    Ok((
+        running,
+        Offer {
+            tools,
+            prompts,
+            resources,
+        },
+    ))
 }
 
 fn http_headers(

@@ -8,8 +8,12 @@
 //! envelope rmcp writes for that connection. The progress token is per connection too: rmcp
 //! puts its own on each downstream request and the call maps progress back to the client's.
 //! Every other key (`claudecode/toolUseId`, trace context) is the client's to pass on.
+//!
+//! The other way, a result from a handshake-era server has no `resultType`, which a
+//! 2026-07-28 client requires: [`mark_complete`] adds it (rmcp strips it again for
+//! handshake-era clients).
 
-use rmcp::model::RequestMetaObject;
+use rmcp::model::{RequestMetaObject, ResultType};
 
 /// The prefix the specification reserves for its own `_meta` keys.
 const RESERVED_PREFIX: &str = "io.modelcontextprotocol/";
@@ -29,6 +33,12 @@ pub(crate) fn forwarded_meta(client: &RequestMetaObject) -> Option<RequestMetaOb
 
 fn is_connection_key(key: &str) -> bool {
     key == PROGRESS_TOKEN || key.starts_with(RESERVED_PREFIX)
+}
+
+/// Gives a proxied result the `resultType: "complete"` it lacks when it came from a
+/// handshake-era server; an explicit type (`input_required`, `task`) is kept.
+pub(crate) fn mark_complete(result_type: &mut Option<ResultType>) {
+    result_type.get_or_insert(ResultType::COMPLETE);
 }
 
 #[cfg(test)]
@@ -80,5 +90,15 @@ mod tests {
             serde_json::to_value(forwarded_meta(&client)).unwrap_or_default(),
             json!({"io.modelcontextprotocol.example/x": 1, "progress": 2})
         );
+    }
+
+    #[test]
+    fn a_result_without_a_type_is_complete_and_others_keep_theirs() {
+        let mut missing = None;
+        mark_complete(&mut missing);
+        assert_eq!(missing, Some(ResultType::COMPLETE));
+        let mut task = Some(ResultType::TASK);
+        mark_complete(&mut task);
+        assert_eq!(task, Some(ResultType::TASK));
     }
 }

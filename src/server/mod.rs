@@ -2,18 +2,23 @@
 //!
 //! It owns the meta tools, answers `tools/list` from the append-only [`ExposedList`], routes
 //! every other call to its downstream server by qualified name, and tells the client when
-//! the list grew. It is the only writer of the exposed list (DESIGN.md section 2). Locks are
-//! std mutexes held for a few lines and never across `.await`; the lock order is catalog,
-//! then index, then exposure.
+//! the list grew. Prompts, resources, templates and completions pass through as they would
+//! directly ([`prompts`], [`resources`], [`completions`]). It is the only writer of the
+//! exposed lists (DESIGN.md section 2). Locks are std mutexes held for a few lines and never
+//! across `.await`; the lock order is catalog, then index, then exposure; the prompt and
+//! resource locks are never held with another.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, ResultType,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams,
+    ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -21,20 +26,27 @@ use tokio::sync::mpsc;
 
 use crate::catalog::{Catalog, CatalogEntry, EntryId, ServerKey};
 use crate::config::{AlwaysLoad, Config, Exposure};
-use crate::downstream::{CallOptions, Event, ProgressRoute, ServerHandle, ServerState};
+use crate::downstream::{
+    CallOptions, DownstreamError, Event, ProgressRoute, ServerHandle, ServerState,
+};
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
+mod completions;
 mod envelope;
 mod instructions;
 pub mod meta;
 mod notify;
+mod prompts;
+mod resources;
 mod serve;
 
 pub use serve::serve;
 
 use meta::{MetaTool, call_tool::Validator};
-use notify::Notifier;
+use notify::{Change, Notifier};
+use prompts::Prompts;
+use resources::Resources;
 
 /// How often a wait for starting servers re-checks them.
 const SETTLE_POLL: Duration = Duration::from_millis(5);
@@ -57,6 +69,8 @@ struct State {
     instructions: Mutex<Vec<Option<String>>>,
     notifier: Notifier,
     validators: Mutex<HashMap<EntryId, CachedValidator>>,
+    prompts: Mutex<Prompts>,
+    resources: Mutex<Resources>,
 }
 
 /// A compiled `inputSchema`, with the definition it was compiled from: a changed tool has
@@ -85,17 +99,29 @@ impl DeferServer {
         for meta in MetaTool::ALL {
             list.append(meta.definition(settings.exposure, settings.claude_always_load));
         }
-        let info = ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(Implementation::new(
-            env!("CARGO_PKG_NAME"),
-            env!("CARGO_PKG_VERSION"),
-        ))
-        .with_instructions(instructions::build(&config));
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        // Whether a server offers prompts or resources is known only once it connects, and
+        // capabilities must not wait for that nor change during the session (DESIGN.md
+        // invariant 3): any enabled server may, and an empty list is a correct answer.
+        if config.enabled_servers().next().is_some() {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            let mut resources = ResourcesCapability::default();
+            resources.list_changed = Some(true);
+            resources.subscribe = Some(true);
+            capabilities.prompts = Some(prompts);
+            capabilities.resources = Some(resources);
+            capabilities.completions = Some(Default::default());
+        }
+        let info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(instructions::build(&config));
         let instructions = vec![None; config.servers.len()];
         let state = Arc::new(State {
             catalog: RwLock::new(Catalog::new(settings.max_name_length)),
@@ -107,6 +133,8 @@ impl DeferServer {
             instructions: Mutex::new(instructions),
             notifier: Notifier::new(),
             validators: Mutex::new(HashMap::new()),
+            prompts: Mutex::new(Prompts::new(settings.max_name_length)),
+            resources: Mutex::new(Resources::new()),
             info,
             handles,
             config,
@@ -116,15 +144,39 @@ impl DeferServer {
     }
 }
 
-/// The one catalog writer: applies each server's list, then tells the client if its list
-/// grew.
+/// The one catalog writer: applies each server's lists, then tells the client if a list
+/// grew; passes resource updates on.
 async fn write_catalog(state: Arc<State>, mut events: mpsc::UnboundedReceiver<Event>) {
     while let Some(event) = events.recv().await {
-        let Event::Tools {
-            server,
-            tools,
-            instructions,
-        } = event;
+        let (server, tools, instructions) = match event {
+            Event::Tools {
+                server,
+                tools,
+                instructions,
+            } => (server, tools, instructions),
+            Event::Prompts { server, prompts } => {
+                if state.apply_prompts(server, prompts) > 0 {
+                    state.notifier.changed(Change::Prompts).await;
+                }
+                continue;
+            }
+            Event::Resources {
+                server,
+                resources,
+                templates,
+            } => {
+                let grew = lock(&state.resources).apply(server, resources, templates);
+                if grew {
+                    state.notifier.changed(Change::Resources).await;
+                }
+                continue;
+            }
+            Event::ResourceUpdated { server, uri } => {
+                tracing::debug!(server, %uri, "resource updated");
+                state.notifier.resource_updated(&uri).await;
+                continue;
+            }
+        };
         // Indexing is CPU work (a tantivy commit, ~20 ms for a server joining a 10k catalog):
         // off the runtime's one thread, so calls keep flowing meanwhile.
         let applying = state.clone();
@@ -141,6 +193,20 @@ async fn write_catalog(state: Arc<State>, mut events: mpsc::UnboundedReceiver<Ev
 }
 
 impl State {
+    /// Takes one server's prompts; returns how many were appended to the client's list.
+    fn apply_prompts(&self, server: usize, prompts: Vec<rmcp::model::Prompt>) -> usize {
+        let Some(config) = self.config.servers.get(server) else {
+            tracing::error!(server, "event for a server that is not configured");
+            return 0;
+        };
+        let key = ServerKey {
+            name: &config.name,
+            prefix: &config.prefix,
+            index: server,
+        };
+        lock(&self.prompts).apply(key, prompts)
+    }
+
     /// Takes one server's current list into the catalog and the index; appends what the
     /// exposure mode shows. Returns how many tools were appended to the client's list.
     fn apply(&self, server: usize, tools: Vec<Tool>, instructions: Option<String>) -> usize {
@@ -239,6 +305,14 @@ impl State {
         let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
         self.wait_for(|s| s.always_load != AlwaysLoad::None, deadline)
             .await;
+    }
+
+    /// Waits, at most `core_wait`, until every server has listed or failed: a client's first
+    /// `prompts/list` or `resources/list` comes right after the handshake, and is best in
+    /// config order; servers that come later are appended, with list-changed.
+    async fn wait_for_first_list(&self) {
+        let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
+        self.wait_for(|_| true, deadline).await;
     }
 
     /// Waits until every server has listed its tools or failed, at most the longest
@@ -350,9 +424,7 @@ impl State {
             Ok(result) => result,
             Err(err) => meta::error_result(err.to_string()),
         };
-        // A handshake-era server's result has no `resultType`, which a 2026-07-28 client
-        // requires; rmcp takes it off again for a handshake-era client.
-        result.result_type.get_or_insert(ResultType::COMPLETE);
+        envelope::mark_complete(&mut result.result_type);
         // The call has dropped its end of the channel: once the forwarder has written the
         // last progress, the result may follow. A client drops progress that arrives after
         // the result of its request (the Python SDK does).
@@ -470,11 +542,105 @@ impl ServerHandler for DeferServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let state = &self.state;
         let id = context.sink().id().clone();
-        self.state.notifier.subscribe(context.sink().clone());
+        state.notifier.subscribe(context.sink().clone());
+        // The stream's resource subscriptions hold downstream subscriptions while it is open.
+        let uris = context
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        let mut held = Vec::with_capacity(uris.len());
+        for uri in uris {
+            match state.subscribe(&uri).await {
+                Ok(()) => held.push(uri),
+                Err(err) => {
+                    tracing::warn!(%uri, error = %err.message, "cannot subscribe downstream")
+                }
+            }
+        }
         context.cancelled().await;
-        self.state.notifier.unsubscribe(&id);
+        state.notifier.unsubscribe(&id);
+        for uri in held {
+            if let Err(err) = state.unsubscribe(&uri).await {
+                tracing::debug!(%uri, error = %err.message, "unsubscribing downstream failed");
+            }
+        }
         Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.state.wait_for_first_list().await;
+        let prompts = lock(&self.state.prompts).list();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let result = self.state.get_prompt(request, &context).await?;
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.state.wait_for_first_list().await;
+        let resources = lock(&self.state.resources).list();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.state.wait_for_first_list().await;
+        let templates = lock(&self.state.resources).list_templates();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let result = self.state.read_resource(request, &context).await?;
+        Ok(result.into())
+    }
+
+    /// Handshake-era clients subscribe here; 2026-07-28 ones through `listen`.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state.subscribe(&request.uri).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state.unsubscribe(&request.uri).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.state.complete(request, &context).await
     }
 
     async fn list_tools(
@@ -529,6 +695,20 @@ impl ServerHandler for DeferServer {
                 None,
             )),
         }
+    }
+}
+
+/// A downstream failure as the answer to a proxied request: the server's own error code and
+/// message when it refused, so the client sees what it would directly; otherwise an
+/// internal error naming the server and the cause.
+fn downstream_error(err: DownstreamError) -> McpError {
+    match err {
+        DownstreamError::Service {
+            message,
+            code: Some(code),
+            ..
+        } => McpError::new(code, message, None),
+        other => McpError::new(ErrorCode::INTERNAL_ERROR, other.to_string(), None),
     }
 }
 

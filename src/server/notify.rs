@@ -1,8 +1,10 @@
-//! Telling the client its tool list grew, on whichever channel its protocol era uses.
+//! Telling the client its tool, prompt or resource list grew, or a subscribed resource
+//! changed, on whichever channel its protocol era uses.
 //!
-//! Legacy sessions (`initialize`) get `notifications/tools/list_changed`; 2026-07-28 sessions
-//! get it on each open `subscriptions/listen` stream, tagged with the subscription id (rmcp's
-//! `SubscriptionSink` does the tagging). [`Notifier`] also counts the client's re-lists, so
+//! Legacy sessions (`initialize`) get `notifications/{tools,prompts,resources}/list_changed`
+//! and `notifications/resources/updated`; 2026-07-28 sessions get each on the open
+//! `subscriptions/listen` streams whose filter asked for it, tagged with the subscription id
+//! (rmcp's `SubscriptionSink` does the tagging). [`Notifier`] also counts the client's re-lists, so
 //! `select_tools` can hold its result until the client has the new list (DESIGN.md 7a).
 
 use std::sync::Mutex;
@@ -11,11 +13,19 @@ use std::time::Duration;
 
 use rmcp::Peer;
 use rmcp::RoleServer;
-use rmcp::model::RequestId;
+use rmcp::model::{RequestId, ResourceUpdatedNotificationParam};
 use rmcp::service::SubscriptionSink;
 use tokio::sync::watch;
 
 use super::lock;
+
+/// Which of the client's lists grew.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Change {
+    Tools,
+    Prompts,
+    Resources,
+}
 
 pub(crate) struct Notifier {
     /// Set by `initialize`: the session takes unsolicited notifications.
@@ -50,25 +60,86 @@ impl Notifier {
         lock(&self.subscriptions).retain(|sink| sink.id() != id);
     }
 
-    /// Sends list-changed on every channel the client has. Returns whether any took it.
+    /// Sends tools list-changed on every channel the client has. Returns whether any took it.
     pub async fn tools_changed(&self) -> bool {
+        self.changed(Change::Tools).await
+    }
+
+    /// Sends list-changed for `change` on every channel the client has that wants it.
+    /// Returns whether any took it.
+    pub async fn changed(&self, change: Change) -> bool {
         // Clone out, then await: no lock across `.await`.
-        let sinks: Vec<SubscriptionSink> = lock(&self.subscriptions).clone();
+        let sinks: Vec<SubscriptionSink> = lock(&self.subscriptions)
+            .iter()
+            .filter(|sink| {
+                let accepted = sink.accepted();
+                let wanted = match change {
+                    Change::Tools => accepted.tools_list_changed,
+                    Change::Prompts => accepted.prompts_list_changed,
+                    Change::Resources => accepted.resources_list_changed,
+                };
+                wanted == Some(true)
+            })
+            .cloned()
+            .collect();
         let legacy = lock(&self.legacy).clone();
         let mut told = false;
         for sink in sinks {
-            match sink.notify_tool_list_changed().await {
+            let sent = match change {
+                Change::Tools => sink.notify_tool_list_changed().await,
+                Change::Prompts => sink.notify_prompt_list_changed().await,
+                Change::Resources => sink.notify_resource_list_changed().await,
+            };
+            match sent {
                 Ok(()) => told = true,
-                Err(err) => tracing::debug!(error = %err, "subscription did not take list_changed"),
+                Err(err) => {
+                    tracing::debug!(error = %err, ?change, "subscription did not take list_changed");
+                }
             }
         }
         if let Some(peer) = legacy {
-            match peer.notify_tool_list_changed().await {
+            let sent = match change {
+                Change::Tools => peer.notify_tool_list_changed().await,
+                Change::Prompts => peer.notify_prompt_list_changed().await,
+                Change::Resources => peer.notify_resource_list_changed().await,
+            };
+            match sent {
                 Ok(()) => told = true,
-                Err(err) => tracing::debug!(error = %err, "client did not take list_changed"),
+                Err(err) => {
+                    tracing::debug!(error = %err, ?change, "client did not take list_changed")
+                }
             }
         }
         told
+    }
+
+    /// Sends `notifications/resources/updated` for `uri` to the legacy session (which only
+    /// hears about URIs it subscribed to: we subscribe downstream for nothing else) and to
+    /// each subscription stream whose filter names the URI.
+    pub async fn resource_updated(&self, uri: &str) {
+        let sinks: Vec<SubscriptionSink> = lock(&self.subscriptions)
+            .iter()
+            .filter(|sink| {
+                sink.accepted()
+                    .resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|uris| uris.iter().any(|u| u == uri))
+            })
+            .cloned()
+            .collect();
+        let legacy = lock(&self.legacy).clone();
+        for sink in sinks {
+            if let Err(err) = sink.notify_resource_updated(uri).await {
+                tracing::debug!(error = %err, uri, "subscription did not take resources/updated");
+            }
+        }
+        if let Some(peer) = legacy
+            && let Err(err) = peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+        {
+            tracing::debug!(error = %err, uri, "client did not take resources/updated");
+        }
     }
 
     /// Records a `tools/list` from the client.

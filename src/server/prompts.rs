@@ -1,0 +1,173 @@
+//! Prompts: every server's prompts under qualified names, listed append-only, and
+//! `prompts/get` routed to the owning server under the prompt's original name.
+//!
+//! Names follow the tool rule (`<server or prefix>__<prompt>`, DESIGN.md section 4). The
+//! list the client sees only grows, like `tools/list`: a prompt once listed keeps its
+//! position and bytes, and one its server drops stays listed while `prompts/get` on it
+//! answers an error naming the server.
+
+use rmcp::ErrorData as McpError;
+use rmcp::RoleServer;
+use rmcp::model::{GetPromptRequestParams, GetPromptResult, Prompt};
+use rmcp::service::RequestContext;
+
+use super::envelope::{forwarded_meta, mark_complete};
+use super::{State, downstream_error, lock};
+use crate::catalog::{PromptCatalog, ServerKey};
+use crate::exposure::ExposedList;
+
+/// The prompt catalog and the list the client sees.
+pub(super) struct Prompts {
+    catalog: PromptCatalog,
+    shown: ExposedList<Prompt>,
+    /// The client has listed once: from now on new prompts are appended as they arrive.
+    /// Before that they wait, so the first list is in config order.
+    listed: bool,
+}
+
+impl Prompts {
+    pub fn new(max_name_length: usize) -> Prompts {
+        Prompts {
+            catalog: PromptCatalog::new(max_name_length),
+            shown: ExposedList::new(),
+            listed: false,
+        }
+    }
+
+    /// Takes a server's current prompts. Returns how many were appended to the client's
+    /// list (none before its first `prompts/list`).
+    pub fn apply(&mut self, server: ServerKey<'_>, prompts: Vec<Prompt>) -> usize {
+        let added = self.catalog.update_server(server, prompts);
+        if !self.listed || added == 0 {
+            return 0;
+        }
+        let shown = &mut self.shown;
+        self.catalog
+            .server_entries(server.index)
+            .filter(|entry| !entry.gone)
+            .filter(|entry| shown.append(entry.listed_form()))
+            .count()
+    }
+
+    /// The client's list; the first call fills it with every prompt known, in config order.
+    pub fn list(&mut self) -> Vec<Prompt> {
+        if !self.listed {
+            self.listed = true;
+            for entry in self.catalog.iter().filter(|e| !e.gone) {
+                self.shown.append(entry.listed_form());
+            }
+        }
+        self.shown
+            .snapshot()
+            .iter()
+            .map(|p| Prompt::clone(p))
+            .collect()
+    }
+}
+
+impl State {
+    /// `prompts/get`: the owning server answers, asked with the prompt's original name.
+    pub(super) async fn get_prompt(
+        &self,
+        mut request: GetPromptRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetPromptResult, McpError> {
+        let mut found = self.prompt_owner(&request.name);
+        if found.is_none() {
+            self.wait_for_servers().await;
+            found = self.prompt_owner(&request.name);
+        }
+        let Some((server, original, gone)) = found else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Unknown prompt '{}'. prompts/list has the names.",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let Some(handle) = self.handles.get(server).cloned() else {
+            return Err(McpError::internal_error("Unknown server.", None));
+        };
+        if gone {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Server '{}' no longer offers the prompt '{original}'.",
+                    handle.name()
+                ),
+                None,
+            ));
+        }
+        request.name = original;
+        request.meta = forwarded_meta(&context.meta);
+        let mut result = handle
+            .get_prompt(request, context.ct.child_token())
+            .await
+            .map_err(downstream_error)?;
+        mark_complete(&mut result.result_type);
+        Ok(result)
+    }
+
+    /// The server, original name and gone flag of a prompt by its qualified name.
+    fn prompt_owner(&self, name: &str) -> Option<(usize, String, bool)> {
+        let prompts = lock(&self.prompts);
+        let entry = prompts.catalog.by_name(name)?;
+        Some((
+            entry.server_index,
+            entry.original_name().to_owned(),
+            entry.gone,
+        ))
+    }
+
+    /// The server and original name of a live prompt, for `completion/complete`.
+    pub(super) fn prompt_for_completion(&self, name: &str) -> Option<(usize, String)> {
+        self.prompt_owner(name)
+            .map(|(server, original, _)| (server, original))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(index: usize) -> ServerKey<'static> {
+        let name = ["a", "b"][index];
+        ServerKey {
+            name,
+            prefix: name,
+            index,
+        }
+    }
+
+    fn prompt(name: &str, description: &str) -> Prompt {
+        Prompt::new(name, Some(description), None)
+    }
+
+    fn bytes(list: &[Prompt]) -> Vec<String> {
+        list.iter()
+            .map(|p| serde_json::to_string(p).unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn the_first_list_is_in_config_order_and_later_ones_only_append() {
+        let mut prompts = Prompts::new(64);
+        assert_eq!(prompts.apply(key(1), vec![prompt("late", "b")]), 0);
+        prompts.apply(key(0), vec![prompt("early", "a")]);
+        let first = prompts.list();
+        let names: Vec<&str> = first.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["a__early", "b__late"]);
+
+        // A changed definition, a dropped prompt and a new one: only the new one shows,
+        // at the end; the rest keeps its bytes.
+        assert_eq!(
+            prompts.apply(key(0), vec![prompt("early", "changed"), prompt("new", "a")]),
+            1
+        );
+        assert_eq!(prompts.apply(key(1), vec![]), 0);
+        let second = prompts.list();
+        assert_eq!(bytes(&second[..first.len()]), bytes(&first));
+        assert_eq!(second.len(), 3);
+        assert_eq!(second[2].name, "a__new");
+    }
+}

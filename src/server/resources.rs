@@ -1,0 +1,284 @@
+//! Resources and resource templates: every server's, listed append-only under their own
+//! URIs, with `resources/read` and subscriptions routed to the server a URI belongs to.
+//!
+//! URIs are never renamed (a URI is the resource's identity; clients and models pass it
+//! back verbatim). A URI goes to the first server in config order that lists it, else to
+//! the first whose template matches it, else to each server that offers resources in config
+//! order until one reads it ([`crate::catalog::resources`]). Subscriptions are counted per
+//! URI across the client's channels (legacy `resources/subscribe` and the
+//! `resourceSubscriptions` of 2026-07-28 `subscriptions/listen` streams): the owning server
+//! is subscribed once, and unsubscribed when the last one ends.
+
+use std::collections::BTreeMap;
+
+use rmcp::ErrorData as McpError;
+use rmcp::RoleServer;
+use rmcp::model::{ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate};
+use rmcp::service::RequestContext;
+
+use super::envelope::{forwarded_meta, mark_complete};
+use super::{State, downstream_error, lock};
+use crate::catalog::{ResourceCatalog, Route};
+use crate::exposure::ExposedList;
+
+/// The resource catalog, the two lists the client sees, and its subscriptions.
+pub(super) struct Resources {
+    catalog: ResourceCatalog,
+    shown: ExposedList<Resource>,
+    templates_shown: ExposedList<ResourceTemplate>,
+    /// The client has listed resources (templates) once: from now on new ones are appended
+    /// as they arrive. Before that they wait, so the first list is in config order.
+    listed: bool,
+    templates_listed: bool,
+    subscriptions: BTreeMap<String, Subscription>,
+}
+
+/// One URI the client subscribed to.
+struct Subscription {
+    /// The server we subscribed on.
+    server: usize,
+    /// How many of the client's channels want it.
+    count: usize,
+}
+
+impl Resources {
+    pub fn new() -> Resources {
+        Resources {
+            catalog: ResourceCatalog::new(),
+            shown: ExposedList::new(),
+            templates_shown: ExposedList::new(),
+            listed: false,
+            templates_listed: false,
+            subscriptions: BTreeMap::new(),
+        }
+    }
+
+    /// Takes a server's current resources and templates. Returns whether either list the
+    /// client has seen grew.
+    pub fn apply(
+        &mut self,
+        server: usize,
+        resources: Vec<Resource>,
+        templates: Vec<ResourceTemplate>,
+    ) -> bool {
+        self.catalog.update_server(server, resources, templates);
+        let mut grew = false;
+        if self.listed {
+            for resource in self.catalog.server_resources(server) {
+                grew |= self.shown.append(resource.clone());
+            }
+        }
+        if self.templates_listed {
+            for template in self.catalog.server_templates(server) {
+                grew |= self.templates_shown.append(template.clone());
+            }
+        }
+        grew
+    }
+
+    /// The client's resource list; the first call fills it in config order.
+    pub fn list(&mut self) -> Vec<Resource> {
+        if !self.listed {
+            self.listed = true;
+            for resource in self.catalog.resources() {
+                self.shown.append(resource.clone());
+            }
+        }
+        self.shown
+            .snapshot()
+            .iter()
+            .map(|r| Resource::clone(r))
+            .collect()
+    }
+
+    /// The client's template list; the first call fills it in config order.
+    pub fn list_templates(&mut self) -> Vec<ResourceTemplate> {
+        if !self.templates_listed {
+            self.templates_listed = true;
+            for template in self.catalog.templates() {
+                self.templates_shown.append(template.clone());
+            }
+        }
+        self.templates_shown
+            .snapshot()
+            .iter()
+            .map(|t| ResourceTemplate::clone(t))
+            .collect()
+    }
+
+    /// The servers to ask about `uri`, in the order to ask them.
+    fn candidates(&self, uri: &str) -> Vec<usize> {
+        match self.catalog.route(uri) {
+            Route::Listed(server) | Route::Template(server) => vec![server],
+            Route::Unclaimed => self.catalog.servers().collect(),
+        }
+    }
+
+    fn is_unclaimed(&self, uri: &str) -> bool {
+        self.catalog.route(uri) == Route::Unclaimed
+    }
+
+    /// The server of a template (or, failing that, of a listed URI), for completions.
+    pub fn completion_owner(&self, uri: &str) -> Option<usize> {
+        self.catalog
+            .template_owner(uri)
+            .or_else(|| match self.catalog.route(uri) {
+                Route::Listed(server) => Some(server),
+                _ => None,
+            })
+    }
+}
+
+impl State {
+    /// The servers to ask about `uri`; waits for starting servers first when nothing
+    /// known claims it, as a call by an unknown tool name does.
+    async fn resource_candidates(&self, uri: &str) -> Vec<usize> {
+        if lock(&self.resources).is_unclaimed(uri) {
+            self.wait_for_servers().await;
+        }
+        lock(&self.resources).candidates(uri)
+    }
+
+    /// `resources/read`, routed as the module doc says. With several candidates the first
+    /// success wins; when all fail, the error names the URI and each server's answer.
+    pub(super) async fn read_resource(
+        &self,
+        mut request: ReadResourceRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResult, McpError> {
+        let candidates = self.resource_candidates(&request.uri).await;
+        request.meta = forwarded_meta(&context.meta);
+        let mut failures = Vec::new();
+        for &server in &candidates {
+            let Some(handle) = self.handles.get(server) else {
+                continue;
+            };
+            match handle
+                .read_resource(request.clone(), context.ct.child_token())
+                .await
+            {
+                Ok(mut result) => {
+                    mark_complete(&mut result.result_type);
+                    return Ok(result);
+                }
+                Err(err) if candidates.len() == 1 => return Err(downstream_error(err)),
+                Err(err) => failures.push(err.to_string()),
+            }
+        }
+        let reason = if failures.is_empty() {
+            "no server offers it".to_owned()
+        } else {
+            failures.join("; ")
+        };
+        Err(McpError::resource_not_found(
+            format!("Cannot read the resource '{}': {reason}.", request.uri),
+            None,
+        ))
+    }
+
+    /// Subscribes the client to `uri`: the first subscription subscribes on the server the
+    /// URI routes to (the first that accepts, when nothing claims it).
+    pub(super) async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
+        if let Some(known) = lock(&self.resources).subscriptions.get_mut(uri) {
+            known.count += 1;
+            return Ok(());
+        }
+        let candidates = self.resource_candidates(uri).await;
+        let mut failures = Vec::new();
+        for &server in &candidates {
+            let Some(handle) = self.handles.get(server) else {
+                continue;
+            };
+            match handle.subscribe(uri).await {
+                Ok(()) => {
+                    lock(&self.resources)
+                        .subscriptions
+                        .entry(uri.to_owned())
+                        .and_modify(|s| s.count += 1)
+                        .or_insert(Subscription { server, count: 1 });
+                    return Ok(());
+                }
+                Err(err) if candidates.len() == 1 => return Err(downstream_error(err)),
+                Err(err) => failures.push(err.to_string()),
+            }
+        }
+        let reason = if failures.is_empty() {
+            "no server offers it".to_owned()
+        } else {
+            failures.join("; ")
+        };
+        Err(McpError::resource_not_found(
+            format!("Cannot subscribe to the resource '{uri}': {reason}."),
+            None,
+        ))
+    }
+
+    /// Drops one of the client's subscriptions to `uri`; the last one unsubscribes on the
+    /// server. Unsubscribing from what was never subscribed is not an error.
+    pub(super) async fn unsubscribe(&self, uri: &str) -> Result<(), McpError> {
+        let server = {
+            let mut resources = lock(&self.resources);
+            let Some(known) = resources.subscriptions.get_mut(uri) else {
+                return Ok(());
+            };
+            known.count -= 1;
+            if known.count > 0 {
+                return Ok(());
+            }
+            let server = known.server;
+            resources.subscriptions.remove(uri);
+            server
+        };
+        match self.handles.get(server) {
+            Some(handle) => handle.unsubscribe(uri).await.map_err(downstream_error),
+            None => Ok(()),
+        }
+    }
+
+    /// The server that answers completions for a template (or resource) URI.
+    pub(super) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
+        lock(&self.resources).completion_owner(uri)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resource(uri: &str) -> Resource {
+        Resource::new(uri, uri)
+    }
+
+    fn uris(list: &[Resource]) -> Vec<&str> {
+        list.iter().map(|r| r.uri.as_str()).collect()
+    }
+
+    #[test]
+    fn a_shared_uri_is_listed_once_and_the_list_only_grows() {
+        let mut resources = Resources::new();
+        resources.apply(1, vec![resource("a://shared"), resource("b://1")], vec![]);
+        resources.apply(0, vec![resource("a://shared")], vec![]);
+        let first = resources.list();
+        assert_eq!(uris(&first), ["a://shared", "b://1"]);
+        assert!(!resources.apply(1, vec![resource("b://1")], vec![]));
+        assert!(resources.apply(0, vec![resource("a://2")], vec![]));
+        assert_eq!(
+            uris(&resources.list()),
+            ["a://shared", "b://1", "a://2"],
+            "dropped stays, new goes last"
+        );
+        assert_eq!(resources.candidates("a://shared"), [0]);
+    }
+
+    #[test]
+    fn templates_are_listed_in_config_order_and_route_unlisted_uris() {
+        let mut resources = Resources::new();
+        resources.apply(1, vec![], vec![ResourceTemplate::new("t://{id}", "t")]);
+        resources.apply(0, vec![], vec![]);
+        let templates = resources.list_templates();
+        assert_eq!(templates.len(), 1);
+        assert_eq!(resources.candidates("t://9"), [1]);
+        assert_eq!(resources.candidates("u://9"), [0, 1]);
+        assert_eq!(resources.completion_owner("t://{id}"), Some(1));
+    }
+}
