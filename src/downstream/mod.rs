@@ -26,12 +26,15 @@ mod handler;
 mod process;
 mod settle;
 mod supervisor;
+mod upstream;
 
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
 pub use process::STDERR_CAP_BYTES;
 pub use settle::{Settled, settle};
+pub use upstream::{CallOrigin, ClientLink, Upstream, UpstreamFuture, input_method};
 
 use handler::{ProgressRoute, ProgressRoutes};
+use upstream::InFlight;
 
 /// How long a call that saw its connection drop waits for the supervisor to learn why
 /// (the exit status arrives a moment after the pipe closes).
@@ -127,6 +130,9 @@ pub struct CallOptions {
     /// Downstream progress for this call, to be forwarded to the client. Each carries the
     /// progress token of the client's request `_meta` when it had one.
     pub progress: Option<mpsc::UnboundedSender<ProgressNotificationParam>>,
+    /// The client request this call serves: requests the server sends to its client
+    /// during the call are tied to it (see [`Upstream::ask`]).
+    pub origin: Option<CallOrigin>,
 }
 
 /// All servers of a config, by their position in `Config::servers`.
@@ -137,24 +143,26 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Starts one supervisor per enabled server, concurrently, and returns at once.
-    /// Cancelling `shutdown` (or calling [`Pool::shutdown`]) closes every connection.
+    /// Starts one supervisor per enabled server, concurrently, and returns at once, with
+    /// no client behind it ([`ClientLink::none`]). Cancelling `shutdown` (or calling
+    /// [`Pool::shutdown`]) closes every connection.
     pub fn start(
         config: &Config,
         shutdown: CancellationToken,
     ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
-        let go = CancellationToken::new();
-        go.cancel();
-        Pool::start_after(config, shutdown, go)
+        let (_, link) = watch::channel(Some(ClientLink::none()));
+        Pool::start_after(config, shutdown, link)
     }
 
-    /// Like [`Pool::start`], but the supervisors spawn nothing until `go` is cancelled.
-    /// `serve` holds them back while it answers the handshake: spawning 20 processes
-    /// takes tens of milliseconds of the thread that would answer it.
+    /// Like [`Pool::start`], but the supervisors spawn nothing until `link` holds the
+    /// client's link: each handshake declares the client's capabilities, so they must be
+    /// known first. `serve` also holds them back while it answers the handshake: spawning
+    /// 20 processes takes tens of milliseconds of the thread that would answer it. A
+    /// sender dropped before it sent anything starts them with [`ClientLink::none`].
     pub fn start_after(
         config: &Config,
         shutdown: CancellationToken,
-        go: CancellationToken,
+        link: watch::Receiver<Option<ClientLink>>,
     ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
         let stop = shutdown.child_token();
         let (events, rx) = mpsc::unbounded_channel();
@@ -185,7 +193,7 @@ impl Pool {
                     live,
                     events: events.clone(),
                     stop: stop.clone(),
-                    go: go.clone(),
+                    link: link.clone(),
                 };
                 let span = tracing::info_span!("downstream", server = %name);
                 tasks.push(tokio::spawn(supervisor.run().instrument(span)));
@@ -235,6 +243,7 @@ impl Pool {
 pub(crate) struct Live {
     peer: rmcp::Peer<rmcp::RoleClient>,
     progress: Arc<ProgressRoutes>,
+    calls: Arc<InFlight>,
     /// Set by the supervisor to the cause once the connection has ended.
     ended: watch::Receiver<Option<String>>,
 }
@@ -290,6 +299,15 @@ impl ServerHandle {
         self.live.lock().ok().and_then(|live| live.clone())
     }
 
+    /// Tells the server the client's roots changed, when it is connected. A server that
+    /// connects later asks for the roots anyway.
+    pub async fn notify_roots_list_changed(&self) {
+        let Some(live) = self.live() else { return };
+        if let Err(err) = live.peer.notify_roots_list_changed().await {
+            tracing::debug!(server = %self.name, error = %err, "roots list_changed not delivered");
+        }
+    }
+
     /// Calls `request.name` (the tool's original name) on this server within its
     /// `tool_timeout`, and returns the downstream result unchanged. Never replayed: a call
     /// whose connection drops fails with [`DownstreamError::Disconnected`].
@@ -309,6 +327,7 @@ impl ServerHandle {
         let client_token = request.meta.as_ref().and_then(|m| m.get_progress_token());
         let span = tracing::debug_span!("call", tool = %tool);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let in_flight = options.origin.map(|origin| live.calls.begin(origin));
         let mut handle = match live
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -318,6 +337,9 @@ impl ServerHandle {
             Ok(handle) => handle,
             Err(err) => return Err(self.service_error(err, &live).await),
         };
+        if let Some(in_flight) = &in_flight {
+            in_flight.sent(handle.id.clone());
+        }
         let token = handle.progress_token.clone();
         if let Some(tx) = options.progress {
             live.progress
@@ -341,6 +363,7 @@ impl ServerHandle {
             () = tokio::time::sleep(self.tool_timeout) => Outcome::TimedOut,
         };
         live.progress.remove(&token);
+        drop(in_flight);
         match outcome {
             Outcome::Answer(answer) => match *answer {
                 Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
 use super::handler::{Handler, ProgressRoutes};
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
+use super::upstream::{ClientLink, InFlight};
 use super::{Event, Live, ServerState};
 use crate::config::{ServerConfig, Transport};
 
@@ -38,8 +39,8 @@ pub(super) struct Supervisor {
     pub live: Arc<Mutex<Option<Live>>>,
     pub events: mpsc::UnboundedSender<Event>,
     pub stop: CancellationToken,
-    /// Cancelled when the supervisor may start connecting.
-    pub go: CancellationToken,
+    /// Holds the client's link once the supervisor may start connecting.
+    pub link: watch::Receiver<Option<ClientLink>>,
 }
 
 /// Why a connection could not be made.
@@ -125,6 +126,7 @@ struct Connection {
     ct: CancellationToken,
     relist: mpsc::Receiver<()>,
     progress: Arc<ProgressRoutes>,
+    calls: Arc<InFlight>,
     child: Option<Child>,
     tools: Vec<Tool>,
 }
@@ -153,18 +155,20 @@ impl Child {
 }
 
 impl Supervisor {
-    pub async fn run(self) {
+    pub async fn run(mut self) {
         let mut restarts = Restarts::new(Backoff::default(), DEFAULT_HEALTHY_AFTER);
         let mut rng = SplitMix::from_time(self.index as u64);
-        tokio::select! {
+        let link = tokio::select! {
             () = self.stop.cancelled() => return,
-            () = self.go.cancelled() => {}
-        }
+            link = self.link.wait_for(Option::is_some) => {
+                link.ok().and_then(|l| l.clone()).unwrap_or_else(ClientLink::none)
+            }
+        };
         loop {
             let started = Instant::now();
             let connected = tokio::select! {
                 () = self.stop.cancelled() => return,
-                connected = self.connect() => connected,
+                connected = self.connect(&link) => connected,
             };
             let cause = match connected {
                 Err(err) if err.is_permanent() => {
@@ -198,13 +202,16 @@ impl Supervisor {
 
     /// Spawns or dials the server, then handshake and full `tools/list`, all within
     /// `startup_timeout`.
-    async fn connect(&self) -> Result<Connection, ConnectError> {
+    async fn connect(&self, link: &ClientLink) -> Result<Connection, ConnectError> {
         let (relist_tx, relist) = mpsc::channel(1);
         let progress = Arc::new(ProgressRoutes::default());
+        let calls = Arc::new(InFlight::default());
         let handler = Handler {
             server: self.name.clone(),
             relist: relist_tx,
             progress: progress.clone(),
+            link: link.clone(),
+            calls: calls.clone(),
         };
         let ct = self.stop.child_token();
         let after = self.config.startup_timeout;
@@ -284,6 +291,7 @@ impl Supervisor {
             ct,
             relist,
             progress,
+            calls,
             child,
             tools,
         })
@@ -297,6 +305,7 @@ impl Supervisor {
             ct,
             mut relist,
             progress,
+            calls,
             mut child,
             tools,
         } = connection;
@@ -307,6 +316,7 @@ impl Supervisor {
             *live = Some(Live {
                 peer: peer.clone(),
                 progress,
+                calls,
                 ended,
             });
         }

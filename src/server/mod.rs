@@ -2,7 +2,8 @@
 //!
 //! It owns the meta tools, answers `tools/list` from the append-only [`ExposedList`], routes
 //! every other call to its downstream server by qualified name, and tells the client when
-//! the list grew. It is the only writer of the exposed list (DESIGN.md section 2). Locks are
+//! the list grew. It is the only writer of the exposed list (DESIGN.md section 2). Requests
+//! downstream servers send their client go through [`client_requests`]. Locks are
 //! std mutexes held for a few lines and never across `.await`; the lock order is catalog,
 //! then index, then exposure.
 
@@ -11,11 +12,11 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    CallToolRequestParams, CallToolResponse, CallToolResult, DiscoverResult, Implementation,
     InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
@@ -25,6 +26,7 @@ use crate::downstream::{CallOptions, DownstreamError, Event, ServerHandle, Serve
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
+mod client_requests;
 mod instructions;
 pub mod meta;
 mod notify;
@@ -32,6 +34,7 @@ mod serve;
 
 pub use serve::serve;
 
+use client_requests::ClientRequests;
 use meta::{MetaTool, call_tool::Validator};
 use notify::Notifier;
 
@@ -56,6 +59,8 @@ struct State {
     instructions: Mutex<Vec<Option<String>>>,
     notifier: Notifier,
     validators: Mutex<HashMap<EntryId, CachedValidator>>,
+    /// Requests downstream servers send to the client, and the client's capabilities.
+    client: ClientRequests,
 }
 
 /// A compiled `inputSchema`, with the definition it was compiled from: a changed tool has
@@ -71,13 +76,15 @@ struct Exposed {
 
 impl DeferServer {
     /// Builds the handler and starts the one task that writes the catalog from `events`.
+    /// `client` is the table the downstream connections ask the client through.
     ///
     /// # Errors
     /// When the search index cannot be created.
-    pub fn new(
+    pub(crate) fn new(
         config: Config,
         handles: Vec<ServerHandle>,
         events: mpsc::UnboundedReceiver<Event>,
+        client: ClientRequests,
     ) -> anyhow::Result<DeferServer> {
         let settings = &config.settings;
         let mut list = ExposedList::new();
@@ -106,6 +113,7 @@ impl DeferServer {
             instructions: Mutex::new(instructions),
             notifier: Notifier::new(),
             validators: Mutex::new(HashMap::new()),
+            client,
             info,
             handles,
             config,
@@ -302,27 +310,30 @@ impl State {
     }
 
     /// Sends one call to the tool's server and returns its result unchanged; a failure of
-    /// the server becomes an error result naming it (DESIGN.md invariant 4).
+    /// the server becomes an error result naming it (DESIGN.md invariant 4). `client_tool`
+    /// is the name the client called (a retry after `InputRequiredResult` must repeat it).
     async fn route(
         &self,
         id: EntryId,
         mut request: CallToolRequestParams,
+        client_tool: &str,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let Some((server, original, gone)) = read(&self.catalog)
             .get(id)
             .map(|e| (e.server_index, e.original_name().to_owned(), e.gone))
         else {
-            return meta::error_result("Unknown tool.");
+            return meta::error_result("Unknown tool.").into();
         };
         let Some(handle) = self.handles.get(server).cloned() else {
-            return meta::error_result("Unknown server.");
+            return meta::error_result("Unknown server.").into();
         };
         if gone {
             return meta::error_result(format!(
                 "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
                 handle.name()
-            ));
+            ))
+            .into();
         }
         request.name = original.into();
         if request.meta.is_none() && !context.meta.0.is_empty() {
@@ -340,15 +351,23 @@ impl State {
             });
             tx
         });
-        let options = CallOptions {
-            cancel: context.ct.child_token(),
-            progress,
-        };
-        match handle.call(request, options).await {
-            Ok(result) => result,
-            Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
-            Err(err) => meta::error_result(format!("{err}")),
-        }
+        // The next round of a 2026-07-28 retry is not the downstream's business.
+        request.input_responses = None;
+        request.request_state = None;
+        self.client
+            .run(context, client_tool, move |origin, cancel| async move {
+                let options = CallOptions {
+                    cancel,
+                    progress,
+                    origin: Some(origin),
+                };
+                match handle.call(request, options).await {
+                    Ok(result) => result,
+                    Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
+                    Err(err) => meta::error_result(format!("{err}")),
+                }
+            })
+            .await
     }
 
     async fn call_meta(
@@ -356,15 +375,15 @@ impl State {
         tool: MetaTool,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         self.wait_for_servers().await;
         let arguments = request.arguments;
         let result = match tool {
             MetaTool::SearchTools => {
-                meta::parse_arguments(tool, arguments).map(|a| self.search(&a))
+                meta::parse_arguments(tool, arguments).map(|a| self.search(&a).into())
             }
             MetaTool::SelectTools => match meta::parse_arguments(tool, arguments) {
-                Ok(args) => Ok(self.select(&args).await),
+                Ok(args) => Ok(self.select(&args).await.into()),
                 Err(result) => Err(result),
             },
             MetaTool::CallTool => match meta::parse_arguments(tool, arguments) {
@@ -372,7 +391,7 @@ impl State {
                 Err(result) => Err(result),
             },
         };
-        result.unwrap_or_else(|invalid| *invalid)
+        result.unwrap_or_else(|invalid| (*invalid).into())
     }
 
     fn search(&self, args: &meta::search_tools::Args) -> CallToolResult {
@@ -416,21 +435,22 @@ impl State {
         &self,
         args: meta::call_tool::Args,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let resolved = meta::call_tool::resolve(&read(&self.catalog), &args.name);
         let (id, definition) = match resolved {
             Ok(found) => found,
-            Err(message) => return meta::error_result(message),
+            Err(message) => return meta::error_result(message).into(),
         };
         let arguments = args.arguments.unwrap_or_default();
         if let Some(validator) = self.validator(id, &definition)
             && let Err(errors) = validator.check(&arguments)
         {
-            return meta::error_result(meta::call_tool::mismatch(&args.name, &errors));
+            return meta::error_result(meta::call_tool::mismatch(&args.name, &errors)).into();
         }
         let mut inner = CallToolRequestParams::new(definition.name.clone());
         inner.arguments = Some(arguments);
-        self.route(id, inner, context).await
+        self.route(id, inner, MetaTool::CallTool.name(), context)
+            .await
     }
 }
 
@@ -446,7 +466,31 @@ impl ServerHandler for DeferServer {
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         self.state.notifier.set_legacy_peer(context.peer.clone());
+        self.state
+            .client
+            .initialized(context.peer.clone(), request.capabilities.clone());
         self.negotiate_initialize(&request)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        // A 2026-07-28 client declares its capabilities here first.
+        self.state.client.note(&context);
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    /// Passed on to every connected server: the client's roots are theirs. Filesystem
+    /// servers decide what they may touch from them, so a stale list is a safety matter.
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        tracing::debug!("client roots changed; telling every server");
+        for handle in &self.state.handles {
+            handle.notify_roots_list_changed().await;
+        }
     }
 
     fn accepted_subscription_filter(
@@ -457,6 +501,7 @@ impl ServerHandler for DeferServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.state.client.note(context.request_context());
         let id = context.sink().id().clone();
         self.state.notifier.subscribe(context.sink().clone());
         context.cancelled().await;
@@ -467,9 +512,10 @@ impl ServerHandler for DeferServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let state = &self.state;
+        state.client.note(&context);
         let first = !lock(&state.exposed).listed;
         if first {
             state.wait_for_core().await;
@@ -498,8 +544,12 @@ impl ServerHandler for DeferServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let state = &self.state;
+        state.client.note(&context);
+        if let Some(request_state) = request.request_state.as_deref() {
+            return state.client.resume(&request, request_state, &context).await;
+        }
         if let Some(tool) = MetaTool::from_name(&request.name) {
-            return Ok(state.call_meta(tool, request, &context).await.into());
+            return Ok(state.call_meta(tool, request, &context).await);
         }
         let mut id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
         if id.is_none() {
@@ -507,7 +557,10 @@ impl ServerHandler for DeferServer {
             id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
         }
         match id {
-            Some(id) => Ok(state.route(id, request, &context).await.into()),
+            Some(id) => {
+                let name = request.name.to_string();
+                Ok(state.route(id, request, &name, &context).await)
+            }
             None => Err(McpError::invalid_params(
                 format!(
                     "Unknown tool '{}'. Use search_tools to find tools, then select_tools or call_tool.",
