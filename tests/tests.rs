@@ -7,6 +7,7 @@ mod session;
 mod util;
 
 mod check;
+mod client_requests;
 mod downstream;
 mod import;
 mod interop;

@@ -23,7 +23,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientResult,
     ElicitRequestParams, ElicitResult, ErrorData, InputRequest, InputRequests, InputRequiredResult,
-    ProtocolVersion, RequestId, ServerRequest,
+    ProtocolVersion, RequestId, ResultType, ServerRequest,
 };
 #[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
 use rmcp::model::{CreateMessageResult, ListRootsResult};
@@ -171,13 +171,26 @@ impl ClientRequests {
         let origin = CallOrigin(number);
         let capabilities = context.client_capabilities();
         if !is_2026(context) {
+            // rmcp cancels `context.ct` when the call is answered too, so requests tied to
+            // the call are withdrawn on a token that fires only while the call is pending:
+            // one the heuristic tied to it by mistake must outlive it.
+            let client_cancelled = CancellationToken::new();
             let via = Via::Request {
                 peer: context.peer.clone(),
                 id: context.id.clone(),
-                cancel: context.ct.clone(),
+                cancel: client_cancelled.clone(),
             };
             let _registered = self.register(number, capabilities, via);
-            return call(origin, context.ct.child_token()).await.into();
+            let running = call(origin, context.ct.child_token());
+            tokio::pin!(running);
+            let result = tokio::select! {
+                result = &mut running => result,
+                () = context.ct.cancelled() => {
+                    client_cancelled.cancel();
+                    running.await
+                }
+            };
+            return completed(result);
         }
         // The client's request ends with our first answer and rmcp then cancels its token,
         // so the downstream call runs in its own task under its own token.
@@ -257,9 +270,9 @@ impl ClientRequests {
         let first = tokio::select! {
             biased;
             done = &mut running.done => {
-                return done
-                    .unwrap_or_else(|_| meta::error_result("the call ended without a result"))
-                    .into();
+                return completed(
+                    done.unwrap_or_else(|_| meta::error_result("the call ended without a result")),
+                );
             }
             Some(pending) = running.inputs.recv() => pending,
             () = client.cancelled() => {
@@ -502,6 +515,14 @@ fn client_error(err: ServiceError) -> ErrorData {
         ServiceError::McpError(data) => data,
         other => ErrorData::internal_error(format!("the client could not be asked: {other}"), None),
     }
+}
+
+/// A downstream result as the client's final answer. Handshake-era servers send no
+/// `resultType`, which 2026-07-28 requires on every result (`"complete"` here); rmcp
+/// strips it again for handshake-era clients.
+fn completed(mut result: CallToolResult) -> CallToolResponse {
+    result.result_type.get_or_insert(ResultType::COMPLETE);
+    result.into()
 }
 
 /// Whether the request uses the 2026-07-28 lifecycle (no server→client requests).

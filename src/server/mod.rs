@@ -38,6 +38,14 @@ use client_requests::ClientRequests;
 use meta::{MetaTool, call_tool::Validator};
 use notify::Notifier;
 
+/// The `_meta` keys of the 2026-07-28 per-request envelope (SEP-2575).
+const ENVELOPE_KEYS: [&str; 4] = [
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/logLevel",
+];
+
 /// How often a wait for starting servers re-checks them.
 const SETTLE_POLL: Duration = Duration::from_millis(5);
 
@@ -336,8 +344,16 @@ impl State {
             .into();
         }
         request.name = original.into();
-        if request.meta.is_none() && !context.meta.0.is_empty() {
-            request.meta = Some(context.meta.clone());
+        // The client's other `_meta` keys go along, its envelope does not: the downstream
+        // connection has its own era, and a server that reads a 2026-07-28 envelope on a
+        // handshake-era connection refuses the call or its requests to us (DESIGN.md 7).
+        if request.meta.is_none() {
+            let mut meta = context.meta.clone();
+            meta.0
+                .retain(|key, _| !ENVELOPE_KEYS.contains(&key.as_str()));
+            if !meta.0.is_empty() {
+                request.meta = Some(meta);
+            }
         }
         let progress = context.meta.get_progress_token().map(|_| {
             let (tx, mut rx) = mpsc::unbounded_channel();
