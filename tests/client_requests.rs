@@ -72,8 +72,14 @@ fn a_legacy_client_answers_sampling_elicitation_and_roots_of_real_servers() {
             json!({"elicitation": "form", "message": "fixture asks for a name"}),
         ],
     );
-    assert!(roots.len() >= 2, "get-roots-list and the fixture asked for roots: {roots:?}");
-    assert!(roots.iter().all(|r| r["roots"] == json!(["/tmp"])), "{roots:?}");
+    assert!(
+        roots.len() >= 2,
+        "get-roots-list and the fixture asked for roots: {roots:?}"
+    );
+    assert!(
+        roots.iter().all(|r| r["roots"] == json!(["/tmp"])),
+        "{roots:?}"
+    );
 }
 
 #[test]
@@ -92,9 +98,7 @@ fn a_client_without_sampling_is_not_offered_it_and_a_server_that_asks_gets_a_cle
 #[test]
 fn the_clients_roots_decide_what_server_filesystem_may_read_and_changes_reach_it() {
     let Some(peers) = peers() else { return };
-    let filesystem = peers
-        .everything
-        .with_file_name("mcp-server-filesystem");
+    let filesystem = peers.everything.with_file_name("mcp-server-filesystem");
     let setup = Dir::new();
     let (a, b) = (setup.file("a"), setup.file("b"));
     std::fs::create_dir_all(&a).unwrap();
@@ -104,10 +108,7 @@ fn the_clients_roots_decide_what_server_filesystem_may_read_and_changes_reach_it
     // No directory arguments: the server may touch only what the client's roots allow.
     let config = setup.config(&format!("[mcp_servers.fs]\ncommand = {filesystem:?}\n"));
     let out = python(&peers, "roots", &config, &[&a, &b]);
-    let asked: Vec<Value> = out["seen"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let asked: Vec<Value> = out["seen"].as_array().cloned().unwrap_or_default();
     assert!(
         asked.len() >= 2,
         "the server asked for roots at start and after list_changed: {asked:?}"
@@ -167,16 +168,19 @@ async fn cancelling_a_call_withdraws_the_request_waiting_on_the_client() {
     let client = Hesitant { asked: tx }.serve(transport).await.unwrap();
     let mut params = CallToolRequestParams::new("fixture__ask");
     params.arguments = Some(object(json!({"asks": ["elicitation"]})));
-    let request = rmcp::model::ClientRequest::CallToolRequest(
-        rmcp::model::CallToolRequest::new(params),
-    );
+    let request =
+        rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
     let handle = client
         .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
         .await
         .unwrap();
     let within = Duration::from_secs(20);
     let first = tokio::time::timeout(within, asked.recv()).await;
-    assert_eq!(first.ok().flatten(), Some("asked"), "the elicitation reached the client");
+    assert_eq!(
+        first.ok().flatten(),
+        Some("asked"),
+        "the elicitation reached the client"
+    );
     handle.cancel(Some("changed my mind".into())).await.unwrap();
     let second = tokio::time::timeout(within, asked.recv()).await;
     assert_eq!(
@@ -198,7 +202,10 @@ async fn a_2026_07_28_client_without_roots_gets_a_clear_error_not_a_hang() {
     command.arg("serve").arg("--config").arg(&config);
     let transport = TokioChildProcess::new(command).unwrap();
     let client = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-        ClientConfig::new(ClientCapabilities::default(), Implementation::new("modern", "0")),
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("modern", "0"),
+        ),
         transport,
         rmcp::service::ClientLifecycleMode::Discover {
             preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
