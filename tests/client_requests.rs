@@ -193,9 +193,9 @@ async fn cancelling_a_call_withdraws_the_request_waiting_on_the_client() {
 
 #[tokio::test]
 async fn a_2026_07_28_client_without_roots_gets_a_clear_error_not_a_hang() {
-    // The fixture asks during a call, so this drives the other side: a 2026-07-28 client's
-    // `tools/call` of `ask roots` when the client did not declare roots gets the error in
-    // the tool result at once.
+    // rmcp's client in discover mode (no `initialize`), declaring nothing: the fixture's
+    // roots request during the call is refused at once with the reason, which the fixture
+    // puts in its result; nothing is parked waiting for an answer that cannot come.
     let setup = Dir::new();
     let config = setup.config(&fixture("fixture", &["--ask-tool"], ""));
     let mut command = tokio::process::Command::new(BIN);
