@@ -144,7 +144,7 @@ async fn cancel_and_timeout_end_the_call_and_keep_the_server() {
     let cancel = CancellationToken::new();
     let options = CallOptions {
         cancel: cancel.clone(),
-        progress: None,
+        ..CallOptions::default()
     };
     let call = tokio::spawn({
         let fx = fx.clone();

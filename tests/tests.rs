@@ -8,6 +8,7 @@ mod session;
 mod util;
 
 mod check;
+mod client_requests;
 mod downstream;
 mod eras;
 mod import;

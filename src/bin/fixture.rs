@@ -80,6 +80,52 @@ struct Args {
     /// `resources`.
     #[arg(long = "resource", value_name = "URI")]
     resources: Vec<String>,
+    /// Also list `ask`, which sends its client the requests named in `asks` (`sampling`,
+    /// `elicitation`, `url-elicitation`, `roots`) one after another, whatever the client
+    /// declared, and returns each answer or error.
+    #[arg(long)]
+    ask_tool: bool,
+}
+
+fn ask_tool() -> Value {
+    json!({
+        "name": "ask",
+        "description": "Send the client each request named in asks, in order, and return the answers.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"asks": {"type": "array", "items": {"type": "string", "enum": ["sampling", "elicitation", "url-elicitation", "roots"]}}},
+            "required": ["asks"]
+        }
+    })
+}
+
+/// Sends the client one request of the kind `what` and describes the answer.
+async fn ask(context: &RequestContext<RoleServer>, what: &str) -> Value {
+    let request = match what {
+        "sampling" => json!({"method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "fixture asks for a sample"}}],
+            "maxTokens": 10
+        }}),
+        "elicitation" => json!({"method": "elicitation/create", "params": {
+            "mode": "form",
+            "message": "fixture asks for a name",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        }}),
+        "url-elicitation" => json!({"method": "elicitation/create", "params": {
+            "mode": "url", "message": "fixture asks to open a page",
+            "url": "https://example.com/fixture", "elicitationId": "fixture-1"
+        }}),
+        _ => json!({"method": "roots/list"}),
+    };
+    let request: rmcp::model::ServerRequest = match serde_json::from_value(request) {
+        Ok(request) => request,
+        Err(err) => return json!({"error": err.to_string()}),
+    };
+    match context.peer.send_request(request).await {
+        Ok(answer) => json!({ "answer": answer }),
+        Err(rmcp::ServiceError::McpError(err)) => json!({"error": err.message}),
+        Err(err) => json!({"error": err.to_string()}),
+    }
 }
 
 fn default_tools() -> Value {
@@ -312,6 +358,18 @@ impl ServerHandler for Fixture {
                 let verb = if grow { "added" } else { "removed" };
                 CallToolResult::success(vec![Content::text(format!("{verb} {name}"))])
             }
+            "ask" => {
+                let asks: Vec<String> = args
+                    .get("asks")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .unwrap_or_default();
+                let mut answers = Vec::new();
+                for what in &asks {
+                    answers.push(ask(&context, what).await);
+                }
+                let answers = Value::Array(answers);
+                text_and_structured(answers.to_string(), json!({ "answers": answers }))
+            }
             "fail" => {
                 CallToolResult::error(vec![Content::text("the operation could not be completed")])
             }
@@ -444,6 +502,13 @@ async fn main() -> std::process::ExitCode {
             }
         },
         None => default_tools(),
+    };
+    let tools_json = match tools_json {
+        Value::Array(mut tools) if args.ask_tool => {
+            tools.push(ask_tool());
+            Value::Array(tools)
+        }
+        other => other,
     };
     let tools: Vec<Tool> = match serde_json::from_value(tools_json) {
         Ok(tools) => tools,

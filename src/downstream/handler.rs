@@ -8,21 +8,33 @@
 //! our stderr log, tagged with the server. (MCP logging is deprecated as of 2026-07-28, which
 //! tells stdio servers to log to stderr instead; forwarding it to the client as a protocol
 //! message would adopt what the spec asks new implementations not to.)
+//!
+//! Requests the server sends its client (sampling, elicitation, roots) go to mcp-defer's
+//! client through the [`ClientLink`], tagged with the proxied call they came during; the
+//! handshake declares exactly the client's capabilities for them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ClientConfig, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData,
+    Implementation, InputRequest, ProgressNotificationParam, ProgressToken,
     ResourceUpdatedNotificationParam,
+};
+// Sampling and roots are deprecated by SEP-2577, yet handshake-era servers use them.
+#[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
+use rmcp::model::{
+    CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult, ListRootsRequest,
+    ListRootsResult,
 };
 // Deprecated by SEP-2577, yet servers built on earlier revisions still send it.
 #[expect(deprecated, reason = "reading what pre-2026-07-28 servers send")]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use tokio::sync::mpsc;
 
+use super::upstream::{ClientLink, InFlight, input_method};
 use super::{Event, ProgressRoute};
 
 /// Which of a server's lists changed and must be fetched again.
@@ -72,14 +84,88 @@ pub struct Handler {
     pub relist: mpsc::UnboundedSender<Relist>,
     pub progress: Arc<ProgressRoutes>,
     pub events: mpsc::UnboundedSender<Event>,
+    /// The client's capabilities to declare and the way to ask it.
+    pub link: ClientLink,
+    /// The proxied calls in flight on this connection.
+    pub calls: Arc<InFlight>,
+}
+
+impl Handler {
+    /// Carries one request of the server to mcp-defer's client and returns its answer.
+    async fn ask(
+        &self,
+        request: InputRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ClientResult, ErrorData> {
+        let call = self
+            .calls
+            .origin(context.extensions.get::<InboundStreamOrigin>());
+        let what = input_method(&request);
+        tracing::debug!(server = %self.server, method = what, ?call, "server asks the client");
+        self.link
+            .upstream()
+            .ask(request, call, context.ct.clone())
+            .await
+    }
+}
+
+/// The error for a client answer of the wrong kind (a broken client).
+fn unexpected(what: &str) -> ErrorData {
+    ErrorData::internal_error(
+        format!("the client answered {what} with a result of another kind"),
+        None,
+    )
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
-            ClientCapabilities::default(),
+            self.link.capabilities().clone(),
             Implementation::new("mcp-defer", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    #[expect(
+        deprecated,
+        reason = "sampling is deprecated by SEP-2577, yet servers use it"
+    )]
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
+        match self.ask(request, context).await? {
+            ClientResult::CreateMessageResult(result) => Ok(*result),
+            _ => Err(unexpected("sampling/createMessage")),
+        }
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let request = InputRequest::Elicitation(ElicitRequest::new(params));
+        match self.ask(request, context).await? {
+            ClientResult::ElicitResult(result) => Ok(result),
+            _ => Err(unexpected("elicitation/create")),
+        }
+    }
+
+    #[expect(
+        deprecated,
+        reason = "roots are deprecated by SEP-2577, yet servers use them"
+    )]
+    async fn list_roots(
+        &self,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let request = InputRequest::ListRoots(ListRootsRequest::default());
+        match self.ask(request, context).await? {
+            ClientResult::ListRootsResult(result) => Ok(result),
+            _ => Err(unexpected("roots/list")),
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -37,12 +37,15 @@ mod listing;
 mod process;
 mod settle;
 mod supervisor;
+mod upstream;
 
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
 pub use process::STDERR_CAP_BYTES;
 pub use settle::{Settled, settle};
+pub use upstream::{CallOrigin, ClientLink, Upstream, UpstreamFuture, input_method};
 
 use handler::ProgressRoutes;
+use upstream::InFlight;
 
 /// How long a call that saw its connection drop waits for the supervisor to learn why
 /// (the exit status arrives a moment after the pipe closes).
@@ -157,6 +160,9 @@ pub struct CallOptions {
     pub cancel: CancellationToken,
     /// Where downstream progress for this call goes, when the client asked for progress.
     pub progress: Option<ProgressRoute>,
+    /// The client request this call serves: requests the server sends to its client
+    /// during the call are tied to it (see [`Upstream::ask`]).
+    pub origin: Option<CallOrigin>,
 }
 
 /// Where one call's downstream progress goes: each notification is re-tagged with the
@@ -171,7 +177,7 @@ impl From<CancellationToken> for CallOptions {
     fn from(cancel: CancellationToken) -> Self {
         CallOptions {
             cancel,
-            progress: None,
+            ..CallOptions::default()
         }
     }
 }
@@ -184,24 +190,26 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Starts one supervisor per enabled server, concurrently, and returns at once.
-    /// Cancelling `shutdown` (or calling [`Pool::shutdown`]) closes every connection.
+    /// Starts one supervisor per enabled server, concurrently, and returns at once, with
+    /// no client behind it ([`ClientLink::none`]). Cancelling `shutdown` (or calling
+    /// [`Pool::shutdown`]) closes every connection.
     pub fn start(
         config: &Config,
         shutdown: CancellationToken,
     ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
-        let go = CancellationToken::new();
-        go.cancel();
-        Pool::start_after(config, shutdown, go)
+        let (_, link) = watch::channel(Some(ClientLink::none()));
+        Pool::start_after(config, shutdown, link)
     }
 
-    /// Like [`Pool::start`], but the supervisors spawn nothing until `go` is cancelled.
-    /// `serve` holds them back while it answers the handshake: spawning 20 processes
-    /// takes tens of milliseconds of the thread that would answer it.
+    /// Like [`Pool::start`], but the supervisors spawn nothing until `link` holds the
+    /// client's link: each handshake declares the client's capabilities, so they must be
+    /// known first. `serve` also holds them back while it answers the handshake: spawning
+    /// 20 processes takes tens of milliseconds of the thread that would answer it. A
+    /// sender dropped before it sent anything starts them with [`ClientLink::none`].
     pub fn start_after(
         config: &Config,
         shutdown: CancellationToken,
-        go: CancellationToken,
+        link: watch::Receiver<Option<ClientLink>>,
     ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
         let stop = shutdown.child_token();
         let (events, rx) = mpsc::unbounded_channel();
@@ -234,7 +242,7 @@ impl Pool {
                     live,
                     events: events.clone(),
                     stop: stop.clone(),
-                    go: go.clone(),
+                    link: link.clone(),
                     subscriptions,
                 };
                 let span = tracing::info_span!("downstream", server = %name);
@@ -285,6 +293,7 @@ impl Pool {
 pub(crate) struct Live {
     peer: rmcp::Peer<rmcp::RoleClient>,
     progress: Arc<ProgressRoutes>,
+    calls: Arc<InFlight>,
     /// Set by the supervisor to the cause once the connection has ended.
     ended: watch::Receiver<Option<String>>,
 }
@@ -350,6 +359,15 @@ impl ServerHandle {
     pub fn capabilities(&self) -> Option<ServerCapabilities> {
         let live = self.live()?;
         live.peer.peer_info().map(|info| info.capabilities.clone())
+    }
+
+    /// Tells the server the client's roots changed, when it is connected. A server that
+    /// connects later asks for the roots anyway.
+    pub async fn notify_roots_list_changed(&self) {
+        let Some(live) = self.live() else { return };
+        if let Err(err) = live.peer.notify_roots_list_changed().await {
+            tracing::debug!(server = %self.name, error = %err, "roots list_changed not delivered");
+        }
     }
 
     /// Calls `request.name` (the tool's original name) on this server within its
@@ -490,6 +508,7 @@ impl ServerHandle {
             server: self.name.to_string(),
             state: self.state().to_string(),
         })?;
+        let in_flight = options.origin.map(|origin| live.calls.begin(origin));
         let mut handle = match live
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -498,6 +517,9 @@ impl ServerHandle {
             Ok(handle) => handle,
             Err(err) => return Err(self.service_error(err, &live).await),
         };
+        if let Some(in_flight) = &in_flight {
+            in_flight.sent(handle.id.clone());
+        }
         let token = handle.progress_token.clone();
         if let Some(route) = options.progress {
             live.progress.insert(token.clone(), route);
@@ -523,6 +545,7 @@ impl ServerHandle {
         // read; on `serve`'s one-thread runtime those tasks run before this one, which the
         // answer woke later, so progress sent before the answer has been routed by now.
         live.progress.remove(&token);
+        drop(in_flight);
         match outcome {
             Outcome::Answer(answer) => match *answer {
                 Ok(Ok(result)) => Ok(result),

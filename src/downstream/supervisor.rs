@@ -19,6 +19,7 @@ use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
 use super::handler::{Handler, ProgressRoutes, Relist};
 use super::listing;
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
+use super::upstream::{ClientLink, InFlight};
 use super::{Event, Live, ServerState, Subscriptions};
 use crate::config::{ServerConfig, Transport};
 
@@ -37,8 +38,8 @@ pub(super) struct Supervisor {
     pub live: Arc<Mutex<Option<Live>>>,
     pub events: mpsc::UnboundedSender<Event>,
     pub stop: CancellationToken,
-    /// Cancelled when the supervisor may start connecting.
-    pub go: CancellationToken,
+    /// Holds the client's link once the supervisor may start connecting.
+    pub link: watch::Receiver<Option<ClientLink>>,
     /// Resource URIs to subscribe to again on each new connection.
     pub subscriptions: Subscriptions,
 }
@@ -126,6 +127,7 @@ struct Connection {
     ct: CancellationToken,
     relist: mpsc::UnboundedReceiver<Relist>,
     progress: Arc<ProgressRoutes>,
+    calls: Arc<InFlight>,
     child: Option<Child>,
     offer: Offer,
 }
@@ -161,18 +163,20 @@ impl Child {
 }
 
 impl Supervisor {
-    pub async fn run(self) {
+    pub async fn run(mut self) {
         let mut restarts = Restarts::new(Backoff::default(), DEFAULT_HEALTHY_AFTER);
         let mut rng = SplitMix::from_time(self.index as u64);
-        tokio::select! {
+        let link = tokio::select! {
             () = self.stop.cancelled() => return,
-            () = self.go.cancelled() => {}
-        }
+            link = self.link.wait_for(Option::is_some) => {
+                link.ok().and_then(|l| l.clone()).unwrap_or_else(ClientLink::none)
+            }
+        };
         loop {
             let started = Instant::now();
             let connected = tokio::select! {
                 () = self.stop.cancelled() => return,
-                connected = self.connect() => connected,
+                connected = self.connect(&link) => connected,
             };
             let cause = match connected {
                 Err(err) if err.is_permanent() => {
@@ -206,15 +210,18 @@ impl Supervisor {
 
     /// Spawns or dials the server, then handshake and full lists (tools, and prompts and
     /// resources when declared), all within `startup_timeout`.
-    async fn connect(&self) -> Result<Connection, ConnectError> {
+    async fn connect(&self, link: &ClientLink) -> Result<Connection, ConnectError> {
         let (relist_tx, relist) = mpsc::unbounded_channel();
         let progress = Arc::new(ProgressRoutes::default());
+        let calls = Arc::new(InFlight::default());
         let handler = Handler {
             server: self.name.clone(),
             index: self.index,
             relist: relist_tx,
             progress: progress.clone(),
             events: self.events.clone(),
+            link: link.clone(),
+            calls: calls.clone(),
         };
         let ct = self.stop.child_token();
         let after = self.config.startup_timeout;
@@ -294,6 +301,7 @@ impl Supervisor {
             ct,
             relist,
             progress,
+            calls,
             child,
             offer,
         })
@@ -307,6 +315,7 @@ impl Supervisor {
             ct,
             mut relist,
             progress,
+            calls,
             mut child,
             offer,
         } = connection;
@@ -317,6 +326,7 @@ impl Supervisor {
             *live = Some(Live {
                 peer: peer.clone(),
                 progress,
+                calls,
                 ended,
             });
         }

@@ -3,10 +3,11 @@
 //! It owns the meta tools, answers `tools/list` from the append-only [`ExposedList`], routes
 //! every other call to its downstream server by qualified name, and tells the client when
 //! the list grew. Prompts, resources, templates and completions pass through as they would
-//! directly ([`prompts`], [`resources`], [`completions`]). It is the only writer of the
-//! exposed lists (DESIGN.md section 2). Locks are std mutexes held for a few lines and never
-//! across `.await`; the lock order is catalog, then index, then exposure; the prompt and
-//! resource locks are never held with another.
+//! directly ([`prompts`], [`resources`], [`completions`]); requests downstream servers send
+//! their client go through [`client_requests`]. It is the only writer of the exposed lists
+//! (DESIGN.md section 2). Locks are std mutexes held for a few lines and never across
+//! `.await`; the lock order is catalog, then index, then exposure; the prompt and resource
+//! locks are never held with another.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -14,13 +15,13 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, InitializeRequestParams,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, PromptsCapability, ReadResourceRequestParams,
-    ReadResourceResponse, ResourcesCapability, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
+    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
@@ -32,6 +33,7 @@ use crate::downstream::{
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
+mod client_requests;
 mod completions;
 mod envelope;
 mod instructions;
@@ -43,6 +45,7 @@ mod serve;
 
 pub use serve::serve;
 
+use client_requests::ClientRequests;
 use meta::{MetaTool, call_tool::Validator};
 use notify::{Change, Notifier};
 use prompts::Prompts;
@@ -71,6 +74,8 @@ struct State {
     validators: Mutex<HashMap<EntryId, CachedValidator>>,
     prompts: Mutex<Prompts>,
     resources: Mutex<Resources>,
+    /// Requests downstream servers send to the client, and the client's capabilities.
+    client: ClientRequests,
 }
 
 /// A compiled `inputSchema`, with the definition it was compiled from: a changed tool has
@@ -86,13 +91,15 @@ struct Exposed {
 
 impl DeferServer {
     /// Builds the handler and starts the one task that writes the catalog from `events`.
+    /// `client` is the table the downstream connections ask the client through.
     ///
     /// # Errors
     /// When the search index cannot be created.
-    pub fn new(
+    pub(crate) fn new(
         config: Config,
         handles: Vec<ServerHandle>,
         events: mpsc::UnboundedReceiver<Event>,
+        client: ClientRequests,
     ) -> anyhow::Result<DeferServer> {
         let settings = &config.settings;
         let mut list = ExposedList::new();
@@ -135,6 +142,7 @@ impl DeferServer {
             validators: Mutex::new(HashMap::new()),
             prompts: Mutex::new(Prompts::new(settings.max_name_length)),
             resources: Mutex::new(Resources::new()),
+            client,
             info,
             handles,
             config,
@@ -377,27 +385,30 @@ impl State {
     }
 
     /// Sends one call to the tool's server and returns its result unchanged; a failure of
-    /// the server becomes an error result naming it (DESIGN.md invariant 4).
+    /// the server becomes an error result naming it (DESIGN.md invariant 4). `client_tool`
+    /// is the name the client called (a retry after `InputRequiredResult` must repeat it).
     async fn route(
         &self,
         id: EntryId,
         mut request: CallToolRequestParams,
+        client_tool: &str,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let Some((server, original, gone)) = read(&self.catalog)
             .get(id)
             .map(|e| (e.server_index, e.original_name().to_owned(), e.gone))
         else {
-            return meta::error_result("Unknown tool.");
+            return meta::error_result("Unknown tool.").into();
         };
         let Some(handle) = self.handles.get(server).cloned() else {
-            return meta::error_result("Unknown server.");
+            return meta::error_result("Unknown server.").into();
         };
         if gone {
             return meta::error_result(format!(
                 "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
                 handle.name()
-            ));
+            ))
+            .into();
         }
         request.name = original.into();
         // The client's `_meta` reaches rmcp in the context, not in the params.
@@ -416,24 +427,32 @@ impl State {
             }));
             ProgressRoute { tx, client_token }
         });
-        let options = CallOptions {
-            cancel: context.ct.child_token(),
-            progress,
-        };
-        let mut result = match handle.call(request, options).await {
-            Ok(result) => result,
-            Err(err) => meta::error_result(err.to_string()),
-        };
-        envelope::mark_complete(&mut result.result_type);
-        // The call has dropped its end of the channel: once the forwarder has written the
-        // last progress, the result may follow. A client drops progress that arrives after
-        // the result of its request (the Python SDK does).
-        if let Some(forwarding) = forwarding
-            && let Err(err) = forwarding.await
-        {
-            tracing::warn!(error = %err, "progress forwarding failed");
-        }
-        result
+        // The next round of a 2026-07-28 retry is not the downstream's business.
+        request.input_responses = None;
+        request.request_state = None;
+        self.client
+            .run(context, client_tool, move |origin, cancel| async move {
+                let options = CallOptions {
+                    cancel,
+                    progress,
+                    origin: Some(origin),
+                };
+                let mut result = match handle.call(request, options).await {
+                    Ok(result) => result,
+                    Err(err) => meta::error_result(err.to_string()),
+                };
+                envelope::mark_complete(&mut result.result_type);
+                // The call has dropped its end of the channel: once the forwarder has
+                // written the last progress, the result may follow. A client drops progress
+                // that arrives after the result of its request (the Python SDK does).
+                if let Some(forwarding) = forwarding
+                    && let Err(err) = forwarding.await
+                {
+                    tracing::warn!(error = %err, "progress forwarding failed");
+                }
+                result
+            })
+            .await
     }
 
     async fn call_meta(
@@ -441,15 +460,15 @@ impl State {
         tool: MetaTool,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         self.wait_for_servers().await;
         let arguments = request.arguments;
         let result = match tool {
             MetaTool::SearchTools => {
-                meta::parse_arguments(tool, arguments).map(|a| self.search(&a))
+                meta::parse_arguments(tool, arguments).map(|a| self.search(&a).into())
             }
             MetaTool::SelectTools => match meta::parse_arguments(tool, arguments) {
-                Ok(args) => Ok(self.select(&args).await),
+                Ok(args) => Ok(self.select(&args).await.into()),
                 Err(result) => Err(result),
             },
             MetaTool::CallTool => match meta::parse_arguments(tool, arguments) {
@@ -457,7 +476,7 @@ impl State {
                 Err(result) => Err(result),
             },
         };
-        result.unwrap_or_else(|invalid| *invalid)
+        result.unwrap_or_else(|invalid| (*invalid).into())
     }
 
     fn search(&self, args: &meta::search_tools::Args) -> CallToolResult {
@@ -501,21 +520,22 @@ impl State {
         &self,
         args: meta::call_tool::Args,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let resolved = meta::call_tool::resolve(&read(&self.catalog), &args.name);
         let (id, definition) = match resolved {
             Ok(found) => found,
-            Err(message) => return meta::error_result(message),
+            Err(message) => return meta::error_result(message).into(),
         };
         let arguments = args.arguments.unwrap_or_default();
         if let Some(validator) = self.validator(id, &definition)
             && let Err(errors) = validator.check(&arguments)
         {
-            return meta::error_result(meta::call_tool::mismatch(&args.name, &errors));
+            return meta::error_result(meta::call_tool::mismatch(&args.name, &errors)).into();
         }
         let mut inner = CallToolRequestParams::new(definition.name.clone());
         inner.arguments = Some(arguments);
-        self.route(id, inner, context).await
+        self.route(id, inner, MetaTool::CallTool.name(), context)
+            .await
     }
 }
 
@@ -531,7 +551,31 @@ impl ServerHandler for DeferServer {
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         self.state.notifier.set_legacy_peer(context.peer.clone());
+        self.state
+            .client
+            .initialized(context.peer.clone(), request.capabilities.clone());
         self.negotiate_initialize(&request)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        // A 2026-07-28 client declares its capabilities here first.
+        self.state.client.note(&context);
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        ))
+    }
+
+    /// Passed on to every connected server: the client's roots are theirs. Filesystem
+    /// servers decide what they may touch from them, so a stale list is a safety matter.
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        tracing::debug!("client roots changed; telling every server");
+        for handle in &self.state.handles {
+            handle.notify_roots_list_changed().await;
+        }
     }
 
     fn accepted_subscription_filter(
@@ -543,6 +587,7 @@ impl ServerHandler for DeferServer {
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let state = &self.state;
+        state.client.note(context.request_context());
         let id = context.sink().id().clone();
         state.notifier.subscribe(context.sink().clone());
         // The stream's resource subscriptions hold downstream subscriptions while it is open.
@@ -646,9 +691,10 @@ impl ServerHandler for DeferServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let state = &self.state;
+        state.client.note(&context);
         let first = !lock(&state.exposed).listed;
         if first {
             state.wait_for_core().await;
@@ -677,8 +723,12 @@ impl ServerHandler for DeferServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let state = &self.state;
+        state.client.note(&context);
+        if let Some(request_state) = request.request_state.as_deref() {
+            return state.client.resume(&request, request_state, &context).await;
+        }
         if let Some(tool) = MetaTool::from_name(&request.name) {
-            return Ok(state.call_meta(tool, request, &context).await.into());
+            return Ok(state.call_meta(tool, request, &context).await);
         }
         let mut id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
         if id.is_none() {
@@ -686,7 +736,10 @@ impl ServerHandler for DeferServer {
             id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
         }
         match id {
-            Some(id) => Ok(state.route(id, request, &context).await.into()),
+            Some(id) => {
+                let name = request.name.to_string();
+                Ok(state.route(id, request, &name, &context).await)
+            }
             None => Err(McpError::invalid_params(
                 format!(
                     "Unknown tool '{}'. Use search_tools to find tools, then select_tools or call_tool.",

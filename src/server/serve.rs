@@ -2,18 +2,29 @@
 //! cleanly: stdin EOF, SIGINT or SIGTERM end the session, then every downstream server and
 //! its process group is stopped before we exit.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::DeferServer;
+use super::client_requests::ClientRequests;
 use crate::config::Config;
-use crate::downstream::Pool;
+use crate::downstream::{ClientLink, Pool};
 
-/// How long downstream servers wait for the client's handshake before they start anyway:
-/// the handshake is answered first, then the processes are spawned (DESIGN.md section 10).
+/// Once the client's capabilities are known, how long downstream servers give the
+/// handshake answer before they spawn, unless the handshake completes sooner: spawning
+/// 20 processes takes tens of milliseconds of the thread that answers (DESIGN.md section 10).
 const HANDSHAKE_HEAD_START: Duration = Duration::from_millis(20);
+
+/// How long downstream servers wait for the client to declare its capabilities (in
+/// `initialize`, or the envelope of a 2026-07-28 request) before they start without any.
+/// Each downstream handshake declares the client's capabilities, so they wait for them;
+/// a client that says nothing this long is not one that answers sampling or elicitation,
+/// and its tools should not wait longer. Codex drops servers later than ~1.5 s (7a).
+const CLIENT_SILENCE_FALLBACK: Duration = Duration::from_secs(1);
 
 /// Serves MCP on stdin/stdout until the client goes away or a signal arrives.
 ///
@@ -23,24 +34,20 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     // Signals are taken over first: a SIGTERM during the handshake must still reap children.
     let terminated = terminated()?;
     let shutdown = CancellationToken::new();
-    // Downstream servers start once the handshake is answered, or after a short head
-    // start whatever the client does (a 2026-07-28 client may never send `initialize`).
-    let go = CancellationToken::new();
-    let (pool, events) = Pool::start_after(&config, shutdown.child_token(), go.clone());
-    tokio::spawn({
-        let go = go.clone();
-        async move {
-            tokio::time::sleep(HANDSHAKE_HEAD_START).await;
-            go.cancel();
-        }
-    });
+    let client = ClientRequests::new();
+    // Downstream servers start once the client's capabilities are known and the handshake
+    // is answered, or without capabilities when the client stays silent.
+    let answered = CancellationToken::new();
+    let (link_tx, link) = watch::channel(None);
+    let (pool, events) = Pool::start_after(&config, shutdown.child_token(), link);
+    tokio::spawn(start_servers(client.clone(), answered.clone(), link_tx));
     let handles = pool.iter().cloned().collect();
-    let server = DeferServer::new(config, handles, events)?;
+    let server = DeferServer::new(config, handles, events, client)?;
     let session = async {
         // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
         // handles would cost a thread hand-off per message in each direction.
         let served = server.serve(rmcp::transport::stdio_pipes()).await;
-        go.cancel();
+        answered.cancel();
         match served {
             Ok(running) => {
                 let quit = running.waiting().await;
@@ -57,6 +64,33 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     shutdown.cancel();
     pool.shutdown().await;
     Ok(())
+}
+
+/// Lets the downstream servers start: once the client has declared its capabilities (then
+/// after the handshake answer's head start) or once it has been silent too long.
+async fn start_servers(
+    client: ClientRequests,
+    answered: CancellationToken,
+    link: watch::Sender<Option<ClientLink>>,
+) {
+    let capabilities = match tokio::time::timeout(CLIENT_SILENCE_FALLBACK, client.declared()).await
+    {
+        Ok(capabilities) => {
+            tokio::select! {
+                () = tokio::time::sleep(HANDSHAKE_HEAD_START) => {}
+                () = answered.cancelled() => {}
+            }
+            capabilities
+        }
+        Err(_) => {
+            tracing::info!(
+                waited_ms = CLIENT_SILENCE_FALLBACK.as_millis() as u64,
+                "the client declared no capabilities yet; starting servers without them"
+            );
+            Default::default()
+        }
+    };
+    link.send_replace(Some(ClientLink::new(&capabilities, Arc::new(client))));
 }
 
 /// Installs the handlers now and returns a future that resolves on SIGINT or SIGTERM with

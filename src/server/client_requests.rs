@@ -1,0 +1,659 @@
+//! Requests downstream servers send to their client (sampling, elicitation, roots), carried
+//! to mcp-defer's client and answered back: the server side of [`Upstream`].
+//!
+//! How a request reaches the client depends on the client's era (DESIGN.md section 7):
+//! - **Handshake era** (`initialize`): sent to the client as a server→client request,
+//!   tagged with the client's `tools/call` it came during; the answer goes back downstream.
+//! - **2026-07-28**: a server may not send the client requests. A request that comes during
+//!   a proxied `tools/call` becomes that call's `InputRequiredResult` (SEP-2322) with an
+//!   opaque `requestState` naming the parked downstream call; the client's retry carries
+//!   `inputResponses`, which answer the downstream request, and then waits for the call's
+//!   next outcome. A request outside any call cannot be carried and gets an error.
+//!
+//! Either way a request the client cannot answer (a capability it did not declare) gets a
+//! JSON-RPC error naming what is missing, never a hang. It also records the client's
+//! capabilities as soon as they are known, which is when downstream servers may start.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientResult,
+    ElicitRequestParams, ElicitResult, ErrorData, InputRequest, InputRequests, InputRequiredResult,
+    ProtocolVersion, RequestId, ResultType, ServerRequest,
+};
+#[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
+use rmcp::model::{CreateMessageResult, ListRootsResult};
+use rmcp::service::{OriginatingRequestId, PeerRequestOptions, RequestContext, ServiceError};
+use rmcp::{Peer, RoleServer};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::{lock, meta};
+use crate::downstream::{CallOrigin, Upstream, UpstreamFuture, input_method};
+
+/// How long a call parked on an `InputRequiredResult` waits for the client's retry. As
+/// long as server-everything gives a person to fill in an elicitation form; a client that
+/// never retries must not hold a downstream call (and its request) forever.
+const PARKED_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Cheap to clone; every clone is the same table.
+#[derive(Clone, Default)]
+pub(crate) struct ClientRequests {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    /// The capabilities the client declared first (`initialize`, or the envelope of its
+    /// first request): what downstream servers are told.
+    declared: watch::Sender<Option<ClientCapabilities>>,
+    /// Set by `initialize`: the client takes server→client requests.
+    session: Mutex<Option<Peer<RoleServer>>>,
+    /// Proxied calls in flight, by the [`CallOrigin`] number downstream carries.
+    calls: Mutex<HashMap<u64, Call>>,
+    /// Calls waiting for a 2026-07-28 client's retry, by `requestState`.
+    parked: Mutex<HashMap<String, Parked>>,
+    next: AtomicU64,
+    /// Random keys, so a `requestState` cannot be guessed from the counter.
+    nonce: std::collections::hash_map::RandomState,
+}
+
+/// One proxied call as the client made it.
+struct Call {
+    /// What the client declared in this request (its envelope, or its handshake).
+    capabilities: Option<ClientCapabilities>,
+    via: Via,
+}
+
+enum Via {
+    /// Handshake era: ask over the session, tagged with the client's request. `cancel`
+    /// fires when the client cancels that request.
+    Request {
+        peer: Peer<RoleServer>,
+        id: RequestId,
+        cancel: CancellationToken,
+    },
+    /// 2026-07-28: hand the request to the task answering the client's `tools/call`.
+    InputRequired(mpsc::UnboundedSender<Pending>),
+}
+
+/// A downstream request waiting for the client's answer.
+struct Pending {
+    request: InputRequest,
+    reply: Reply,
+}
+
+/// Where the client's answer to one downstream request goes.
+type Reply = oneshot::Sender<Result<ClientResult, ErrorData>>;
+
+/// A downstream call running for a 2026-07-28 client, driven across its retries.
+struct Running {
+    inputs: mpsc::UnboundedReceiver<Pending>,
+    done: oneshot::Receiver<CallToolResult>,
+    cancel: CancellationToken,
+}
+
+/// A call whose client request was answered with `InputRequiredResult`.
+struct Parked {
+    tool: String,
+    running: Running,
+    /// By input key: what was asked, and where its answer goes.
+    replies: Vec<(String, Kind, Reply)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Sampling,
+    Elicitation,
+    Roots,
+}
+
+impl ClientRequests {
+    pub fn new() -> ClientRequests {
+        ClientRequests::default()
+    }
+
+    /// Records the capabilities of the client's `initialize` and its session.
+    pub fn initialized(&self, peer: Peer<RoleServer>, capabilities: ClientCapabilities) {
+        *lock(&self.inner.session) = Some(peer);
+        self.declare(capabilities);
+    }
+
+    /// Records the capabilities in a request's envelope, the first time there are any
+    /// (2026-07-28 clients send them on `server/discover` and every request after).
+    pub fn note(&self, context: &RequestContext<RoleServer>) {
+        if self.inner.declared.borrow().is_none()
+            && let Some(capabilities) = context.meta.client_capabilities()
+        {
+            self.declare(capabilities);
+        }
+    }
+
+    fn declare(&self, capabilities: ClientCapabilities) {
+        self.inner.declared.send_if_modified(|declared| {
+            if declared.is_some() {
+                return false;
+            }
+            tracing::debug!(?capabilities, "client capabilities known");
+            *declared = Some(capabilities);
+            true
+        });
+    }
+
+    /// Waits until the client has declared its capabilities.
+    pub async fn declared(&self) -> ClientCapabilities {
+        let mut declared = self.inner.declared.subscribe();
+        match declared.wait_for(Option::is_some).await {
+            Ok(capabilities) => capabilities.clone().unwrap_or_default(),
+            // The sender lives in `self`; it cannot be dropped while we wait.
+            Err(_) => ClientCapabilities::default(),
+        }
+    }
+
+    /// Runs one proxied call for the client's `tools/call` of `tool` (`context`). `call`
+    /// gets the origin to give the downstream call and the token that cancels it. Requests
+    /// the server sends during the call reach the client as its era allows (module doc).
+    pub async fn run<F, Fut>(
+        &self,
+        context: &RequestContext<RoleServer>,
+        tool: &str,
+        call: F,
+    ) -> CallToolResponse
+    where
+        F: FnOnce(CallOrigin, CancellationToken) -> Fut,
+        Fut: Future<Output = CallToolResult> + Send + 'static,
+    {
+        let number = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        let origin = CallOrigin(number);
+        let capabilities = context.client_capabilities();
+        if !is_2026(context) {
+            // rmcp cancels `context.ct` when the call is answered too, so requests tied to
+            // the call are withdrawn on a token that fires only while the call is pending:
+            // one the heuristic tied to it by mistake must outlive it.
+            let client_cancelled = CancellationToken::new();
+            let via = Via::Request {
+                peer: context.peer.clone(),
+                id: context.id.clone(),
+                cancel: client_cancelled.clone(),
+            };
+            let _registered = self.register(number, capabilities, via);
+            let running = call(origin, context.ct.child_token());
+            tokio::pin!(running);
+            let result = tokio::select! {
+                result = &mut running => result,
+                () = context.ct.cancelled() => {
+                    client_cancelled.cancel();
+                    running.await
+                }
+            };
+            return completed(result);
+        }
+        // The client's request ends with our first answer and rmcp then cancels its token,
+        // so the downstream call runs in its own task under its own token.
+        let (inputs_tx, inputs) = mpsc::unbounded_channel();
+        let (done_tx, done) = oneshot::channel();
+        let cancel = CancellationToken::new();
+        let registered = self.register(number, capabilities, Via::InputRequired(inputs_tx));
+        let running = call(origin, cancel.child_token());
+        tokio::spawn(async move {
+            let result = running.await;
+            drop(registered);
+            let _ = done_tx.send(result);
+        });
+        let running = Running {
+            inputs,
+            done,
+            cancel,
+        };
+        self.drive(running, context.ct.clone(), tool).await
+    }
+
+    /// A 2026-07-28 client's retry of a call parked on `InputRequiredResult`: answers the
+    /// downstream requests with the client's `inputResponses`, then waits for the call's
+    /// next outcome.
+    ///
+    /// # Errors
+    /// An unknown or expired `requestState`, or one issued for another tool.
+    pub async fn resume(
+        &self,
+        request: &CallToolRequestParams,
+        state: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let parked = lock(&self.inner.parked).remove(state);
+        let Some(parked) = parked else {
+            return Err(ErrorData::invalid_params(
+                "unknown or expired requestState: the call it named has ended or was never \
+                 parked here; call the tool again without requestState",
+                None,
+            ));
+        };
+        if parked.tool != request.name.as_ref() {
+            let tool = parked.tool.clone();
+            lock(&self.inner.parked).insert(state.to_owned(), parked);
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "this requestState belongs to a call of '{tool}', not '{}'",
+                    request.name
+                ),
+                None,
+            ));
+        }
+        let responses = request.input_responses.clone().unwrap_or_default();
+        for (key, kind, reply) in parked.replies {
+            let answer = match responses.get(&key) {
+                Some(value) => parse_answer(kind, value.clone()),
+                None => Err(ErrorData::invalid_params(
+                    format!("the client's retry carried no answer for input request '{key}'"),
+                    None,
+                )),
+            };
+            let _ = reply.send(answer);
+        }
+        Ok(self
+            .drive(parked.running, context.ct.clone(), &parked.tool)
+            .await)
+    }
+
+    /// Waits for the call's result or its next requests to the client. Requests become an
+    /// `InputRequiredResult`, and the call is parked until the client's retry.
+    async fn drive(
+        &self,
+        mut running: Running,
+        client: CancellationToken,
+        tool: &str,
+    ) -> CallToolResponse {
+        let first = tokio::select! {
+            biased;
+            done = &mut running.done => {
+                return completed(
+                    done.unwrap_or_else(|_| meta::error_result("the call ended without a result")),
+                );
+            }
+            Some(pending) = running.inputs.recv() => pending,
+            () = client.cancelled() => {
+                running.cancel.cancel();
+                return meta::error_result("the call was cancelled").into();
+            }
+        };
+        // Everything the server asked at once goes out in one result.
+        let mut asked = vec![first];
+        while let Ok(more) = running.inputs.try_recv() {
+            asked.push(more);
+        }
+        let mut requests = InputRequests::new();
+        let mut replies = Vec::with_capacity(asked.len());
+        for (index, Pending { request, reply }) in asked.into_iter().enumerate() {
+            let Some(kind) = kind(&request) else {
+                let _ = reply.send(Err(ErrorData::invalid_request(
+                    "mcp-defer cannot carry this request to the client",
+                    None,
+                )));
+                continue;
+            };
+            let key = format!("input-{index}");
+            requests.insert(key.clone(), request);
+            replies.push((key, kind, reply));
+        }
+        let number = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        let state = format!("{number:x}.{:016x}", self.inner.nonce.hash_one(number));
+        let cancel = running.cancel.clone();
+        lock(&self.inner.parked).insert(
+            state.clone(),
+            Parked {
+                tool: tool.to_owned(),
+                running,
+                replies,
+            },
+        );
+        let expiring = self.clone();
+        let expired = state.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(PARKED_CALL_TIMEOUT) => {}
+                () = cancel.cancelled() => {}
+            }
+            if let Some(parked) = lock(&expiring.inner.parked).remove(&expired) {
+                tracing::debug!(tool = %parked.tool, "parked call expired without a retry");
+                parked.running.cancel.cancel();
+            }
+        });
+        InputRequiredResult::new(Some(requests), Some(state)).into()
+    }
+
+    /// Keeps a call in the table while the guard lives.
+    fn register(
+        &self,
+        number: u64,
+        capabilities: Option<ClientCapabilities>,
+        via: Via,
+    ) -> Registered {
+        lock(&self.inner.calls).insert(number, Call { capabilities, via });
+        Registered {
+            requests: self.clone(),
+            number,
+        }
+    }
+
+    /// The session's capabilities and peer, for a request outside any call.
+    fn session(&self) -> Option<(Peer<RoleServer>, Option<ClientCapabilities>)> {
+        let peer = lock(&self.inner.session).clone()?;
+        let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
+        Some((peer, capabilities))
+    }
+
+    async fn ask_client(
+        &self,
+        request: InputRequest,
+        call: Option<CallOrigin>,
+        cancel: CancellationToken,
+    ) -> Result<ClientResult, ErrorData> {
+        let what = input_method(&request);
+        enum Route {
+            Request {
+                peer: Peer<RoleServer>,
+                id: Option<RequestId>,
+                cancel: Option<CancellationToken>,
+            },
+            InputRequired(mpsc::UnboundedSender<Pending>),
+        }
+        let found = call.and_then(|CallOrigin(number)| {
+            let calls = lock(&self.inner.calls);
+            let call = calls.get(&number)?;
+            let route = match &call.via {
+                Via::Request { peer, id, cancel } => Route::Request {
+                    peer: peer.clone(),
+                    id: Some(id.clone()),
+                    cancel: Some(cancel.clone()),
+                },
+                Via::InputRequired(tx) => Route::InputRequired(tx.clone()),
+            };
+            Some((route, call.capabilities.clone()))
+        });
+        let (route, capabilities) = match found {
+            Some(found) => found,
+            None => match self.session() {
+                Some((peer, capabilities)) => (
+                    Route::Request {
+                        peer,
+                        id: None,
+                        cancel: None,
+                    },
+                    capabilities,
+                ),
+                None if self.inner.declared.borrow().is_some() => {
+                    return Err(ErrorData::invalid_request(
+                        format!(
+                            "the client speaks MCP 2026-07-28, where a server request can reach \
+                             it only as the input_required result of a tools/call; this \
+                             {what} came outside any call"
+                        ),
+                        None,
+                    ));
+                }
+                None => {
+                    return Err(ErrorData::invalid_request(
+                        format!("no MCP client is connected to mcp-defer to answer {what}"),
+                        None,
+                    ));
+                }
+            },
+        };
+        if let Some(missing) = lacking(capabilities.as_ref(), &request) {
+            return Err(ErrorData::invalid_request(
+                format!("the client did not declare {missing}, so it cannot answer {what}"),
+                None,
+            ));
+        }
+        match route {
+            Route::Request {
+                peer,
+                id,
+                cancel: call,
+            } => send(peer, request, id, cancel, call.unwrap_or_default()).await,
+            Route::InputRequired(tx) => {
+                let (reply, answer) = oneshot::channel();
+                if tx.send(Pending { request, reply }).is_err() {
+                    return Err(ErrorData::invalid_request(
+                        format!("the call this {what} came during has ended"),
+                        None,
+                    ));
+                }
+                tokio::select! {
+                    answer = answer => answer.unwrap_or_else(|_| Err(ErrorData::invalid_request(
+                        format!("the client did not answer {what}: its call ended or was not retried in time"),
+                        None,
+                    ))),
+                    () = cancel.cancelled() => Err(ErrorData::invalid_request("withdrawn", None)),
+                }
+            }
+        }
+    }
+}
+
+impl Upstream for ClientRequests {
+    fn ask(
+        &self,
+        request: InputRequest,
+        call: Option<CallOrigin>,
+        cancel: CancellationToken,
+    ) -> UpstreamFuture {
+        let requests = self.clone();
+        Box::pin(async move { requests.ask_client(request, call, cancel).await })
+    }
+}
+
+/// Removes a call from the table when it ends.
+struct Registered {
+    requests: ClientRequests,
+    number: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        lock(&self.requests.inner.calls).remove(&self.number);
+    }
+}
+
+/// Sends `request` to a handshake-era client and waits for its answer. Withdrawn when the
+/// server withdraws it (`server`) or the client cancels the call it belongs to (`call`):
+/// the client is then told with `notifications/cancelled`.
+async fn send(
+    peer: Peer<RoleServer>,
+    request: InputRequest,
+    originating: Option<RequestId>,
+    server: CancellationToken,
+    call: CancellationToken,
+) -> Result<ClientResult, ErrorData> {
+    let mut request = match request {
+        InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
+        InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
+        InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
+        _ => {
+            return Err(ErrorData::invalid_request(
+                "mcp-defer cannot carry this request to the client",
+                None,
+            ));
+        }
+    };
+    // rmcp tags requests sent from inside a handler's task; ours come from the downstream
+    // connection's task, so the tag is set here (Streamable HTTP routes by it).
+    if let Some(id) = originating {
+        use rmcp::model::GetExtensions;
+        request.extensions_mut().insert(OriginatingRequestId(id));
+    }
+    let handle = peer
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .map_err(client_error)?;
+    let mut handle = handle;
+    let answer = tokio::select! {
+        answer = &mut handle.rx => answer,
+        () = server.cancelled() => {
+            let _ = handle.cancel(Some("withdrawn by the server".into())).await;
+            return Err(ErrorData::invalid_request("withdrawn", None));
+        }
+        () = call.cancelled() => {
+            let _ = handle.cancel(Some("the client cancelled the call".into())).await;
+            return Err(ErrorData::invalid_request("the client cancelled the call", None));
+        }
+    };
+    match answer {
+        Ok(Ok(result)) => Ok(result),
+        Ok(Err(err)) => Err(client_error(err)),
+        Err(_) => Err(client_error(ServiceError::TransportClosed)),
+    }
+}
+
+/// The client's own error passes through unchanged; anything else is named.
+fn client_error(err: ServiceError) -> ErrorData {
+    match err {
+        ServiceError::McpError(data) => data,
+        other => ErrorData::internal_error(format!("the client could not be asked: {other}"), None),
+    }
+}
+
+/// A downstream result as the client's final answer. Handshake-era servers send no
+/// `resultType`, which 2026-07-28 requires on every result (`"complete"` here); rmcp
+/// strips it again for handshake-era clients.
+fn completed(mut result: CallToolResult) -> CallToolResponse {
+    result.result_type.get_or_insert(ResultType::COMPLETE);
+    result.into()
+}
+
+/// Whether the request uses the 2026-07-28 lifecycle (no server→client requests).
+fn is_2026(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+}
+
+fn kind(request: &InputRequest) -> Option<Kind> {
+    match request {
+        InputRequest::CreateMessage(_) => Some(Kind::Sampling),
+        InputRequest::Elicitation(_) => Some(Kind::Elicitation),
+        InputRequest::ListRoots(_) => Some(Kind::Roots),
+        _ => None,
+    }
+}
+
+/// Reads the client's answer to one input request as the result its kind expects.
+#[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
+fn parse_answer(kind: Kind, value: serde_json::Value) -> Result<ClientResult, ErrorData> {
+    let invalid = |err: serde_json::Error| {
+        ErrorData::invalid_params(
+            format!("the client's answer is not a valid result: {err}"),
+            None,
+        )
+    };
+    Ok(match kind {
+        Kind::Sampling => ClientResult::CreateMessageResult(Box::new(
+            serde_json::from_value::<CreateMessageResult>(value).map_err(invalid)?,
+        )),
+        Kind::Elicitation => ClientResult::ElicitResult(
+            serde_json::from_value::<ElicitResult>(value).map_err(invalid)?,
+        ),
+        Kind::Roots => ClientResult::ListRootsResult(
+            serde_json::from_value::<ListRootsResult>(value).map_err(invalid)?,
+        ),
+    })
+}
+
+/// What the client would need to answer `request` and did not declare, if anything.
+#[expect(
+    deprecated,
+    reason = "sampling tools are deprecated with sampling (SEP-2577)"
+)]
+fn lacking(capabilities: Option<&ClientCapabilities>, request: &InputRequest) -> Option<String> {
+    let none = ClientCapabilities::default();
+    let capabilities = capabilities.unwrap_or(&none);
+    match request {
+        InputRequest::CreateMessage(r) => match &capabilities.sampling {
+            None => Some("the sampling capability".into()),
+            Some(sampling)
+                if (r.params.tools.is_some() || r.params.tool_choice.is_some())
+                    && sampling.tools.is_none() =>
+            {
+                Some("sampling.tools (tools in a sampling request)".into())
+            }
+            Some(_) => None,
+        },
+        InputRequest::Elicitation(r) => match (&capabilities.elicitation, &r.params) {
+            (None, _) => Some("the elicitation capability".into()),
+            (Some(e), ElicitRequestParams::UrlElicitationParams { .. }) if e.url.is_none() => {
+                Some("elicitation.url (URL-mode elicitation)".into())
+            }
+            // `elicitation: {}` means form mode, for clients older than the sub-capabilities.
+            (Some(e), ElicitRequestParams::FormElicitationParams { .. })
+                if e.form.is_none() && e.url.is_some() =>
+            {
+                Some("elicitation.form (form-mode elicitation)".into())
+            }
+            (Some(_), _) => None,
+        },
+        InputRequest::ListRoots(_) => capabilities
+            .roots
+            .is_none()
+            .then(|| "the roots capability".into()),
+        _ => Some("support for this request".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{ElicitRequest, ElicitationCapability, UrlElicitationCapability};
+    use serde_json::json;
+
+    fn elicit(params: serde_json::Value) -> InputRequest {
+        let params: ElicitRequestParams =
+            serde_json::from_value(params).unwrap_or_else(|e| panic!("{e}"));
+        InputRequest::Elicitation(ElicitRequest::new(params))
+    }
+
+    #[test]
+    fn names_the_capability_the_client_lacks() {
+        let url = elicit(
+            json!({"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "e"}),
+        );
+        let form = elicit(
+            json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}}),
+        );
+        assert_eq!(
+            lacking(None, &form).as_deref(),
+            Some("the elicitation capability")
+        );
+        let mut caps = ClientCapabilities::default();
+        caps.elicitation = Some(ElicitationCapability::new());
+        assert_eq!(lacking(Some(&caps), &form), None);
+        assert_eq!(
+            lacking(Some(&caps), &url).as_deref(),
+            Some("elicitation.url (URL-mode elicitation)")
+        );
+        caps.elicitation =
+            Some(ElicitationCapability::new().with_url(UrlElicitationCapability::default()));
+        assert_eq!(lacking(Some(&caps), &url), None);
+        assert!(lacking(Some(&caps), &form).is_some());
+        let roots = InputRequest::ListRoots(Default::default());
+        assert_eq!(
+            lacking(Some(&caps), &roots).as_deref(),
+            Some("the roots capability")
+        );
+    }
+
+    #[test]
+    fn reads_answers_by_the_kind_asked() {
+        let answer = parse_answer(
+            Kind::Elicitation,
+            json!({"action": "accept", "content": {"a": 1}}),
+        );
+        assert!(matches!(answer, Ok(ClientResult::ElicitResult(_))));
+        let answer = parse_answer(Kind::Roots, json!({"roots": [{"uri": "file:///tmp"}]}));
+        assert!(matches!(answer, Ok(ClientResult::ListRootsResult(_))));
+        assert!(parse_answer(Kind::Sampling, json!({"nope": true})).is_err());
+    }
+}
