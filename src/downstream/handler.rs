@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion,
 };
 // Deprecated by SEP-2577, yet servers built on earlier revisions still send it.
 #[expect(deprecated, reason = "reading what pre-2026-07-28 servers send")]
@@ -61,10 +62,13 @@ pub struct Handler {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        // `initialize` offers the newest version that has it (DESIGN.md 12): rmcp's default,
+        // LATEST (2026-07-28), has no handshake and is not a version to offer in one.
         ClientConfig::new(
             ClientCapabilities::default(),
             Implementation::new("mcp-defer", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
