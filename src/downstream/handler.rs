@@ -20,7 +20,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientConfig, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData,
     Implementation, InputRequest, ProgressNotificationParam, ProgressToken,
-    ResourceUpdatedNotificationParam,
+    ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 // Sampling and roots are deprecated by SEP-2577, yet handshake-era servers use them.
 #[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
@@ -119,10 +119,13 @@ fn unexpected(what: &str) -> ErrorData {
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
+        // `initialize` offers the newest version that has it (docs/design.md section 12): rmcp's default,
+        // LATEST (2026-07-28), has no handshake and is not a version to offer in one.
         ClientConfig::new(
             self.link.capabilities().clone(),
             Implementation::new("mcp-defer", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     #[expect(
