@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientConfig, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData,
-    Implementation, InputRequest, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ResourceUpdatedNotificationParam,
+    Implementation, InputRequest, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ResourceUpdatedNotificationParam,
 };
 // Sampling and roots are deprecated by SEP-2577, yet handshake-era servers use them.
 #[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
