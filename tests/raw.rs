@@ -14,12 +14,22 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 /// How long one answer may take: servers start behind mcp-defer on the first call.
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
 
-/// The 2026-07-28 envelope Claude Code 2.1.332 puts in the `_meta` of every request.
+/// The 2026-07-28 envelope Claude Code 2.1.332 puts in the `_meta` of every request, as
+/// recorded on the wire (`../shared/clients` kit, wiretap of a real session).
 pub fn claude_envelope() -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {
+            "name": "claude-code",
+            "title": "Claude Code",
+            "version": "2.1.332",
+            "description": "Anthropic's agentic coding tool",
+            "websiteUrl": "https://claude.com/claude-code"
+        },
+        "io.modelcontextprotocol/clientCapabilities": {
+            "roots": {"listChanged": true},
+            "elicitation": {"form": {}, "url": {}}
+        },
     })
 }
 
@@ -59,7 +69,7 @@ impl RawClient {
     }
 
     /// Starts mcp-defer and opens a 2026-07-28 session as Claude Code does:
-    /// `server/discover`, then a `subscriptions/listen` stream for tool list changes.
+    /// `server/discover`, then a `subscriptions/listen` stream for list changes.
     pub async fn claude(config: &Path) -> RawClient {
         let mut client = RawClient::start(config);
         let discovered = client
@@ -74,7 +84,11 @@ impl RawClient {
         client
             .send_request(
                 "subscriptions/listen",
-                json!({"_meta": claude_envelope(), "notifications": {"toolsListChanged": true}}),
+                json!({"_meta": claude_envelope(), "notifications": {
+                    "toolsListChanged": true,
+                    "promptsListChanged": true,
+                    "resourcesListChanged": true,
+                }}),
             )
             .await;
         client
