@@ -30,22 +30,9 @@ fn everything_and_fixture(peers: &Peers) -> String {
 
 /// Runs `client_requests.py MODE` against `config` and returns its JSON summary.
 fn python(peers: &Peers, mode: &str, config: &Path, extra: &[&Path]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/client_requests.py");
-    let output = std::process::Command::new(peers.time.with_file_name("python"))
-        .arg(script)
-        .arg(mode)
-        .arg(BIN)
-        .arg(config)
-        .args(extra)
-        .env("RUST_LOG", "mcp_defer=debug")
-        .output()
-        .unwrap_or_else(|e| panic!("run the python client: {e}"));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "python {mode} failed:\n{stdout}\n{stderr}"
-    );
+    let mut args = vec![mode.as_ref(), BIN.as_ref(), config.as_os_str()];
+    args.extend(extra.iter().map(|p| p.as_os_str()));
+    let stdout = peers.python("client_requests.py", &args);
     serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("python {mode} printed no JSON ({e}):\n{stdout}"))
 }

@@ -9,8 +9,6 @@
 //! fixture, which also answers `server/discover`). mcp-defer opens every downstream
 //! connection in the handshake era (docs/design.md says why).
 
-use std::path::Path;
-
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 
@@ -126,23 +124,18 @@ fn python_client_calls_every_server(mode: &str, era: &str) {
         .iter()
         .map(|c| json!({"name": c.name, "arguments": c.arguments}))
         .collect();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/era_matrix.py");
-    let output = std::process::Command::new(peers.time.with_file_name("python"))
-        .arg(script)
-        .arg(mode)
-        .arg(BIN)
-        .arg(&config)
-        .arg(Value::Array(calls).to_string())
-        .output()
-        .unwrap_or_else(|e| panic!("run the python client: {e}"));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "python session failed:\n{stdout}\n{stderr}"
+    let calls = Value::Array(calls).to_string();
+    let stdout = peers.python(
+        "era_matrix.py",
+        &[
+            mode.as_ref(),
+            BIN.as_ref(),
+            config.as_os_str(),
+            calls.as_ref(),
+        ],
     );
     let report: Value = serde_json::from_str(stdout.trim())
-        .unwrap_or_else(|e| panic!("python printed no report ({e}): {stdout}\n{stderr}"));
+        .unwrap_or_else(|e| panic!("python printed no report ({e}): {stdout}"));
     assert_eq!(report["era"], era, "{report}");
     let done = report["calls"].as_array().cloned().unwrap_or_default();
     assert_eq!(done.len(), 2 * cells().len(), "{report}");

@@ -1,8 +1,6 @@
 //! Real third-party servers and clients: the npm and PyPI reference servers behind
 //! mcp-defer, driven by rmcp's client and by the official Python SDK.
 
-use std::path::Path;
-
 use serde_json::json;
 
 use crate::session::*;
@@ -21,19 +19,8 @@ fn the_python_sdk_searches_selects_and_calls_through_mcp_defer() {
     let Some(peers) = peers() else { return };
     let setup = Dir::new();
     setup.config(&peers_config(&peers));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/defer_session.py");
-    let output = std::process::Command::new(peers.time.with_file_name("python"))
-        .arg(script)
-        .arg(BIN)
-        .arg(setup.file("servers.toml"))
-        .output()
-        .unwrap_or_else(|e| panic!("run the python client: {e}"));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "python session failed:\n{stdout}\n{stderr}"
-    );
+    let config = setup.file("servers.toml");
+    let stdout = peers.python("defer_session.py", &[BIN.as_ref(), config.as_os_str()]);
     assert!(
         stdout.contains("\"selected\": \"time__get_current_time\""),
         "{stdout}"

@@ -1,7 +1,6 @@
 //! Prompts, resources, templates, completions and resource subscriptions through mcp-defer,
 //! against the real server-everything (compared with asking it directly) and the fixture.
 
-use std::path::Path;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -370,21 +369,16 @@ fn the_python_sdk_uses_prompts_resources_and_completions_in_both_eras() {
     let Some(peers) = peers() else { return };
     let setup = Dir::new();
     setup.config(&everything(&peers));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/passthrough_session.py");
+    let config = setup.file("servers.toml");
     for era in ["legacy", "2026-07-28"] {
-        let output = std::process::Command::new(peers.time.with_file_name("python"))
-            .arg(&script)
-            .arg(BIN)
-            .arg(setup.file("servers.toml"))
-            .arg(&peers.everything)
-            .arg(era)
-            .output()
-            .unwrap_or_else(|e| panic!("run the python client: {e}"));
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "python session ({era}) failed:\n{stdout}\n{stderr}"
+        let stdout = peers.python(
+            "passthrough_session.py",
+            &[
+                BIN.as_ref(),
+                config.as_os_str(),
+                peers.everything.as_os_str(),
+                era.as_ref(),
+            ],
         );
         assert!(stdout.contains(&format!("\"era\": \"{era}\"")), "{stdout}");
         assert!(stdout.contains("\"updated\": \"demo://"), "{stdout}");

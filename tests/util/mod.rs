@@ -138,3 +138,26 @@ pub fn read_pids(path: &Path) -> Vec<i32> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
+
+impl Peers {
+    /// Runs `tests/python/<script>` with the peers' Python (the official SDK installed) and
+    /// `args`, asserts it succeeded, and returns its stdout.
+    pub fn python(&self, script: &str, args: &[&std::ffi::OsStr]) -> String {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/python")
+            .join(script);
+        let output = Command::new(self.time.with_file_name("python"))
+            .arg(path)
+            .args(args)
+            .env("RUST_LOG", "mcp_defer=debug")
+            .output()
+            .unwrap_or_else(|e| panic!("run {script}: {e}"));
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "{script} {args:?} failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+}
