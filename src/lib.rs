@@ -21,4 +21,5 @@ pub mod downstream;
 pub mod exposure;
 pub mod search;
 pub mod server;
+pub mod redact;
 mod suggest;

@@ -41,11 +41,45 @@ pub struct Session {
 impl Session {
     /// Starts `mcp-defer serve --config <config>` and does the legacy handshake.
     pub async fn start(config: &Path) -> Session {
+        Session::start_with(config, |command| {
+            command.env("RUST_LOG", "mcp_defer=debug");
+        })
+        .await
+    }
+
+    /// As [`Session::start`], with `configure` setting the command's environment, and the
+    /// server's stderr written to `stderr` when given (it is inherited otherwise).
+    pub async fn start_logged(
+        config: &Path,
+        stderr: Option<std::fs::File>,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> Session {
         let mut command = tokio::process::Command::new(crate::util::BIN);
         command.arg("serve").arg("--config").arg(config);
-        command.env("RUST_LOG", "mcp_defer=debug");
+        configure(&mut command);
+        let mut builder = TokioChildProcess::builder(command);
+        if let Some(file) = stderr {
+            builder = builder.stderr(file);
+        }
+        let (transport, _) = builder
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
+        Session::over(transport).await
+    }
+
+    pub async fn start_with(
+        config: &Path,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> Session {
+        let mut command = tokio::process::Command::new(crate::util::BIN);
+        command.arg("serve").arg("--config").arg(config);
+        configure(&mut command);
         let transport =
             TokioChildProcess::new(command).unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
+        Session::over(transport).await
+    }
+
+    async fn over(transport: TokioChildProcess) -> Session {
         let (tx, rx) = mpsc::unbounded_channel();
         let (progress_tx, progress) = mpsc::unbounded_channel();
         let client = Recorder {

@@ -64,6 +64,10 @@ struct Args {
     /// pipe, so the client has it before the list.
     #[arg(long, value_name = "TEXT")]
     log_before_list: Option<String>,
+    /// Print every environment variable to stderr as `NAME=value` before anything else,
+    /// as a careless server might: what mcp-defer passes on, and what its log must redact.
+    #[arg(long)]
+    print_env: bool,
 }
 
 fn default_tools() -> Value {
@@ -311,6 +315,11 @@ fn spawn_grandchild(path: &PathBuf) -> std::io::Result<std::process::Child> {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if args.print_env {
+        for (name, value) in std::env::vars_os() {
+            eprintln!("{}={}", name.to_string_lossy(), value.to_string_lossy());
+        }
+    }
     if args.stderr_chatter {
         eprintln!("fixture {}: starting", args.name);
         eprintln!("fixture {}: loading configuration", args.name);

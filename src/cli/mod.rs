@@ -69,7 +69,8 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("mcp-defer: {err:#}");
+            let text = format!("{err:#}");
+            eprintln!("mcp-defer: {}", crate::redact::redact(&text));
             ExitCode::from(2)
         }
     }
@@ -150,7 +151,8 @@ fn write_stdout(out: &str) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// Logs go to stderr, never stdout: stdout is the protocol.
+/// Logs go to stderr, never stdout: stdout is the protocol. Every line passes through
+/// [`crate::redact`], whatever its level or origin.
 fn init_logging(verbose: u8, quiet: bool) {
     // rmcp logs every handshake at info; ours are the lines a user wants by default.
     let default = match (quiet, verbose) {
@@ -162,7 +164,7 @@ fn init_logging(verbose: u8, quiet: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(crate::redact::RedactingStderr)
         .with_ansi(false)
         .with_env_filter(filter)
         .init();

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +18,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 use tokio::sync::watch;
 use tracing::Instrument;
+
+use super::environment::ChildEnv;
 
 /// Stderr kept per process for error messages; older lines are dropped first.
 pub const STDERR_CAP_BYTES: usize = 16 * 1024;
@@ -40,19 +43,23 @@ pub enum SpawnError {
     NotFound { command: String },
     #[error("working directory {} does not exist", cwd.display())]
     NoCwd { cwd: std::path::PathBuf },
+    #[error("cannot execute {command}: {source}")]
+    NotExecutable { command: String, source: io::Error },
     #[error("cannot start {command}: {source}")]
     Io { command: String, source: io::Error },
 }
 
-/// Spawns `command` with `env` added to ours, in `cwd`, as the leader of a new group.
+/// Spawns `command` with `env` (see [`ChildEnv`]), in `cwd`, as the leader of a new group.
 ///
 /// # Errors
-/// [`SpawnError::NotFound`] when the executable does not exist (ENOENT), else `Io`.
+/// [`SpawnError::NotFound`] when the executable does not exist (ENOENT),
+/// [`SpawnError::NotExecutable`] when it is not a program we may run (EACCES, ENOEXEC),
+/// else `Io`.
 pub fn spawn(
     server: &str,
     command: &str,
     args: &[String],
-    env: &std::collections::BTreeMap<String, String>,
+    env: &ChildEnv,
     cwd: Option<&Path>,
 ) -> Result<Spawned, SpawnError> {
     if let Some(cwd) = cwd
@@ -63,14 +70,19 @@ pub fn spawn(
         });
     }
     let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args).envs(env).kill_on_drop(true);
+    if !env.inherit {
+        cmd.env_clear();
+    }
+    cmd.args(args).envs(&env.vars).kill_on_drop(true);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
     let (exit_tx, exit) = watch::channel(None);
+    let signalled = Arc::new(AtomicBool::new(false));
     let mut wrap = CommandWrap::from(cmd);
     wrap.wrap(ProcessGroup::leader()).wrap(ExitRecorder {
         tx: Arc::new(exit_tx),
+        signalled: signalled.clone(),
     });
     let (transport, stderr) = TokioChildProcess::builder(wrap)
         .stderr(std::process::Stdio::piped())
@@ -79,6 +91,14 @@ pub fn spawn(
             io::ErrorKind::NotFound => SpawnError::NotFound {
                 command: command.to_owned(),
             },
+            _ if source.kind() == io::ErrorKind::PermissionDenied
+                || source.raw_os_error() == Some(libc::ENOEXEC) =>
+            {
+                SpawnError::NotExecutable {
+                    command: command.to_owned(),
+                    source,
+                }
+            }
             _ => SpawnError::Io {
                 command: command.to_owned(),
                 source,
@@ -98,7 +118,7 @@ pub fn spawn(
     }
     Ok(Spawned {
         transport,
-        group: GroupGuard { pgid },
+        group: GroupGuard { pgid, signalled },
         exit,
         stderr: log,
     })
@@ -187,6 +207,9 @@ async fn read_stderr(stderr: ChildStderr, log: StderrLog, done: watch::Sender<bo
 #[derive(Debug)]
 struct ExitRecorder {
     tx: Arc<watch::Sender<Option<ExitStatus>>>,
+    /// Set when we (or rmcp, closing the transport) signal the child: its death by that
+    /// signal is then our doing, not its failure.
+    signalled: Arc<AtomicBool>,
 }
 
 impl CommandWrapper for ExitRecorder {
@@ -198,6 +221,7 @@ impl CommandWrapper for ExitRecorder {
         Ok(Box::new(RecordingChild {
             inner: child,
             tx: self.tx.clone(),
+            signalled: self.signalled.clone(),
         }))
     }
 }
@@ -206,6 +230,7 @@ impl CommandWrapper for ExitRecorder {
 struct RecordingChild {
     inner: Box<dyn ChildWrapper>,
     tx: Arc<watch::Sender<Option<ExitStatus>>>,
+    signalled: Arc<AtomicBool>,
 }
 
 impl ChildWrapper for RecordingChild {
@@ -219,9 +244,11 @@ impl ChildWrapper for RecordingChild {
         self.inner
     }
     fn start_kill(&mut self) -> io::Result<()> {
+        self.signalled.store(true, Ordering::Relaxed);
         self.inner.start_kill()
     }
     fn signal(&self, sig: i32) -> io::Result<()> {
+        self.signalled.store(true, Ordering::Relaxed);
         self.inner.signal(sig)
     }
     fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
@@ -247,17 +274,24 @@ impl ChildWrapper for RecordingChild {
 #[derive(Debug)]
 pub struct GroupGuard {
     pgid: i32,
+    signalled: Arc<AtomicBool>,
 }
 
 impl GroupGuard {
+    /// Whether we signalled the child (to stop it) before it exited.
+    pub fn signalled_by_us(&self) -> bool {
+        self.signalled.load(Ordering::Relaxed)
+    }
+
     /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, then SIGKILL.
     pub async fn terminate(mut self) {
         let pgid = std::mem::take(&mut self.pgid);
+        self.signalled.store(true, Ordering::Relaxed);
         if pgid <= 0 || !signal_group(pgid, libc::SIGTERM) {
             return;
         }
-        let deadline = tokio::time::Instant::now() + TERM_GRACE;
-        while tokio::time::Instant::now() < deadline {
+        let start = tokio::time::Instant::now();
+        while start.elapsed() < TERM_GRACE {
             tokio::time::sleep(Duration::from_millis(20)).await;
             if !signal_group(pgid, 0) {
                 return;
