@@ -19,7 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod downstream;
 pub mod exposure;
+pub mod redact;
 pub mod search;
 pub mod server;
-pub mod redact;
 mod suggest;

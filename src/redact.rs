@@ -112,7 +112,9 @@ fn params(text: &str) -> Option<String> {
         let name = &before[name_start..];
         let after = &after[1..];
         let value_end = after
-            .find(|c: char| matches!(c, '&' | '#' | ',' | ';' | ')') || c.is_whitespace() || is_quote(c))
+            .find(|c: char| {
+                matches!(c, '&' | '#' | ',' | ';' | ')') || c.is_whitespace() || is_quote(c)
+            })
             .unwrap_or(after.len());
         out.push_str(before);
         out.push('=');
@@ -206,7 +208,10 @@ mod tests {
             redact("http://ghp_tok@h/p?token=zz#f"),
             "http://***@h/p?token=***#f"
         );
-        assert_eq!(redact("see http://example.com/a?q=1"), "see http://example.com/a?q=1");
+        assert_eq!(
+            redact("see http://example.com/a?q=1"),
+            "see http://example.com/a?q=1"
+        );
     }
 
     #[test]
@@ -215,7 +220,10 @@ mod tests {
             redact("authorization: Bearer sk-live-123, next"),
             "authorization: Bearer ***, next"
         );
-        assert_eq!(redact("client_secret=s3cr3t rest"), "client_secret=*** rest");
+        assert_eq!(
+            redact("client_secret=s3cr3t rest"),
+            "client_secret=*** rest"
+        );
         assert_eq!(redact("a = b, x=1"), "a = b, x=1");
     }
 

@@ -11,6 +11,8 @@ mod downstream;
 mod import;
 mod interop;
 mod list;
+mod reliability;
 mod search;
+mod secrets;
 mod serve;
 mod shutdown;

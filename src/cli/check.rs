@@ -110,7 +110,8 @@ impl Row {
                 ready_after.as_millis().to_string(),
                 String::new(),
             ),
-            ServerState::Failed { cause, stderr } | ServerState::Restarting { cause, stderr, .. } => {
+            ServerState::Failed { cause, stderr }
+            | ServerState::Restarting { cause, stderr, .. } => {
                 let cause = match stderr {
                     Some(stderr) => format!("{cause}; stderr: {stderr}"),
                     None => cause.clone(),
@@ -136,13 +137,17 @@ fn env_names(config: &Config) -> String {
     let lines: Vec<String> = config
         .enabled_servers()
         .filter_map(|s| {
-            ChildEnv::from_process(&s.transport).map(|env| format!("{}: {}\n", s.name, env.describe()))
+            ChildEnv::from_process(&s.transport)
+                .map(|env| format!("{}: {}\n", s.name, env.describe()))
         })
         .collect();
     if lines.is_empty() {
         return String::new();
     }
-    format!("\nENVIRONMENT (variable names each stdio server receives)\n{}", lines.concat())
+    format!(
+        "\nENVIRONMENT (variable names each stdio server receives)\n{}",
+        lines.concat()
+    )
 }
 
 /// `always_load` names a server did not list, once it listed: a typo there would otherwise
@@ -157,10 +162,7 @@ fn missing_core_tools(config: &Config, listed: &[Option<Vec<String>>]) -> Vec<St
             warnings.push(format!(
                 "[mcp_servers.{}] `always_load` names `{name}`, which the server does not list{}",
                 server.name,
-                crate::suggest::hint(
-                    name,
-                    &tools.iter().map(String::as_str).collect::<Vec<_>>()
-                )
+                crate::suggest::hint(name, &tools.iter().map(String::as_str).collect::<Vec<_>>())
             ));
         }
     }

@@ -24,9 +24,7 @@ async fn list(config: &Config, as_json: bool) -> anyhow::Result<ExitCode> {
         let state = handle.state();
         if let ServerState::Failed { .. } | ServerState::Restarting { .. } = state {
             let cause = state.to_string();
-            let cause = cause
-                .strip_prefix("failed: ")
-                .unwrap_or(&cause);
+            let cause = cause.strip_prefix("failed: ").unwrap_or(&cause);
             eprintln!("mcp-defer: server '{}' failed: {cause}", handle.name());
             failed_required |= server.required;
         }

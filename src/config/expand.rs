@@ -92,7 +92,10 @@ mod tests {
 
     #[test]
     fn set_but_empty_without_default_is_an_error() {
-        assert_eq!(expand("${EMPTY}", &env), Err(ExpandError::Empty("EMPTY".into())));
+        assert_eq!(
+            expand("${EMPTY}", &env),
+            Err(ExpandError::Empty("EMPTY".into()))
+        );
     }
 
     #[test]

@@ -898,10 +898,19 @@ fn huge_numbers_are_refused_with_the_allowed_range() {
             "startup_timeout_sec = 1.7e19",
         ]),
         3,
-        &["[mcp_servers.a]", "`startup_timeout_sec`", "1700000000000000000", "at most 3600"],
+        &[
+            "[mcp_servers.a]",
+            "`startup_timeout_sec`",
+            "1700000000000000000",
+            "at most 3600",
+        ],
     );
     fails(
-        &lines(&["[mcp_servers.a]", "command = \"a\"", "tool_timeout_sec = 1e7"]),
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "tool_timeout_sec = 1e7",
+        ]),
         3,
         &["`tool_timeout_sec`", "at most 86400"],
     );
@@ -924,12 +933,20 @@ fn huge_numbers_are_refused_with_the_allowed_range() {
 #[test]
 fn what_a_process_cannot_receive_is_refused_at_load() {
     fails(
-        &lines(&["[mcp_servers.a]", "command = \"a\"", "env = { \"BAD=KEY\" = \"v\" }"]),
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "env = { \"BAD=KEY\" = \"v\" }",
+        ]),
         3,
         &["`env.BAD=KEY`", "not a usable environment variable name"],
     );
     fails(
-        &lines(&["[mcp_servers.a]", "command = \"a\"", "args = [\"ok\", \"x\\u0000y\"]"]),
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "args = [\"ok\", \"x\\u0000y\"]",
+        ]),
         3,
         &["`args`", "NUL"],
     );
@@ -943,13 +960,24 @@ fn what_a_process_cannot_receive_is_refused_at_load() {
 #[test]
 fn a_variable_set_but_empty_is_an_error_unless_a_default_allows_it() {
     let env = |name: &str| (name == "EMPTY").then(String::new);
-    let text = lines(&["[mcp_servers.a]", "command = \"a\"", "args = [\"--key\", \"${EMPTY}\"]"]);
+    let text = lines(&[
+        "[mcp_servers.a]",
+        "command = \"a\"",
+        "args = [\"--key\", \"${EMPTY}\"]",
+    ]);
     let err = Config::parse_with_env(&text, Path::new(PATH), &env)
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
-    assert!(err.contains("`${EMPTY}`") && err.contains("empty string") && err.contains("${EMPTY:-}"), "{err}");
-    let text = lines(&["[mcp_servers.a]", "command = \"a\"", "args = [\"${EMPTY:-}\"]"]);
+    assert!(
+        err.contains("`${EMPTY}`") && err.contains("empty string") && err.contains("${EMPTY:-}"),
+        "{err}"
+    );
+    let text = lines(&[
+        "[mcp_servers.a]",
+        "command = \"a\"",
+        "args = [\"${EMPTY:-}\"]",
+    ]);
     assert!(Config::parse_with_env(&text, Path::new(PATH), &env).is_ok());
 }
 
@@ -970,7 +998,11 @@ fn inherit_env_is_per_server_over_settings_and_stdio_only() {
     };
     assert!(inherit("a") && !inherit("b"));
     fails(
-        &lines(&["[mcp_servers.w]", "url = \"https://x/mcp\"", "inherit_env = true"]),
+        &lines(&[
+            "[mcp_servers.w]",
+            "url = \"https://x/mcp\"",
+            "inherit_env = true",
+        ]),
         3,
         &["`inherit_env`", "applies only to stdio servers"],
     );

@@ -15,8 +15,8 @@ use super::expand::{ExpandError, expand};
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
-    MAX_NAME_LENGTH_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings,
-    Transport,
+    MAX_NAME_LENGTH_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM,
+    SEARCH_LIMIT_RANGE, ServerConfig, Settings, Transport,
 };
 use crate::suggest;
 

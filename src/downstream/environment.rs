@@ -124,7 +124,8 @@ mod tests {
 
     #[test]
     fn only_defaults_env_vars_and_env_are_passed() {
-        let env = ChildEnv::for_transport(&stdio(&[("API", "k")], &["WANTED", "UNSET"], false), &ours);
+        let env =
+            ChildEnv::for_transport(&stdio(&[("API", "k")], &["WANTED", "UNSET"], false), &ours);
         let env = env.unwrap_or_else(|| panic!("stdio"));
         assert!(!env.inherit);
         assert_eq!(env.describe(), "API, HOME, PATH, WANTED");

@@ -24,6 +24,7 @@ use crate::config::Config;
 mod backoff;
 mod environment;
 mod handler;
+mod listing;
 mod process;
 mod settle;
 mod supervisor;

@@ -16,9 +16,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
-use super::handler::{Handler, ProgressRoutes};
-use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
 use super::environment::ChildEnv;
+use super::handler::{Handler, ProgressRoutes};
+use super::listing;
+use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
 use super::{Event, Live, ServerState};
 use crate::config::{ServerConfig, Transport};
 
@@ -167,7 +168,8 @@ impl Child {
             .ok()
             .and_then(|r| r.ok().and_then(|s| *s))?;
         self.stderr.drained(STDERR_DRAIN).await;
-        let text = if self.group.signalled_by_us() && !status.success() {
+        use std::os::unix::process::ExitStatusExt;
+        let text = if self.group.signalled_by_us() && status.signal().is_some() {
             "closed its stdout (the connection) and was stopped by mcp-defer".to_owned()
         } else {
             describe_exit(status)
@@ -194,7 +196,8 @@ impl Supervisor {
                 Err(err) if err.is_permanent() => {
                     let (cause, stderr) = redacted(&err.to_string(), err.stderr());
                     tracing::error!(%cause, stderr = stderr.as_deref().unwrap_or(""), "server failed; not retrying");
-                    self.state.send_replace(ServerState::Failed { cause, stderr });
+                    self.state
+                        .send_replace(ServerState::Failed { cause, stderr });
                     return;
                 }
                 Err(err) => redacted(&err.to_string(), err.stderr()),
@@ -474,9 +477,16 @@ async fn list_tools(
         let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
         let page = match peer.send_request(request).await? {
             ServerResult::ListToolsResult(page) => page,
+            ServerResult::CustomResult(raw) => {
+                listing::lenient_page(raw.0).ok_or(ServiceError::UnexpectedResponse)?
+            }
             _ => return Err(ServiceError::UnexpectedResponse),
         };
-        tools.extend(page.tools.into_iter().filter(|t| config.allows(&t.name)));
+        tools.extend(
+            listing::valid_tools(page.tools)
+                .into_iter()
+                .filter(|t| config.allows(&t.name)),
+        );
         cursor = page.next_cursor;
         if cursor.is_none() {
             return Ok(tools);

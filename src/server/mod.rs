@@ -25,6 +25,7 @@ use crate::downstream::{CallOptions, DownstreamError, Event, ServerHandle, Serve
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
+pub(crate) mod availability;
 mod instructions;
 pub mod meta;
 mod notify;
@@ -379,13 +380,23 @@ impl State {
         let catalog = read(&self.catalog);
         let index = read(&self.index);
         let exposed = lock(&self.exposed);
-        meta::search_tools::run(
+        let mut result = meta::search_tools::run(
             &catalog,
             &index,
             &exposed.list,
             args,
             self.config.settings.search_limit,
-        )
+        );
+        availability::annotate_search(
+            &mut result,
+            &availability::unavailable(&self.config, &self.handles),
+        );
+        result
+    }
+
+    /// Why `name` resolved to nothing (see [`availability::Unknown`]).
+    fn unknown(&self, catalog: &Catalog, name: &str) -> availability::Unknown {
+        availability::Unknown::of(&self.config, &self.handles, catalog, name)
     }
 
     /// Appends, notifies, then holds the result until the client has re-listed.
@@ -401,6 +412,7 @@ impl State {
                 args,
                 settings.exposure,
                 settings.claude_always_load,
+                &|name| self.unknown(&catalog, name),
             )
         };
         if outcome.appended > 0 && self.notifier.tools_changed().await {
@@ -417,7 +429,10 @@ impl State {
         args: meta::call_tool::Args,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let resolved = meta::call_tool::resolve(&read(&self.catalog), &args.name);
+        let resolved = {
+            let catalog = read(&self.catalog);
+            meta::call_tool::resolve(&catalog, &args.name, &|name| self.unknown(&catalog, name))
+        };
         let (id, definition) = match resolved {
             Ok(found) => found,
             Err(message) => return meta::error_result(message),
@@ -501,20 +516,23 @@ impl ServerHandler for DeferServer {
         if let Some(tool) = MetaTool::from_name(&request.name) {
             return Ok(state.call_meta(tool, request, &context).await.into());
         }
-        let mut id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+        let name = meta::clean_name(&request.name)
+            .map_err(|message| McpError::invalid_params(message, None))?
+            .to_owned();
+        let mut id = read(&state.catalog).by_name(&name).map(|e| e.id);
         if id.is_none() {
             state.wait_for_servers().await;
-            id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+            id = read(&state.catalog).by_name(&name).map(|e| e.id);
         }
         match id {
             Some(id) => Ok(state.route(id, request, &context).await.into()),
-            None => Err(McpError::invalid_params(
-                format!(
-                    "Unknown tool '{}'. Use search_tools to find tools, then select_tools or call_tool.",
-                    request.name
-                ),
-                None,
-            )),
+            None => {
+                let message = state.unknown(&read(&state.catalog), &name).message(&name);
+                Err(McpError::invalid_params(
+                    format!("{message} Then select_tools or call_tool."),
+                    None,
+                ))
+            }
         }
     }
 }
