@@ -53,6 +53,10 @@ enum Command {
     Stats(ConfigArg),
     /// Print a servers.toml made from Claude Code's or Codex's MCP servers.
     Import(import::Args),
+    /// Internal: kills the servers' process groups once the mcp-defer that started it is
+    /// gone (see `downstream::watchdog`).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog,
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -77,7 +81,12 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let spawns_servers = !matches!(cli.command, Some(Command::Import(_) | Command::Watchdog));
+    if spawns_servers && let Err(err) = crate::downstream::watchdog::start() {
+        tracing::warn!(error = %err, "no watchdog: if mcp-defer is killed, grandchildren of servers may outlive it");
+    }
     match cli.command {
+        Some(Command::Watchdog) => Ok(crate::downstream::watchdog::run()),
         Some(Command::Check(args)) => check::run(args.config),
         Some(Command::List { config, json }) => list::run(config.config, json),
         Some(Command::Search { config, args }) => search::run(config.config, args),

@@ -28,6 +28,7 @@ mod listing;
 mod process;
 mod settle;
 mod supervisor;
+pub mod watchdog;
 
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
 pub use environment::{ChildEnv, DEFAULT_ENV_VARS};

@@ -74,6 +74,21 @@ pub fn spawn(
         cmd.env_clear();
     }
     cmd.args(args).envs(&env.vars).kill_on_drop(true);
+    let parent = std::process::id();
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
+    // (prctl, getppid, raise). PDEATHSIG kills the server when we die, however we die; the
+    // parent check closes the race where we died before prctl took effect.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != parent {
+                libc::raise(libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
@@ -105,6 +120,9 @@ pub fn spawn(
             },
         })?;
     let pgid = transport.id().map_or(0, |id| id as i32);
+    if pgid > 0 {
+        super::watchdog::guard(pgid);
+    }
     let (done_tx, done) = watch::channel(stderr.is_none());
     let log = StderrLog {
         inner: Arc::default(),
@@ -287,18 +305,20 @@ impl GroupGuard {
     pub async fn terminate(mut self) {
         let pgid = std::mem::take(&mut self.pgid);
         self.signalled.store(true, Ordering::Relaxed);
-        if pgid <= 0 || !signal_group(pgid, libc::SIGTERM) {
+        if pgid <= 0 {
             return;
         }
-        let start = tokio::time::Instant::now();
-        while start.elapsed() < TERM_GRACE {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            if !signal_group(pgid, 0) {
-                return;
+        if signal_group(pgid, libc::SIGTERM) {
+            let start = tokio::time::Instant::now();
+            while start.elapsed() < TERM_GRACE && signal_group(pgid, 0) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            if signal_group(pgid, 0) {
+                tracing::debug!(pgid, "process group ignored SIGTERM; killing it");
+                signal_group(pgid, libc::SIGKILL);
             }
         }
-        tracing::debug!(pgid, "process group ignored SIGTERM; killing it");
-        signal_group(pgid, libc::SIGKILL);
+        super::watchdog::release(pgid);
     }
 }
 
@@ -306,6 +326,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.pgid > 0 {
             signal_group(self.pgid, libc::SIGKILL);
+            super::watchdog::release(self.pgid);
         }
     }
 }
