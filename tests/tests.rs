@@ -8,6 +8,7 @@ mod util;
 
 mod check;
 mod downstream;
+mod framing;
 mod import;
 mod interop;
 mod list;

@@ -79,6 +79,9 @@ pub const MAX_WAIT_MS: usize = 60_000;
 pub const MAX_STARTUP_TIMEOUT_SEC: f64 = 3600.0;
 /// Accepted `tool_timeout_sec` (exclusive of 0): one day, far beyond any real tool call.
 pub const MAX_TOOL_TIMEOUT_SEC: f64 = 86_400.0;
+/// Accepted `max_message_bytes`: from 64 KiB (a large tool list page) to 1 GiB (beyond that
+/// one message would exhaust memory before it is refused).
+pub const MAX_MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 65_536..=1 << 30;
 /// Characters a prefix must leave free under `max_name_length`: `__`, at least one
 /// character of the tool name, and the catalog's `_` + 8 hex hash suffix.
 pub const PREFIX_ROOM: usize = 2 + 1 + 9;
@@ -106,6 +109,8 @@ pub struct Settings {
     /// The default of each stdio server's `inherit_env`: `false` gives a server only
     /// [`crate::downstream::DEFAULT_ENV_VARS`], its `env_vars` and its `env`, as Codex does.
     pub inherit_env: bool,
+    /// The longest JSON-RPC message (one line) read from the client or from a server.
+    pub max_message_bytes: usize,
 }
 
 impl Default for Settings {
@@ -118,6 +123,7 @@ impl Default for Settings {
             relist_wait: DEFAULT_RELIST_WAIT,
             claude_always_load: true,
             inherit_env: false,
+            max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }

@@ -33,6 +33,7 @@ pub(super) struct RawSettings {
     pub relist_wait_ms: Option<S<i64>>,
     pub claude_always_load: Option<S<bool>>,
     pub inherit_env: Option<S<bool>>,
+    pub max_message_bytes: Option<S<i64>>,
 }
 
 pub(super) enum RawAlwaysLoad {
@@ -89,6 +90,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "relist_wait_ms",
     "claude_always_load",
     "inherit_env",
+    "max_message_bytes",
 ];
 
 /// The keys to use in a server table: Codex's, then ours.
@@ -198,6 +200,7 @@ fn decode_settings(
             "relist_wait_ms" => settings.relist_wait_ms = Some(cx.integer(key, value)?),
             "claude_always_load" => settings.claude_always_load = Some(cx.boolean(key, value)?),
             "inherit_env" => settings.inherit_env = Some(cx.boolean(key, value)?),
+            "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }

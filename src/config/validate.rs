@@ -15,8 +15,8 @@ use super::expand::{ExpandError, expand};
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
-    MAX_NAME_LENGTH_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM,
-    SEARCH_LIMIT_RANGE, ServerConfig, Settings, Transport,
+    MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC,
+    MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings, Transport,
 };
 use crate::suggest;
 
@@ -71,6 +71,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         relist_wait_ms,
         claude_always_load,
         inherit_env,
+        max_message_bytes,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -147,6 +148,14 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         claude_always_load: claude_always_load
             .map_or(defaults.claude_always_load, |b| *b.get_ref()),
         inherit_env: inherit_env.map_or(defaults.inherit_env, |b| *b.get_ref()),
+        max_message_bytes: in_range(
+            max_message_bytes,
+            "max_message_bytes",
+            MAX_MESSAGE_BYTES_RANGE,
+            "bytes of one JSON-RPC message, from the client or a server",
+            defaults.max_message_bytes as u128,
+        )?
+        .unwrap_or(defaults.max_message_bytes),
     })
 }
 

@@ -26,6 +26,7 @@ use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
 pub(crate) mod availability;
+mod framing;
 mod instructions;
 pub mod meta;
 mod notify;
