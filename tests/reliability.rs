@@ -244,3 +244,43 @@ fn a_missing_config_names_the_os_error_once() {
     let err = stderr(&out);
     assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
 }
+
+/// Item 3: an answer over `max_message_bytes` fails its call at once, naming size and limit.
+#[tokio::test]
+async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
+    let dir = Dir::new();
+    let list = json!({"tools": [{"name": "big", "inputSchema": {"type": "object"}}]});
+    dir.config(&format!(
+        "[settings]\nmax_message_bytes = 65536\n\n[mcp_servers.raw]\ncommand = {}\nargs = {}\n\
+         tool_timeout_sec = 30\n",
+        toml_str(FIXTURE),
+        toml_list(&[
+            "--raw-list",
+            &list.to_string(),
+            "--raw-call-bytes",
+            "200000"
+        ])
+    ));
+    let session = Session::start(&dir.file("servers.toml")).await;
+    let started = Instant::now();
+    let result = session
+        .call("call_tool", json!({"name": "raw__big", "arguments": {}}))
+        .await;
+    let said = text(&result);
+    assert_eq!(result.is_error, Some(true), "{said}");
+    assert!(
+        said.contains("200") && said.contains("65536") && said.contains("max_message_bytes"),
+        "{said}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // The connection survives: a second call is answered the same way.
+    let again = session
+        .call("call_tool", json!({"name": "raw__big", "arguments": {}}))
+        .await;
+    assert!(text(&again).contains("65536"), "{}", text(&again));
+    session.close().await;
+}

@@ -22,6 +22,7 @@ use tracing::Instrument;
 use crate::config::Config;
 
 mod backoff;
+mod child_transport;
 mod environment;
 mod handler;
 mod listing;
@@ -221,6 +222,7 @@ impl Pool {
                     events: events.clone(),
                     stop: stop.clone(),
                     go: go.clone(),
+                    max_message_bytes: config.settings.max_message_bytes,
                 };
                 let span = tracing::info_span!("downstream", server = %name);
                 tasks.push(tokio::spawn(supervisor.run().instrument(span)));

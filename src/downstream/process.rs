@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper, ProcessGroup};
-use rmcp::transport::TokioChildProcess;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 use tokio::sync::watch;
 use tracing::Instrument;
 
+use super::child_transport::ChildTransport;
 use super::environment::ChildEnv;
 
 /// Stderr kept per process for error messages; older lines are dropped first.
@@ -30,7 +30,7 @@ const TERM_GRACE: Duration = Duration::from_millis(1000);
 
 /// A spawned stdio server, before the handshake.
 pub struct Spawned {
-    pub transport: TokioChildProcess,
+    pub transport: ChildTransport,
     pub group: GroupGuard,
     pub exit: watch::Receiver<Option<ExitStatus>>,
     pub stderr: StderrLog,
@@ -61,6 +61,7 @@ pub fn spawn(
     args: &[String],
     env: &ChildEnv,
     cwd: Option<&Path>,
+    max_message_bytes: usize,
 ) -> Result<Spawned, SpawnError> {
     if let Some(cwd) = cwd
         && !cwd.is_dir()
@@ -73,7 +74,12 @@ pub fn spawn(
     if !env.inherit {
         cmd.env_clear();
     }
-    cmd.args(args).envs(&env.vars).kill_on_drop(true);
+    cmd.args(args)
+        .envs(&env.vars)
+        .kill_on_drop(true)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     let parent = std::process::id();
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
     // (prctl, getppid, raise). PDEATHSIG kills the server when we die, however we die; the
@@ -99,27 +105,36 @@ pub fn spawn(
         tx: Arc::new(exit_tx),
         signalled: signalled.clone(),
     });
-    let (transport, stderr) = TokioChildProcess::builder(wrap)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|source| match source.kind() {
-            io::ErrorKind::NotFound => SpawnError::NotFound {
-                command: command.to_owned(),
-            },
-            _ if source.kind() == io::ErrorKind::PermissionDenied
-                || source.raw_os_error() == Some(libc::ENOEXEC) =>
-            {
-                SpawnError::NotExecutable {
-                    command: command.to_owned(),
-                    source,
-                }
-            }
-            _ => SpawnError::Io {
+    let mut child = wrap.spawn().map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => SpawnError::NotFound {
+            command: command.to_owned(),
+        },
+        _ if source.kind() == io::ErrorKind::PermissionDenied
+            || source.raw_os_error() == Some(libc::ENOEXEC) =>
+        {
+            SpawnError::NotExecutable {
                 command: command.to_owned(),
                 source,
-            },
-        })?;
-    let pgid = transport.id().map_or(0, |id| id as i32);
+            }
+        }
+        _ => SpawnError::Io {
+            command: command.to_owned(),
+            source,
+        },
+    })?;
+    let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
+        return Err(SpawnError::Io {
+            command: command.to_owned(),
+            source: io::Error::other("the child has no stdin or stdout pipe"),
+        });
+    };
+    let stderr = child.stderr().take();
+    let pgid = child.id().map_or(0, |id| id as i32);
+    // Reaps the child (recording its exit status); dropping it (runtime shutdown) kills it.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+    let transport = ChildTransport::new(stdin, stdout, max_message_bytes);
     if pgid > 0 {
         super::watchdog::guard(pgid);
     }

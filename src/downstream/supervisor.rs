@@ -42,6 +42,8 @@ pub(super) struct Supervisor {
     pub stop: CancellationToken,
     /// Cancelled when the supervisor may start connecting.
     pub go: CancellationToken,
+    /// The longest answer read from a stdio server (`[settings] max_message_bytes`).
+    pub max_message_bytes: usize,
 }
 
 /// Why a connection could not be made. The Display is the cause without the child's
@@ -246,7 +248,14 @@ impl Supervisor {
                     inherit: false,
                     vars: BTreeMap::new(),
                 });
-                let spawned = process::spawn(&self.name, command, args, &env, cwd.as_deref())?;
+                let spawned = process::spawn(
+                    &self.name,
+                    command,
+                    args,
+                    &env,
+                    cwd.as_deref(),
+                    self.max_message_bytes,
+                )?;
                 let mut child = Child {
                     group: spawned.group,
                     exit: spawned.exit,
