@@ -237,7 +237,7 @@ impl State {
     /// Waits, at most `core_wait`, until every server with core tools has listed them or
     /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
     async fn wait_for_core(&self) {
-        let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
+        let deadline = deadline_after(self.config.settings.core_wait);
         self.wait_for(|s| s.always_load != AlwaysLoad::None, deadline)
             .await;
     }
@@ -251,7 +251,7 @@ impl State {
             .map(|s| s.startup_timeout)
             .max()
             .unwrap_or_default();
-        self.wait_for(|_| true, tokio::time::Instant::now() + longest)
+        self.wait_for(|_| true, deadline_after(longest))
             .await;
     }
 
@@ -536,6 +536,14 @@ impl ServerHandler for DeferServer {
             }
         }
     }
+}
+
+/// `now + after`, saturating: config bounds keep `after` small, and a deadline must never
+/// be the reason a request panics (`startup_timeout_sec = 1.7e19` once did).
+fn deadline_after(after: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(after)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400))
 }
 
 /// The search document of a catalog entry.
