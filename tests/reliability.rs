@@ -284,3 +284,83 @@ async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
     assert!(text(&again).contains("65536"), "{}", text(&again));
     session.close().await;
 }
+
+/// Starts `mcp-server-everything streamableHttp` on `port` and waits until it accepts.
+fn start_http_everything(everything: &std::path::Path, port: u16) -> std::process::Child {
+    let child = std::process::Command::new(everything)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "everything did not listen on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child
+}
+
+/// Item 1: an HTTP server that restarts is reconnected; the call that finds the session dead
+/// fails at once, naming the server and the cause, instead of waiting out its timeout.
+#[tokio::test]
+async fn an_http_server_that_restarts_is_reconnected() {
+    let Some(peers) = crate::util::peers() else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = start_http_everything(&peers.everything, port);
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntool_timeout_sec = 30\n"
+    ));
+    let session = Session::start(&dir.file("servers.toml")).await;
+    let echo = |message: &str| json!({"name": "ev__echo", "arguments": {"message": message}});
+    let first = session.call("call_tool", echo("one")).await;
+    assert!(text(&first).contains("Echo: one"), "{}", text(&first));
+
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let mut server = start_http_everything(&peers.everything, port);
+
+    let started = Instant::now();
+    let broken = session.call("call_tool", echo("two")).await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "took {took:?}: {}",
+        text(&broken)
+    );
+    if broken.is_error == Some(true) {
+        assert!(
+            text(&broken).contains("'ev'"),
+            "names the server: {}",
+            text(&broken)
+        );
+    }
+    // Reconnected within the backoff: a later call works.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let again = session.call("call_tool", echo("three")).await;
+        if text(&again).contains("Echo: three") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never reconnected: {}",
+            text(&again)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    session.close().await;
+    let _ = server.kill();
+    let _ = server.wait();
+}

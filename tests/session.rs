@@ -42,7 +42,10 @@ impl Session {
     /// Starts `mcp-defer serve --config <config>` and does the legacy handshake.
     pub async fn start(config: &Path) -> Session {
         Session::start_with(config, |command| {
-            command.env("RUST_LOG", "mcp_defer=debug");
+            command.env(
+                "RUST_LOG",
+                std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
+            );
         })
         .await
     }

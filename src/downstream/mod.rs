@@ -27,6 +27,7 @@ mod environment;
 mod handler;
 mod listing;
 mod process;
+mod session_watch;
 mod settle;
 mod supervisor;
 pub mod watchdog;

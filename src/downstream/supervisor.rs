@@ -20,6 +20,7 @@ use super::environment::ChildEnv;
 use super::handler::{Handler, ProgressRoutes};
 use super::listing;
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
+use super::session_watch::{BrokenCause, SessionWatch};
 use super::{Event, Live, ServerState};
 use crate::config::{ServerConfig, Transport};
 
@@ -150,6 +151,8 @@ struct Connection {
     relist: mpsc::Receiver<()>,
     progress: Arc<ProgressRoutes>,
     child: Option<Child>,
+    /// Why an HTTP connection broke, left by its [`SessionWatch`].
+    broken: BrokenCause,
     tools: Vec<Tool>,
 }
 
@@ -240,6 +243,7 @@ impl Supervisor {
         };
         let ct = self.stop.child_token();
         let after = self.config.startup_timeout;
+        let broken = BrokenCause::default();
         let (running, tools, child) = match &self.config.transport {
             transport @ Transport::Stdio {
                 command, args, cwd, ..
@@ -300,7 +304,10 @@ impl Supervisor {
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token.clone());
                 }
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let transport = SessionWatch::new(
+                    StreamableHttpClientTransport::from_config(config),
+                    broken.clone(),
+                );
                 let start = handshake(handler, transport, ct.clone(), &self.config);
                 match tokio::time::timeout(after, start).await {
                     Ok(Ok((running, tools))) => (running, tools, None),
@@ -331,6 +338,7 @@ impl Supervisor {
             relist,
             progress,
             child,
+            broken,
             tools,
         })
     }
@@ -349,6 +357,7 @@ impl Supervisor {
             mut relist,
             progress,
             mut child,
+            broken,
             tools,
         } = connection;
         let instructions = running.peer_info().and_then(|i| i.instructions.clone());
@@ -411,6 +420,10 @@ impl Supervisor {
             Some(child) => child.cause().await,
             None => None,
         }
+        .or_else(|| {
+            let cause = broken.lock().ok().and_then(|mut c| c.take());
+            cause.map(|c| (c, None))
+        })
         .unwrap_or_else(|| ("the connection closed".to_owned(), None));
         ended_tx.send_replace(Some(crate::redact::redact(&cause).into_owned()));
         if let Some(child) = child {

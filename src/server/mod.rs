@@ -251,8 +251,7 @@ impl State {
             .map(|s| s.startup_timeout)
             .max()
             .unwrap_or_default();
-        self.wait_for(|_| true, deadline_after(longest))
-            .await;
+        self.wait_for(|_| true, deadline_after(longest)).await;
     }
 
     /// Waits until each enabled server that `which` picks has listed its tools once, or is
