@@ -291,3 +291,29 @@ async fn a_disabled_server_is_not_ready_for_calls() {
     }
     pool.shutdown().await;
 }
+
+/// Issue 10: a server that closes its stdout and keeps running is described by what it did,
+/// not by the signal we stop it with ("killed by signal 15").
+#[tokio::test]
+async fn a_server_that_closes_its_stdout_is_not_reported_as_killed() {
+    let list = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
+    let config = config(&format!(
+        "[mcp_servers.quiet]\ncommand = {}\nargs = {}\n",
+        crate::util::toml_str(crate::util::FIXTURE),
+        crate::util::toml_list(&["--raw-list", &list.to_string(), "--raw-close-stdout"])
+    ));
+    let (pool, _events) = Pool::start(&config, CancellationToken::new());
+    let mut watch = pool.get(0).expect("quiet").watch();
+    let state = tokio::time::timeout(
+        WAIT,
+        watch.wait_for(|s| matches!(s, ServerState::Restarting { .. })),
+    )
+    .await
+    .expect("restarting in time")
+    .expect("supervisor alive")
+    .clone();
+    let cause = state.cause().unwrap_or_default().to_owned();
+    assert!(cause.contains("closed its stdout"), "{state:?}");
+    assert!(!cause.contains("signal"), "{state:?}");
+    pool.shutdown().await;
+}

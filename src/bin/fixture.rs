@@ -76,6 +76,10 @@ struct Args {
     /// In raw mode, answer every `tools/call` with one text of N bytes.
     #[arg(long, value_name = "N", default_value_t = 16)]
     raw_call_bytes: usize,
+    /// In raw mode, close stdout after answering `tools/list` and keep running (ignoring
+    /// stdin's end), as a server whose output pipe broke would.
+    #[arg(long)]
+    raw_close_stdout: bool,
 }
 
 fn default_tools() -> Value {
@@ -329,7 +333,7 @@ async fn main() -> std::process::ExitCode {
         }
     }
     if let Some(list) = &args.raw_list {
-        return raw_server(list, args.raw_call_bytes);
+        return raw_server(list, args.raw_call_bytes, args.raw_close_stdout);
     }
     if args.stderr_chatter {
         eprintln!("fixture {}: starting", args.name);
@@ -402,7 +406,7 @@ async fn main() -> std::process::ExitCode {
 }
 
 /// The raw mode of `--raw-list`: one JSON-RPC answer per request line, written by hand.
-fn raw_server(list: &str, call_bytes: usize) -> std::process::ExitCode {
+fn raw_server(list: &str, call_bytes: usize, close_stdout: bool) -> std::process::ExitCode {
     use std::io::{BufRead, Write};
     let list: Value = match serde_json::from_str(list) {
         Ok(list) => list,
@@ -441,6 +445,11 @@ fn raw_server(list: &str, call_bytes: usize) -> std::process::ExitCode {
             .is_err()
         {
             break;
+        }
+        if close_stdout && request["method"] == "tools/list" {
+            // SAFETY: closing our own stdout; nothing writes to it after this.
+            unsafe { libc::close(1) };
+            std::thread::sleep(Duration::from_secs(1000));
         }
     }
     std::process::ExitCode::SUCCESS

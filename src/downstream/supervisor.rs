@@ -424,7 +424,14 @@ impl Supervisor {
             let cause = broken.lock().ok().and_then(|mut c| c.take());
             cause.map(|c| (c, None))
         })
-        .unwrap_or_else(|| ("the connection closed".to_owned(), None));
+        .unwrap_or_else(|| {
+            let cause = if child.is_some() {
+                "closed its stdout (the connection) while still running"
+            } else {
+                "the connection closed"
+            };
+            (cause.to_owned(), None)
+        });
         ended_tx.send_replace(Some(crate::redact::redact(&cause).into_owned()));
         if let Some(child) = child {
             // A crashed server's grandchildren must not outlive it.
