@@ -18,6 +18,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
+use super::supervisor::chain;
+
 /// Where the cause of a broken connection is left for the supervisor.
 pub type BrokenCause = Arc<Mutex<Option<String>>>;
 
@@ -115,19 +117,4 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         self.inner.close().await
     }
-}
-
-/// An error and its sources on one line (HTTP errors hide the status a few levels down).
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(err) = source {
-        let next = err.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = err.source();
-    }
-    text
 }

@@ -115,7 +115,7 @@ fn redacted(cause: &str, stderr: Option<String>) -> (String, Option<String>) {
 
 /// An error and every source under it, on one line: HTTP errors hide the status or
 /// "connection refused" a few levels down.
-fn chain(err: &dyn std::error::Error) -> String {
+pub(super) fn chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(err) = source {

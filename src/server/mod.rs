@@ -380,7 +380,8 @@ impl State {
         match handle.call(request, options).await {
             Ok(result) => result,
             Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
-            Err(err) => meta::error_result(format!("{err}")),
+            // A server's error message may quote a URL or a token back at us.
+            Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
         }
     }
 
