@@ -285,15 +285,27 @@ async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
     session.close().await;
 }
 
+/// A server process killed when dropped, so a failing assertion leaves nothing running.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `mcp-server-everything streamableHttp` on `port` and waits until it accepts.
-fn start_http_everything(everything: &std::path::Path, port: u16) -> std::process::Child {
-    let child = std::process::Command::new(everything)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+fn start_http_everything(everything: &std::path::Path, port: u16) -> Killed {
+    let child = Killed(
+        std::process::Command::new(everything)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(
@@ -317,7 +329,7 @@ async fn an_http_server_that_restarts_is_reconnected() {
         .local_addr()
         .unwrap()
         .port();
-    let mut server = start_http_everything(&peers.everything, port);
+    let server = start_http_everything(&peers.everything, port);
     let dir = Dir::new();
     dir.config(&format!(
         "[mcp_servers.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntool_timeout_sec = 30\n"
@@ -327,9 +339,8 @@ async fn an_http_server_that_restarts_is_reconnected() {
     let first = session.call("call_tool", echo("one")).await;
     assert!(text(&first).contains("Echo: one"), "{}", text(&first));
 
-    server.kill().unwrap();
-    server.wait().unwrap();
-    let mut server = start_http_everything(&peers.everything, port);
+    drop(server);
+    let _server = start_http_everything(&peers.everything, port);
 
     let started = Instant::now();
     let broken = session.call("call_tool", echo("two")).await;
@@ -361,8 +372,6 @@ async fn an_http_server_that_restarts_is_reconnected() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     session.close().await;
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 /// Item 7: many servers joining at once are ingested in batches, not one index commit each:
