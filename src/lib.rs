@@ -9,6 +9,8 @@
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type.
 //! - [`server`]: the rmcp `ServerHandler`: meta tools, routing, list-changed notifications.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
+//! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
+//!   masking secrets in whatever we show.
 //!
 //! The arrows that must never exist: `catalog`, `search` and `exposure` never import
 //! `downstream`; `exposure` never imports `search`; `config` and `downstream` never import
@@ -19,6 +21,8 @@ pub mod cli;
 pub mod config;
 pub mod downstream;
 pub mod exposure;
+pub mod framing;
+pub mod redact;
 pub mod search;
 pub mod server;
 mod suggest;

@@ -19,9 +19,15 @@ pub(crate) fn did_you_mean<'a>(input: &str, candidates: &[&'a str]) -> Option<&'
         .iter()
         .filter_map(|&candidate| {
             let folded = fold(candidate);
-            let distance = edit_distance(&input, &folded);
             let contains = input.len() >= 4 && folded.contains(&input)
                 || folded.len() >= 4 && input.contains(&folded);
+            // Lengths further apart than the limit cannot be within it: skip the quadratic
+            // distance for them (most candidates, for a long or odd input).
+            let gap = input.chars().count().abs_diff(folded.chars().count());
+            if gap > limit && !contains {
+                return None;
+            }
+            let distance = edit_distance(&input, &folded);
             (distance <= limit || contains).then_some((distance, candidate))
         })
         .min_by_key(|&(distance, _)| distance)

@@ -206,17 +206,27 @@ async fn a_crash_mid_call_fails_that_call_and_the_server_restarts() {
         Err(DownstreamError::Disconnected { server, cause }) => {
             assert_eq!(server, "fx");
             assert!(cause.contains("exited with code 3"), "{cause}");
-            assert!(cause.contains("crashing on request"), "{cause}");
+            // The model reads this cause: the child's stderr stays in the state and the log.
+            assert!(!cause.contains("crashing on request"), "{cause}");
         }
         other => panic!("expected a disconnect, got {other:?}"),
     }
     // Restarting, then Ready again with the same tools re-sent to the catalog.
-    tokio::time::timeout(
+    let restarting = tokio::time::timeout(
         WAIT,
         watch.wait_for(|s| matches!(s, ServerState::Restarting { attempt: 1, .. })),
     )
     .await
-    .ok();
+    .ok()
+    .and_then(|r| r.ok().map(|s| s.clone()));
+    if let Some(state) = restarting {
+        assert!(
+            state
+                .stderr()
+                .is_some_and(|s| s.contains("crashing on request")),
+            "{state:?}"
+        );
+    }
     assert_eq!(next_tools(&mut events).await.len(), 7);
     assert_eq!(next_tools(&mut events).await.len(), 7);
     ready(&pool, 0).await;
@@ -284,5 +294,31 @@ async fn a_disabled_server_is_not_ready_for_calls() {
         }
         other => panic!("{other:?}"),
     }
+    pool.shutdown().await;
+}
+
+/// Issue 10: a server that closes its stdout and keeps running is described by what it did,
+/// not by the signal we stop it with ("killed by signal 15").
+#[tokio::test]
+async fn a_server_that_closes_its_stdout_is_not_reported_as_killed() {
+    let list = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
+    let config = config(&format!(
+        "[mcp_servers.quiet]\ncommand = {}\nargs = {}\n",
+        crate::util::toml_str(crate::util::FIXTURE),
+        crate::util::toml_list(&["--raw-list", &list.to_string(), "--raw-close-stdout"])
+    ));
+    let (pool, _events) = Pool::start(&config, CancellationToken::new());
+    let mut watch = pool.get(0).expect("quiet").watch();
+    let state = tokio::time::timeout(
+        WAIT,
+        watch.wait_for(|s| matches!(s, ServerState::Restarting { .. })),
+    )
+    .await
+    .expect("restarting in time")
+    .expect("supervisor alive")
+    .clone();
+    let cause = state.cause().unwrap_or_default().to_owned();
+    assert!(cause.contains("closed its stdout"), "{state:?}");
+    assert!(!cause.contains("signal"), "{state:?}");
     pool.shutdown().await;
 }

@@ -81,11 +81,49 @@ impl Session {
 
     /// Starts `mcp-defer serve --config <config>` and opens the session in `era`.
     pub async fn start_in(config: &Path, era: Era) -> Session {
+        Session::launch(config, era, None, |_| {}).await
+    }
+
+    /// As [`Session::start`], with `configure` setting the command's environment.
+    pub async fn start_with(
+        config: &Path,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> Session {
+        Session::start_logged(config, None, configure).await
+    }
+
+    /// As [`Session::start_with`], with the server's stderr written to `stderr` when given
+    /// (it is inherited otherwise).
+    pub async fn start_logged(
+        config: &Path,
+        stderr: Option<std::fs::File>,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> Session {
+        let era = Era::Handshake(ProtocolVersion::V_2025_11_25);
+        Session::launch(config, era, stderr, configure).await
+    }
+
+    /// Logs at `mcp_defer=debug`, or at `TEST_RUST_LOG` when set, unless `configure` says
+    /// otherwise.
+    async fn launch(
+        config: &Path,
+        era: Era,
+        stderr: Option<std::fs::File>,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> Session {
         let mut command = tokio::process::Command::new(crate::util::BIN);
-        command.arg("serve").arg("--config").arg(config);
-        command.env("RUST_LOG", "mcp_defer=debug");
-        let transport =
-            TokioChildProcess::new(command).unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
+        command.arg("serve").arg("--config").arg(config).env(
+            "RUST_LOG",
+            std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
+        );
+        configure(&mut command);
+        let mut builder = TokioChildProcess::builder(command);
+        if let Some(file) = stderr {
+            builder = builder.stderr(file);
+        }
+        let (transport, _) = builder
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
         let (tx, rx) = mpsc::unbounded_channel();
         let (progress_tx, progress) = mpsc::unbounded_channel();
         let (version, lifecycle) = match era {

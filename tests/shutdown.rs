@@ -159,3 +159,16 @@ fn serve_ends_with_its_client_and_leaves_no_child() {
     );
     assert_all_gone(&pids);
 }
+
+/// Issue 10 item 9: SIGKILL leaves mcp-defer no chance to clean up. The servers die of their
+/// parent-death signal, and the watchdog kills their process groups, grandchildren included.
+#[test]
+fn killed_serve_leaves_no_child_or_grandchild() {
+    let dir = Dir::new();
+    let (mut child, pids) = serve_with_grandchildren(&dir);
+    // SAFETY: signalling the child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let status = wait_exit(&mut child, "SIGKILL");
+    assert_eq!(status.code(), None, "killed, not exited");
+    assert_all_gone(&pids);
+}

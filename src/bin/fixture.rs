@@ -85,6 +85,22 @@ struct Args {
     /// declared, and returns each answer or error.
     #[arg(long)]
     ask_tool: bool,
+    /// Print every environment variable to stderr as `NAME=value` before anything else,
+    /// as a careless server might: what mcp-defer passes on, and what its log must redact.
+    #[arg(long)]
+    print_env: bool,
+    /// Skip rmcp and speak raw JSON-RPC lines: answer `tools/list` with this JSON verbatim
+    /// (`{"tools": [...]}` as the result, or `{"error": {...}}` as the error), to act servers
+    /// that send what rmcp's types would refuse.
+    #[arg(long, value_name = "JSON")]
+    raw_list: Option<String>,
+    /// In raw mode, answer every `tools/call` with one text of N bytes.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    raw_call_bytes: usize,
+    /// In raw mode, close stdout after answering `tools/list` and keep running (ignoring
+    /// stdin's end), as a server whose output pipe broke would.
+    #[arg(long)]
+    raw_close_stdout: bool,
 }
 
 fn ask_tool() -> Value {
@@ -464,6 +480,14 @@ fn spawn_grandchild(path: &PathBuf) -> std::io::Result<std::process::Child> {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    if args.print_env {
+        for (name, value) in std::env::vars_os() {
+            eprintln!("{}={}", name.to_string_lossy(), value.to_string_lossy());
+        }
+    }
+    if let Some(list) = &args.raw_list {
+        return raw_server(list, args.raw_call_bytes, args.raw_close_stdout);
+    }
     if args.stderr_chatter {
         eprintln!("fixture {}: starting", args.name);
         eprintln!("fixture {}: loading configuration", args.name);
@@ -562,6 +586,56 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::from(1)
         }
     }
+}
+
+/// The raw mode of `--raw-list`: one JSON-RPC answer per request line, written by hand.
+fn raw_server(list: &str, call_bytes: usize, close_stdout: bool) -> std::process::ExitCode {
+    use std::io::{BufRead, Write};
+    let list: Value = match serde_json::from_str(list) {
+        Ok(list) => list,
+        Err(err) => {
+            eprintln!("fixture: --raw-list is not JSON: {err}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let Ok(request) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        let Some(id) = request.get("id").cloned() else {
+            continue;
+        };
+        let answer = match request["method"].as_str().unwrap_or_default() {
+            "initialize" => json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": request["params"]["protocolVersion"].clone(),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "raw-fixture", "version": "0"}
+            }}),
+            "tools/list" => match list.get("error") {
+                Some(error) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+                None => json!({"jsonrpc": "2.0", "id": id, "result": list}),
+            },
+            "tools/call" => json!({"jsonrpc": "2.0", "id": id, "result": {
+                "content": [{"type": "text", "text": "x".repeat(call_bytes)}]
+            }}),
+            _ => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+        };
+        if writeln!(stdout, "{answer}")
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            break;
+        }
+        if close_stdout && request["method"] == "tools/list" {
+            // SAFETY: closing our own stdout; nothing writes to it after this.
+            unsafe { libc::close(1) };
+            std::thread::sleep(Duration::from_secs(1000));
+        }
+    }
+    std::process::ExitCode::SUCCESS
 }
 
 #[expect(

@@ -227,6 +227,25 @@ impl Catalog {
             .map(|e| e.name.clone())
     }
 
+    /// As [`Catalog::suggest`], among the tools of the server at config `index` only: a
+    /// name that addresses a server must not be pointed at another server's tool.
+    pub fn suggest_in(&self, index: usize, name: &str) -> Option<QualifiedName> {
+        let live: Vec<&CatalogEntry> = self.server_entries(index).filter(|e| !e.gone).collect();
+        let qualified: Vec<&str> = live.iter().map(|e| e.name.as_str()).collect();
+        if let Some(found) = crate::suggest::did_you_mean(name, &qualified) {
+            return self.by_name(found).map(|e| e.name.clone());
+        }
+        let tool = name
+            .split_once(SEPARATOR)
+            .or_else(|| name.split_once('/'))
+            .map_or(name, |(_, tool)| tool);
+        let original: Vec<&str> = live.iter().map(|e| e.original_name()).collect();
+        let found = crate::suggest::did_you_mean(tool, &original)?;
+        live.iter()
+            .find(|e| e.original_name() == found)
+            .map(|e| e.name.clone())
+    }
+
     /// Every entry in config order.
     pub fn iter(&self) -> impl Iterator<Item = &CatalogEntry> {
         self.servers

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 
 use super::{cancel_on_interrupt, load_config, runtime, write_stdout};
-use crate::config::Config;
-use crate::downstream::{Pool, ServerState};
+use crate::config::{AlwaysLoad, Config};
+use crate::downstream::{ChildEnv, Event, Pool, ServerState};
 
 pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = load_config(config)?;
@@ -21,13 +21,23 @@ pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 async fn check(config: &Config) -> anyhow::Result<ExitCode> {
     let root = CancellationToken::new();
     cancel_on_interrupt(&root);
-    let (pool, _events) = Pool::start(config, root.clone());
+    let (pool, mut events) = Pool::start(config, root.clone());
     show_progress(&pool).await;
     let rows: Vec<Row> = pool
         .iter()
         .map(|h| Row::new(h.name(), &h.state()))
         .collect();
-    let table = render(&rows);
+    let mut table = render(&rows);
+    table.push_str(&env_names(config));
+    let mut listed: Vec<Option<Vec<String>>> = vec![None; config.servers.len()];
+    while let Ok(Event::Tools { server, tools, .. }) = events.try_recv() {
+        if let Some(slot) = listed.get_mut(server) {
+            *slot = Some(tools.iter().map(|t| t.name.to_string()).collect());
+        }
+    }
+    for warning in missing_core_tools(config, &listed) {
+        eprintln!("mcp-defer: warning: {warning}");
+    }
     let failed_required = config
         .servers
         .iter()
@@ -100,8 +110,13 @@ impl Row {
                 ready_after.as_millis().to_string(),
                 String::new(),
             ),
-            ServerState::Failed { cause } | ServerState::Restarting { cause, .. } => {
-                ("failed", dash(), dash(), cause.clone())
+            ServerState::Failed { cause, stderr }
+            | ServerState::Restarting { cause, stderr, .. } => {
+                let cause = match stderr {
+                    Some(stderr) => format!("{cause}; stderr: {stderr}"),
+                    None => cause.clone(),
+                };
+                ("failed", dash(), dash(), cause)
             }
             ServerState::Disabled => ("disabled", dash(), dash(), String::new()),
             ServerState::Starting => ("starting", dash(), dash(), String::new()),
@@ -114,6 +129,44 @@ impl Row {
             cause,
         }
     }
+}
+
+/// Which variable names each enabled stdio server receives (never values), below the table:
+/// since servers no longer inherit everything, this is where a missing key is spotted.
+fn env_names(config: &Config) -> String {
+    let lines: Vec<String> = config
+        .enabled_servers()
+        .filter_map(|s| {
+            ChildEnv::from_process(&s.transport)
+                .map(|env| format!("{}: {}\n", s.name, env.describe()))
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nENVIRONMENT (variable names each stdio server receives)\n{}",
+        lines.concat()
+    )
+}
+
+/// `always_load` names a server did not list, once it listed: a typo there would otherwise
+/// leave the core tool silently missing.
+fn missing_core_tools(config: &Config, listed: &[Option<Vec<String>>]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (server, tools) in config.servers.iter().zip(listed) {
+        let (AlwaysLoad::Tools(pinned), Some(tools)) = (&server.always_load, tools) else {
+            continue;
+        };
+        for name in pinned.iter().filter(|p| !tools.contains(p)) {
+            warnings.push(format!(
+                "[mcp_servers.{}] `always_load` names `{name}`, which the server does not list{}",
+                server.name,
+                crate::suggest::hint(name, &tools.iter().map(String::as_str).collect::<Vec<_>>())
+            ));
+        }
+    }
+    warnings
 }
 
 fn render(rows: &[Row]) -> String {

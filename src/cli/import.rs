@@ -6,6 +6,10 @@
 //! maps onto the same keys. What cannot be carried (a legacy SSE server, mcp-defer itself, a
 //! key we do not read) is left out with a line on stderr saying why. The output is validated
 //! by the same loader `serve` uses before it is printed.
+//!
+//! Environment rule: a Claude Code stdio server gets `inherit_env = true`, since Claude Code
+//! passes it the whole environment and we cannot know which variables it reads; a Codex
+//! server keeps Codex's rule (default set plus `env_vars`), which is ours by default.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -73,6 +77,18 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::write_stdout(&text)?;
     for line in &imported.skipped {
         eprintln!("mcp-defer: {line}");
+    }
+    if args.client == Client::Claude
+        && imported
+            .servers
+            .iter()
+            .any(|(_, t)| t.contains_key("inherit_env"))
+    {
+        eprintln!(
+            "mcp-defer: stdio servers got `inherit_env = true`, because Claude Code passes them \
+             its whole environment; for tighter secrets, replace it with `env_vars = [...]` \
+             naming the variables each server needs (`check` lists what each receives)"
+        );
     }
     if imported.servers.is_empty() {
         eprintln!("mcp-defer: no MCP servers found in {}", list(&sources));
@@ -219,6 +235,9 @@ fn claude_server(server: &Json) -> Result<(toml::Table, Vec<String>), String> {
             carry("args", "args", &mut table)?;
             carry("env", "env", &mut table)?;
             carry("cwd", "cwd", &mut table)?;
+            // Claude Code hands a stdio server its whole environment, so a server may read a
+            // variable its entry never names; only inheriting keeps such a server working.
+            table.insert("inherit_env".to_owned(), toml::Value::Boolean(true));
             &["type", "command", "args", "env", "cwd"]
         }
         "http" => {

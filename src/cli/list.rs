@@ -21,9 +21,10 @@ async fn list(config: &Config, as_json: bool) -> anyhow::Result<ExitCode> {
     let settled = settle(config).await;
     let mut failed_required = false;
     for (handle, server) in settled.pool.iter().zip(&config.servers) {
-        if let ServerState::Failed { cause } | ServerState::Restarting { cause, .. } =
-            handle.state()
-        {
+        let state = handle.state();
+        if let ServerState::Failed { .. } | ServerState::Restarting { .. } = state {
+            let cause = state.to_string();
+            let cause = cause.strip_prefix("failed: ").unwrap_or(&cause);
             eprintln!("mcp-defer: server '{}' failed: {cause}", handle.name());
             failed_required |= server.required;
         }

@@ -53,6 +53,10 @@ enum Command {
     Stats(ConfigArg),
     /// Print a servers.toml made from Claude Code's or Codex's MCP servers.
     Import(import::Args),
+    /// Internal: kills the servers' process groups once the mcp-defer that started it is
+    /// gone (see `downstream::watchdog`).
+    #[command(name = "__watchdog", hide = true)]
+    Watchdog,
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -69,14 +73,20 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("mcp-defer: {err:#}");
+            let text = format!("{err:#}");
+            eprintln!("mcp-defer: {}", crate::redact::redact(&text));
             ExitCode::from(2)
         }
     }
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let spawns_servers = !matches!(cli.command, Some(Command::Import(_) | Command::Watchdog));
+    if spawns_servers && let Err(err) = crate::downstream::watchdog::start() {
+        tracing::warn!(error = %err, "no watchdog: if mcp-defer is killed, grandchildren of servers may outlive it");
+    }
     match cli.command {
+        Some(Command::Watchdog) => Ok(crate::downstream::watchdog::run()),
         Some(Command::Check(args)) => check::run(args.config),
         Some(Command::List { config, json }) => list::run(config.config, json),
         Some(Command::Search { config, args }) => search::run(config.config, args),
@@ -150,7 +160,8 @@ fn write_stdout(out: &str) -> std::io::Result<()> {
     stdout.flush()
 }
 
-/// Logs go to stderr, never stdout: stdout is the protocol.
+/// Logs go to stderr, never stdout: stdout is the protocol. Every line passes through
+/// [`crate::redact`], whatever its level or origin.
 fn init_logging(verbose: u8, quiet: bool) {
     // rmcp logs every handshake at info; ours are the lines a user wants by default.
     let default = match (quiet, verbose) {
@@ -162,7 +173,7 @@ fn init_logging(verbose: u8, quiet: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(crate::redact::RedactingStderr)
         .with_ansi(false)
         .with_env_filter(filter)
         .init();

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config {}: {source}", path.display())]
+    /// The OS error is the `source`, which `{:#}` prints after this message (once).
+    #[error("cannot read config {}", path.display())]
     Read {
         path: PathBuf,
         source: std::io::Error,

@@ -9,6 +9,9 @@
 pub(super) enum ExpandError {
     /// `${NAME}` with `NAME` unset and no default.
     Unset(String),
+    /// `${NAME}` with `NAME` set to the empty string and no default: almost always a
+    /// variable that was meant to be filled in (an empty API key, an empty path).
+    Empty(String),
     /// `${` without its `}`.
     Unterminated,
     /// `${}` or a name with characters other than `[A-Za-z0-9_]`.
@@ -16,7 +19,8 @@ pub(super) enum ExpandError {
 }
 
 /// Expands `text`:
-/// - `${NAME}` is the value of `NAME`; unset is an error (set but empty is the empty string).
+/// - `${NAME}` is the value of `NAME`; unset is an error, and so is set but empty (write
+///   `${NAME:-}` when empty is meant).
 /// - `${NAME:-default}` is the value of `NAME`, or `default` when it is unset or empty (as
 ///   in POSIX shells). The default is taken literally, up to the first `}`.
 /// - `$$` is one literal `$`, for the rare value that needs `${` verbatim.
@@ -46,6 +50,9 @@ pub(super) fn expand(
             }
             let value = match (lookup(name), default) {
                 (Some(value), Some(default)) if value.is_empty() => default.to_owned(),
+                (Some(value), None) if value.is_empty() => {
+                    return Err(ExpandError::Empty(name.to_owned()));
+                }
                 (Some(value), _) => value,
                 (None, Some(default)) => default.to_owned(),
                 (None, None) => return Err(ExpandError::Unset(name.to_owned())),
@@ -80,7 +87,15 @@ mod tests {
             expand("a${HOME}b${HOME}", &env),
             Ok("a/home/meb/home/me".into())
         );
-        assert_eq!(expand("${EMPTY}", &env), Ok(String::new()));
+        assert_eq!(expand("${EMPTY:-}", &env), Ok(String::new()));
+    }
+
+    #[test]
+    fn set_but_empty_without_default_is_an_error() {
+        assert_eq!(
+            expand("${EMPTY}", &env),
+            Err(ExpandError::Empty("EMPTY".into()))
+        );
     }
 
     #[test]

@@ -74,6 +74,14 @@ pub const SEARCH_LIMIT_RANGE: std::ops::RangeInclusive<usize> = 1..=50;
 /// Upper bound of `core_wait_ms` and `relist_wait_ms`: beyond a minute a held call or a
 /// held first `tools/list` looks hung to the user and to the client.
 pub const MAX_WAIT_MS: usize = 60_000;
+/// Accepted `startup_timeout_sec` (exclusive of 0): past an hour a start is hung, and an
+/// unbounded value would overflow the deadline arithmetic (`1.7e19` once panicked every call).
+pub const MAX_STARTUP_TIMEOUT_SEC: f64 = 3600.0;
+/// Accepted `tool_timeout_sec` (exclusive of 0): one day, far beyond any real tool call.
+pub const MAX_TOOL_TIMEOUT_SEC: f64 = 86_400.0;
+/// Accepted `max_message_bytes`: from 64 KiB (a large tool list page) to 1 GiB (beyond that
+/// one message would exhaust memory before it is refused).
+pub const MAX_MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 65_536..=1 << 30;
 /// Characters a prefix must leave free under `max_name_length`: `__`, at least one
 /// character of the tool name, and the catalog's `_` + 8 hex hash suffix.
 pub const PREFIX_ROOM: usize = 2 + 1 + 9;
@@ -98,6 +106,11 @@ pub struct Settings {
     pub relist_wait: Duration,
     /// Put `_meta {"anthropic/alwaysLoad": true}` on every listed tool (DESIGN.md 7a).
     pub claude_always_load: bool,
+    /// The default of each stdio server's `inherit_env`: `false` gives a server only
+    /// [`crate::downstream::DEFAULT_ENV_VARS`], its `env_vars` and its `env`, as Codex does.
+    pub inherit_env: bool,
+    /// The longest JSON-RPC message (one line) read from the client or from a server.
+    pub max_message_bytes: usize,
 }
 
 impl Default for Settings {
@@ -109,6 +122,8 @@ impl Default for Settings {
             core_wait: DEFAULT_CORE_WAIT,
             relist_wait: DEFAULT_RELIST_WAIT,
             claude_always_load: true,
+            inherit_env: false,
+            max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -195,11 +210,14 @@ pub enum Transport {
     Stdio {
         command: String,
         args: Vec<String>,
-        /// Added to the inherited environment.
+        /// Set on top of what is passed on.
         env: BTreeMap<String, String>,
-        /// Codex's allow-list of inherited variables; we inherit everything, so these only
-        /// have to be set.
+        /// Codex's allow-list: these variables of mcp-defer's environment are passed on, with
+        /// the default set, when they are set.
         env_vars: Vec<String>,
+        /// Pass mcp-defer's whole environment (Claude Code's behaviour) instead of the
+        /// default set plus `env_vars`: the per-server key, else `[settings] inherit_env`.
+        inherit_env: bool,
         /// A relative `cwd` in the file is joined to the config file's directory, so the
         /// same file works wherever mcp-defer is started (it stays relative only when the
         /// config path itself was relative).
@@ -223,6 +241,7 @@ impl std::fmt::Debug for Transport {
                 args,
                 env,
                 env_vars,
+                inherit_env,
                 cwd,
             } => f
                 .debug_struct("Stdio")
@@ -230,6 +249,7 @@ impl std::fmt::Debug for Transport {
                 .field("args", args)
                 .field("env", &env.keys().collect::<Vec<_>>())
                 .field("env_vars", env_vars)
+                .field("inherit_env", inherit_env)
                 .field("cwd", cwd)
                 .finish(),
             Transport::Http {

@@ -32,6 +32,8 @@ pub(super) struct RawSettings {
     pub core_wait_ms: Option<S<i64>>,
     pub relist_wait_ms: Option<S<i64>>,
     pub claude_always_load: Option<S<bool>>,
+    pub inherit_env: Option<S<bool>>,
+    pub max_message_bytes: Option<S<i64>>,
 }
 
 pub(super) enum RawAlwaysLoad {
@@ -51,6 +53,8 @@ pub(super) struct RawServer {
     /// the names.
     pub env_vars: Option<S<Vec<S<String>>>>,
     pub cwd: Option<S<String>>,
+    /// Ours: pass mcp-defer's whole environment instead of Codex's default set.
+    pub inherit_env: Option<S<bool>>,
     pub url: Option<S<String>>,
     /// Codex rejects an inline token in every transport; so do we, with the fix.
     pub bearer_token: Option<S<()>>,
@@ -85,6 +89,8 @@ const SETTINGS_KEYS: &[&str] = &[
     "core_wait_ms",
     "relist_wait_ms",
     "claude_always_load",
+    "inherit_env",
+    "max_message_bytes",
 ];
 
 /// The keys to use in a server table: Codex's, then ours.
@@ -109,6 +115,7 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "prefix",
     "always_load",
     "search_hints",
+    "inherit_env",
 ];
 
 /// Codex keys we accept (`bearer_token` only to reject it with the fix); offered by "did
@@ -192,6 +199,8 @@ fn decode_settings(
             "core_wait_ms" => settings.core_wait_ms = Some(cx.integer(key, value)?),
             "relist_wait_ms" => settings.relist_wait_ms = Some(cx.integer(key, value)?),
             "claude_always_load" => settings.claude_always_load = Some(cx.boolean(key, value)?),
+            "inherit_env" => settings.inherit_env = Some(cx.boolean(key, value)?),
+            "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }
@@ -227,6 +236,7 @@ fn decode_server(
         env: None,
         env_vars: None,
         cwd: None,
+        inherit_env: None,
         url: None,
         bearer_token: None,
         bearer_token_env_var: None,
@@ -255,6 +265,7 @@ fn decode_server(
             "env" => s.env = Some(cx.pairs(key, value)?),
             "env_vars" => s.env_vars = Some(cx.env_vars(key, value)?),
             "cwd" => s.cwd = Some(cx.string(key, value)?),
+            "inherit_env" => s.inherit_env = Some(cx.boolean(key, value)?),
             "url" => s.url = Some(cx.string(key, value)?),
             "bearer_token" => {
                 cx.string(key, value)?;

@@ -130,6 +130,7 @@ fn codex_block_loads_unchanged() {
         env,
         env_vars,
         cwd,
+        inherit_env,
     } = &docs.transport
     else {
         panic!("docs is stdio");
@@ -142,6 +143,7 @@ fn codex_block_loads_unchanged() {
     );
     assert_eq!(env_vars, &["PATH_EXTRA", "REMOTE_ONLY"]);
     assert_eq!(cwd, &None);
+    assert!(!inherit_env, "Codex's rule unless asked");
 
     let github = server(&config, "github");
     assert!(github.required && github.enabled);
@@ -207,6 +209,7 @@ fn settings_parse_and_convert_units() {
         "core_wait_ms = 0",
         "relist_wait_ms = 1_500",
         "claude_always_load = false",
+        "inherit_env = true",
     ]));
     assert_eq!(
         config.settings,
@@ -217,6 +220,8 @@ fn settings_parse_and_convert_units() {
             core_wait: Duration::ZERO,
             relist_wait: Duration::from_millis(1500),
             claude_always_load: false,
+            inherit_env: true,
+            max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
         }
     );
     assert_eq!(
@@ -882,6 +887,125 @@ fn settings_values_are_checked() {
         &lines(&["settings = [1]"]),
         1,
         &["`settings`", "must be a table"],
+    );
+}
+
+#[test]
+fn huge_numbers_are_refused_with_the_allowed_range() {
+    fails(
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "startup_timeout_sec = 1.7e19",
+        ]),
+        3,
+        &[
+            "[mcp_servers.a]",
+            "`startup_timeout_sec`",
+            "1700000000000000000",
+            "at most 3600",
+        ],
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "tool_timeout_sec = 1e7",
+        ]),
+        3,
+        &["`tool_timeout_sec`", "at most 86400"],
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "startup_timeout_ms = 9223372036854775807",
+        ]),
+        3,
+        &["`startup_timeout_ms`", "between 1 and 3600000"],
+    );
+    fails(
+        &lines(&["[settings]", "core_wait_ms = 9223372036854775807"]),
+        2,
+        &["[settings]", "`core_wait_ms`", "between 0 and 60000"],
+    );
+}
+
+#[test]
+fn what_a_process_cannot_receive_is_refused_at_load() {
+    fails(
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "env = { \"BAD=KEY\" = \"v\" }",
+        ]),
+        3,
+        &["`env.BAD=KEY`", "not a usable environment variable name"],
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "args = [\"ok\", \"x\\u0000y\"]",
+        ]),
+        3,
+        &["`args`", "NUL"],
+    );
+    fails(
+        &lines(&["[mcp_servers.a]", "command = \"a\"", "env_vars = [\"A=B\"]"]),
+        3,
+        &["`env_vars`", "not a usable"],
+    );
+}
+
+#[test]
+fn a_variable_set_but_empty_is_an_error_unless_a_default_allows_it() {
+    let env = |name: &str| (name == "EMPTY").then(String::new);
+    let text = lines(&[
+        "[mcp_servers.a]",
+        "command = \"a\"",
+        "args = [\"--key\", \"${EMPTY}\"]",
+    ]);
+    let err = Config::parse_with_env(&text, Path::new(PATH), &env)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        err.contains("`${EMPTY}`") && err.contains("empty string") && err.contains("${EMPTY:-}"),
+        "{err}"
+    );
+    let text = lines(&[
+        "[mcp_servers.a]",
+        "command = \"a\"",
+        "args = [\"${EMPTY:-}\"]",
+    ]);
+    assert!(Config::parse_with_env(&text, Path::new(PATH), &env).is_ok());
+}
+
+#[test]
+fn inherit_env_is_per_server_over_settings_and_stdio_only() {
+    let config = ok(&lines(&[
+        "[settings]",
+        "inherit_env = true",
+        "[mcp_servers.a]",
+        "command = \"a\"",
+        "[mcp_servers.b]",
+        "command = \"b\"",
+        "inherit_env = false",
+    ]));
+    let inherit = |name: &str| match &server(&config, name).transport {
+        Transport::Stdio { inherit_env, .. } => *inherit_env,
+        Transport::Http { .. } => panic!("stdio"),
+    };
+    assert!(inherit("a") && !inherit("b"));
+    fails(
+        &lines(&[
+            "[mcp_servers.w]",
+            "url = \"https://x/mcp\"",
+            "inherit_env = true",
+        ]),
+        3,
+        &["`inherit_env`", "applies only to stdio servers"],
     );
 }
 

@@ -15,8 +15,8 @@ use super::expand::{ExpandError, expand};
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
-    MAX_NAME_LENGTH_RANGE, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings,
-    Transport,
+    MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC,
+    MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings, Transport,
 };
 use crate::suggest;
 
@@ -70,6 +70,8 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         core_wait_ms,
         relist_wait_ms,
         claude_always_load,
+        inherit_env,
+        max_message_bytes,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -145,6 +147,15 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         relist_wait: wait(relist_wait_ms, "relist_wait_ms", defaults.relist_wait)?,
         claude_always_load: claude_always_load
             .map_or(defaults.claude_always_load, |b| *b.get_ref()),
+        inherit_env: inherit_env.map_or(defaults.inherit_env, |b| *b.get_ref()),
+        max_message_bytes: in_range(
+            max_message_bytes,
+            "max_message_bytes",
+            MAX_MESSAGE_BYTES_RANGE,
+            "bytes of one JSON-RPC message, from the client or a server",
+            defaults.max_message_bytes as u128,
+        )?
+        .unwrap_or(defaults.max_message_bytes),
     })
 }
 
@@ -176,6 +187,10 @@ impl Server<'_, '_> {
                 ExpandError::Unset(var) => format!(
                     "uses `${{{var}}}`, but the environment variable `{var}` is not set; set it \
                      before starting mcp-defer, or give a default: `${{{var}:-default}}`"
+                ),
+                ExpandError::Empty(var) => format!(
+                    "uses `${{{var}}}`, but the environment variable `{var}` is set to the empty \
+                     string; set it to a value, or write `${{{var}:-}}` if empty is meant"
                 ),
                 ExpandError::Unterminated => {
                     "has `${` without a closing `}`; close it, or write `$$` for a literal `$`"
@@ -221,6 +236,7 @@ impl Server<'_, '_> {
             env,
             env_vars,
             cwd,
+            inherit_env,
             url,
             bearer_token,
             bearer_token_env_var,
@@ -317,7 +333,8 @@ impl Server<'_, '_> {
                     "a stdio server (`command`)",
                     "pass settings to the process with `env` or `args` instead",
                 )?;
-                self.stdio(command, args, env, env_vars, cwd)?
+                let inherit_env = inherit_env.map_or(settings.inherit_env, |b| *b.get_ref());
+                self.stdio(command, args, env, env_vars, cwd, inherit_env)?
             }
             (None, Some(url)) => {
                 let foreign = [
@@ -325,6 +342,7 @@ impl Server<'_, '_> {
                     ("env", env.as_ref().map(S::span)),
                     ("env_vars", env_vars.as_ref().map(S::span)),
                     ("cwd", cwd.as_ref().map(S::span)),
+                    ("inherit_env", inherit_env.as_ref().map(S::span)),
                 ];
                 self.reject_foreign(
                     &foreign,
@@ -337,22 +355,28 @@ impl Server<'_, '_> {
         };
 
         let startup_timeout = match (startup_timeout_sec, startup_timeout_ms) {
-            (Some(sec), _) => self.seconds(sec, "startup_timeout_sec")?,
+            (Some(sec), _) => self.seconds(sec, "startup_timeout_sec", MAX_STARTUP_TIMEOUT_SEC)?,
             (None, Some(ms)) => match u64::try_from(*ms.get_ref()) {
-                Ok(ms) if ms > 0 => Duration::from_millis(ms),
+                Ok(n) if n > 0 && n as f64 <= MAX_STARTUP_TIMEOUT_SEC * 1000.0 => {
+                    Duration::from_millis(n)
+                }
                 _ => {
                     return Err(self.error(
                         ms.span(),
                         Some("startup_timeout_ms"),
-                        "must be a positive number of milliseconds; better, write \
-                         `startup_timeout_sec = 10`",
+                        format!(
+                            "is {}, but must be a positive number of milliseconds, between 1 and {}; better, write \
+                             `startup_timeout_sec = 10`",
+                            ms.get_ref(),
+                            MAX_STARTUP_TIMEOUT_SEC * 1000.0
+                        ),
                     ));
                 }
             },
             (None, None) => DEFAULT_STARTUP_TIMEOUT,
         };
         let tool_timeout = match tool_timeout_sec {
-            Some(sec) => self.seconds(sec, "tool_timeout_sec")?,
+            Some(sec) => self.seconds(sec, "tool_timeout_sec", MAX_TOOL_TIMEOUT_SEC)?,
             None => DEFAULT_TOOL_TIMEOUT,
         };
 
@@ -510,18 +534,51 @@ impl Server<'_, '_> {
         }
     }
 
-    fn seconds(&self, value: S<f64>, key: &str) -> Result<Duration, ConfigError> {
+    /// A timeout in seconds, in `(0, max]`: a bound keeps every deadline computed from it
+    /// far from `Instant` overflow.
+    fn seconds(&self, value: S<f64>, key: &str, max: f64) -> Result<Duration, ConfigError> {
         let secs = *value.get_ref();
-        if let Ok(duration) = Duration::try_from_secs_f64(secs)
-            && secs > 0.0
+        if secs > 0.0
+            && secs <= max
+            && let Ok(duration) = Duration::try_from_secs_f64(secs)
         {
             return Ok(duration);
         }
         Err(self.error(
             value.span(),
             Some(key),
-            format!("must be a positive, finite number of seconds (it is {secs}); write e.g. `{key} = 30`"),
+            format!(
+                "is {secs}, but must be a positive, finite number of seconds, at most {max} \
+                 (allowed: greater than 0 up to {max}); write e.g. `{key} = 30`"
+            ),
         ))
+    }
+
+    /// Refuses what `execve` cannot carry: NUL anywhere, `=` or an empty name in a variable
+    /// name. Caught here, the error names the key and line instead of failing every spawn.
+    fn check_exec_text(
+        &self,
+        span: Range<usize>,
+        key: &str,
+        text: &str,
+        is_var_name: bool,
+    ) -> Result<(), ConfigError> {
+        if text.contains('\0') {
+            return Err(self.error(
+                span,
+                Some(key),
+                "contains a NUL byte, which a process cannot receive; remove it",
+            ));
+        }
+        if is_var_name && (text.is_empty() || text.contains('=')) {
+            return Err(self.error(
+                span,
+                Some(key),
+                "is not a usable environment variable name (empty, or contains `=`); write a \
+                 name such as `API_KEY`",
+            ));
+        }
+        Ok(())
     }
 
     fn stdio(
@@ -531,9 +588,11 @@ impl Server<'_, '_> {
         env: Option<S<Pairs>>,
         env_vars: Option<S<Vec<S<String>>>>,
         cwd: Option<S<String>>,
+        inherit_env: bool,
     ) -> Result<Transport, ConfigError> {
         let command_span = command.span();
         let command = self.expand(command, "command")?;
+        self.check_exec_text(command_span.clone(), "command", &command, false)?;
         if command.trim().is_empty() {
             return Err(self.error(
                 command_span,
@@ -545,19 +604,32 @@ impl Server<'_, '_> {
             .map(S::into_inner)
             .unwrap_or_default()
             .into_iter()
-            .map(|a| self.expand(a, "args"))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|a| {
+                let span = a.span();
+                let arg = self.expand(a, "args")?;
+                self.check_exec_text(span, "args", &arg, false)?;
+                Ok(arg)
+            })
+            .collect::<Result<Vec<_>, ConfigError>>()?;
         let mut env_map = BTreeMap::new();
         for (name, value) in env.map(S::into_inner).unwrap_or_default() {
             let key = format!("env.{}", name.get_ref());
-            env_map.insert(name.into_inner(), self.expand(value, &key)?);
+            self.check_exec_text(name.span(), &key, name.get_ref(), true)?;
+            let span = value.span();
+            let value = self.expand(value, &key)?;
+            self.check_exec_text(span, &key, &value, false)?;
+            crate::redact::register_secret(&value);
+            env_map.insert(name.into_inner(), value);
         }
         let env_vars = env_vars
             .map(S::into_inner)
             .unwrap_or_default()
             .into_iter()
-            .map(S::into_inner)
-            .collect();
+            .map(|name| {
+                self.check_exec_text(name.span(), "env_vars", name.get_ref(), true)?;
+                Ok(name.into_inner())
+            })
+            .collect::<Result<Vec<_>, ConfigError>>()?;
         let cwd = cwd
             .map(|c| {
                 self.expand(c, "cwd").map(|c| {
@@ -575,6 +647,7 @@ impl Server<'_, '_> {
             args,
             env: env_map,
             env_vars,
+            inherit_env,
             cwd,
         })
     }
@@ -598,6 +671,9 @@ impl Server<'_, '_> {
         let bearer_token = bearer_token_env_var
             .map(|var| self.resolve(&var, "bearer_token_env_var"))
             .transpose()?;
+        if let Some(token) = &bearer_token {
+            crate::redact::register_secret(token);
+        }
         let mut headers = BTreeMap::new();
         for (name, value) in http_headers.map(S::into_inner).unwrap_or_default() {
             let key = format!("http_headers.{}", name.get_ref());
@@ -607,6 +683,9 @@ impl Server<'_, '_> {
         for (name, var) in env_http_headers.map(S::into_inner).unwrap_or_default() {
             let key = format!("env_http_headers.{}", name.get_ref());
             headers.insert(name.into_inner(), self.resolve(&var, &key)?);
+        }
+        for value in headers.values() {
+            crate::redact::register_secret(value);
         }
         Ok(Transport::Http {
             url,

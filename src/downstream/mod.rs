@@ -32,14 +32,19 @@ use tracing::Instrument;
 use crate::config::Config;
 
 mod backoff;
+mod child_transport;
+mod environment;
 mod handler;
 mod listing;
 mod process;
+mod session_watch;
 mod settle;
 mod supervisor;
 mod upstream;
+pub mod watchdog;
 
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
+pub use environment::{ChildEnv, DEFAULT_ENV_VARS};
 pub use process::STDERR_CAP_BYTES;
 pub use settle::{Settled, settle};
 pub use upstream::{CallOrigin, ClientLink, Upstream, UpstreamFuture, input_method};
@@ -91,10 +96,14 @@ pub enum ServerState {
     Restarting {
         attempt: u32,
         cause: String,
+        /// The last lines the child wrote to stderr (redacted): for the user and the log,
+        /// never for the model, which gets `cause` alone.
+        stderr: Option<String>,
     },
     /// Gave up for good: retrying cannot help (command not found, missing directory).
     Failed {
         cause: String,
+        stderr: Option<String>,
     },
     Disabled,
 }
@@ -108,8 +117,32 @@ impl ServerState {
     /// The cause of a failed or restarting connection.
     pub fn cause(&self) -> Option<&str> {
         match self {
-            ServerState::Restarting { cause, .. } | ServerState::Failed { cause } => Some(cause),
+            ServerState::Restarting { cause, .. } | ServerState::Failed { cause, .. } => {
+                Some(cause)
+            }
             _ => None,
+        }
+    }
+
+    /// The child's stderr tail of a failed or restarting connection.
+    pub fn stderr(&self) -> Option<&str> {
+        match self {
+            ServerState::Restarting { stderr, .. } | ServerState::Failed { stderr, .. } => {
+                stderr.as_deref()
+            }
+            _ => None,
+        }
+    }
+
+    /// The state as the model may read it: the cause without the child's stderr, which can
+    /// hold anything the server printed (its stderr is in mcp-defer's log).
+    pub fn for_model(&self) -> String {
+        match self {
+            ServerState::Restarting { attempt, cause, .. } => {
+                format!("restarting (attempt {attempt}) after: {cause}")
+            }
+            ServerState::Failed { cause, .. } => format!("failed: {cause}"),
+            other => other.to_string(),
         }
     }
 }
@@ -119,10 +152,13 @@ impl fmt::Display for ServerState {
         match self {
             ServerState::Starting => f.write_str("starting"),
             ServerState::Ready { tools, .. } => write!(f, "ready, {tools} tools"),
-            ServerState::Restarting { attempt, cause } => {
-                write!(f, "restarting (attempt {attempt}) after: {cause}")
+            ServerState::Restarting { .. } | ServerState::Failed { .. } => {
+                f.write_str(&self.for_model())?;
+                match self.stderr() {
+                    Some(stderr) => write!(f, "; stderr: {stderr}"),
+                    None => Ok(()),
+                }
             }
-            ServerState::Failed { cause } => write!(f, "failed: {cause}"),
             ServerState::Disabled => f.write_str("disabled in the config"),
         }
     }
@@ -244,6 +280,7 @@ impl Pool {
                     stop: stop.clone(),
                     link: link.clone(),
                     subscriptions,
+                    max_message_bytes: config.settings.max_message_bytes,
                 };
                 let span = tracing::info_span!("downstream", server = %name);
                 tasks.push(tokio::spawn(supervisor.run().instrument(span)));
@@ -506,7 +543,7 @@ impl ServerHandle {
     ) -> Result<ServerResult, DownstreamError> {
         let live = self.live().ok_or_else(|| DownstreamError::NotReady {
             server: self.name.to_string(),
-            state: self.state().to_string(),
+            state: self.state().for_model(),
         })?;
         let in_flight = options.origin.map(|origin| live.calls.begin(origin));
         let mut handle = match live

@@ -8,15 +8,18 @@ use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper, ProcessGroup};
-use rmcp::transport::TokioChildProcess;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 use tokio::sync::watch;
 use tracing::Instrument;
+
+use super::child_transport::ChildTransport;
+use super::environment::ChildEnv;
 
 /// Stderr kept per process for error messages; older lines are dropped first.
 pub const STDERR_CAP_BYTES: usize = 16 * 1024;
@@ -27,7 +30,7 @@ const TERM_GRACE: Duration = Duration::from_millis(1000);
 
 /// A spawned stdio server, before the handshake.
 pub struct Spawned {
-    pub transport: TokioChildProcess,
+    pub transport: ChildTransport,
     pub group: GroupGuard,
     pub exit: watch::Receiver<Option<ExitStatus>>,
     pub stderr: StderrLog,
@@ -40,20 +43,25 @@ pub enum SpawnError {
     NotFound { command: String },
     #[error("working directory {} does not exist", cwd.display())]
     NoCwd { cwd: std::path::PathBuf },
+    #[error("cannot execute {command}: {source}")]
+    NotExecutable { command: String, source: io::Error },
     #[error("cannot start {command}: {source}")]
     Io { command: String, source: io::Error },
 }
 
-/// Spawns `command` with `env` added to ours, in `cwd`, as the leader of a new group.
+/// Spawns `command` with `env` (see [`ChildEnv`]), in `cwd`, as the leader of a new group.
 ///
 /// # Errors
-/// [`SpawnError::NotFound`] when the executable does not exist (ENOENT), else `Io`.
+/// [`SpawnError::NotFound`] when the executable does not exist (ENOENT),
+/// [`SpawnError::NotExecutable`] when it is not a program we may run (EACCES, ENOEXEC),
+/// else `Io`.
 pub fn spawn(
     server: &str,
     command: &str,
     args: &[String],
-    env: &std::collections::BTreeMap<String, String>,
+    env: &ChildEnv,
     cwd: Option<&Path>,
+    max_message_bytes: usize,
 ) -> Result<Spawned, SpawnError> {
     if let Some(cwd) = cwd
         && !cwd.is_dir()
@@ -63,28 +71,73 @@ pub fn spawn(
         });
     }
     let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args).envs(env).kill_on_drop(true);
+    if !env.inherit {
+        cmd.env_clear();
+    }
+    cmd.args(args)
+        .envs(&env.vars)
+        .kill_on_drop(true)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let parent = std::process::id();
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
+    // (prctl, getppid, raise). PDEATHSIG kills the server when we die, however we die; the
+    // parent check closes the race where we died before prctl took effect.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() as u32 != parent {
+                libc::raise(libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
     let (exit_tx, exit) = watch::channel(None);
+    let signalled = Arc::new(AtomicBool::new(false));
     let mut wrap = CommandWrap::from(cmd);
     wrap.wrap(ProcessGroup::leader()).wrap(ExitRecorder {
         tx: Arc::new(exit_tx),
+        signalled: signalled.clone(),
     });
-    let (transport, stderr) = TokioChildProcess::builder(wrap)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|source| match source.kind() {
-            io::ErrorKind::NotFound => SpawnError::NotFound {
-                command: command.to_owned(),
-            },
-            _ => SpawnError::Io {
+    let mut child = wrap.spawn().map_err(|source| match source.kind() {
+        io::ErrorKind::NotFound => SpawnError::NotFound {
+            command: command.to_owned(),
+        },
+        _ if source.kind() == io::ErrorKind::PermissionDenied
+            || source.raw_os_error() == Some(libc::ENOEXEC) =>
+        {
+            SpawnError::NotExecutable {
                 command: command.to_owned(),
                 source,
-            },
-        })?;
-    let pgid = transport.id().map_or(0, |id| id as i32);
+            }
+        }
+        _ => SpawnError::Io {
+            command: command.to_owned(),
+            source,
+        },
+    })?;
+    let (Some(stdin), Some(stdout)) = (child.stdin().take(), child.stdout().take()) else {
+        return Err(SpawnError::Io {
+            command: command.to_owned(),
+            source: io::Error::other("the child has no stdin or stdout pipe"),
+        });
+    };
+    let stderr = child.stderr().take();
+    let pgid = child.id().map_or(0, |id| id as i32);
+    // Reaps the child (recording its exit status); dropping it (runtime shutdown) kills it.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+    let transport = ChildTransport::new(stdin, stdout, max_message_bytes);
+    if pgid > 0 {
+        super::watchdog::guard(pgid);
+    }
     let (done_tx, done) = watch::channel(stderr.is_none());
     let log = StderrLog {
         inner: Arc::default(),
@@ -98,7 +151,7 @@ pub fn spawn(
     }
     Ok(Spawned {
         transport,
-        group: GroupGuard { pgid },
+        group: GroupGuard { pgid, signalled },
         exit,
         stderr: log,
     })
@@ -187,6 +240,9 @@ async fn read_stderr(stderr: ChildStderr, log: StderrLog, done: watch::Sender<bo
 #[derive(Debug)]
 struct ExitRecorder {
     tx: Arc<watch::Sender<Option<ExitStatus>>>,
+    /// Set when we (or rmcp, closing the transport) signal the child: its death by that
+    /// signal is then our doing, not its failure.
+    signalled: Arc<AtomicBool>,
 }
 
 impl CommandWrapper for ExitRecorder {
@@ -198,6 +254,7 @@ impl CommandWrapper for ExitRecorder {
         Ok(Box::new(RecordingChild {
             inner: child,
             tx: self.tx.clone(),
+            signalled: self.signalled.clone(),
         }))
     }
 }
@@ -206,6 +263,7 @@ impl CommandWrapper for ExitRecorder {
 struct RecordingChild {
     inner: Box<dyn ChildWrapper>,
     tx: Arc<watch::Sender<Option<ExitStatus>>>,
+    signalled: Arc<AtomicBool>,
 }
 
 impl ChildWrapper for RecordingChild {
@@ -219,9 +277,11 @@ impl ChildWrapper for RecordingChild {
         self.inner
     }
     fn start_kill(&mut self) -> io::Result<()> {
+        self.signalled.store(true, Ordering::Relaxed);
         self.inner.start_kill()
     }
     fn signal(&self, sig: i32) -> io::Result<()> {
+        self.signalled.store(true, Ordering::Relaxed);
         self.inner.signal(sig)
     }
     fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
@@ -247,24 +307,33 @@ impl ChildWrapper for RecordingChild {
 #[derive(Debug)]
 pub struct GroupGuard {
     pgid: i32,
+    signalled: Arc<AtomicBool>,
 }
 
 impl GroupGuard {
+    /// Whether we signalled the child (to stop it) before it exited.
+    pub fn signalled_by_us(&self) -> bool {
+        self.signalled.load(Ordering::Relaxed)
+    }
+
     /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, then SIGKILL.
     pub async fn terminate(mut self) {
         let pgid = std::mem::take(&mut self.pgid);
-        if pgid <= 0 || !signal_group(pgid, libc::SIGTERM) {
+        self.signalled.store(true, Ordering::Relaxed);
+        if pgid <= 0 {
             return;
         }
-        let deadline = tokio::time::Instant::now() + TERM_GRACE;
-        while tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            if !signal_group(pgid, 0) {
-                return;
+        if signal_group(pgid, libc::SIGTERM) {
+            let start = tokio::time::Instant::now();
+            while start.elapsed() < TERM_GRACE && signal_group(pgid, 0) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            if signal_group(pgid, 0) {
+                tracing::debug!(pgid, "process group ignored SIGTERM; killing it");
+                signal_group(pgid, libc::SIGKILL);
             }
         }
-        tracing::debug!(pgid, "process group ignored SIGTERM; killing it");
-        signal_group(pgid, libc::SIGKILL);
+        super::watchdog::release(pgid);
     }
 }
 
@@ -272,6 +341,7 @@ impl Drop for GroupGuard {
     fn drop(&mut self) {
         if self.pgid > 0 {
             signal_group(self.pgid, libc::SIGKILL);
+            super::watchdog::release(self.pgid);
         }
     }
 }

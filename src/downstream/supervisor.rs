@@ -16,9 +16,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
+use super::environment::ChildEnv;
 use super::handler::{Handler, ProgressRoutes, Relist};
 use super::listing;
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
+use super::session_watch::{BrokenCause, SessionWatch};
 use super::upstream::{ClientLink, InFlight};
 use super::{Event, Live, ServerState, Subscriptions};
 use crate::config::{ServerConfig, Transport};
@@ -42,57 +44,79 @@ pub(super) struct Supervisor {
     pub link: watch::Receiver<Option<ClientLink>>,
     /// Resource URIs to subscribe to again on each new connection.
     pub subscriptions: Subscriptions,
+    /// The longest answer read from a stdio server (`[settings] max_message_bytes`).
+    pub max_message_bytes: usize,
 }
 
-/// Why a connection could not be made.
+/// Why a connection could not be made. The Display is the cause without the child's
+/// stderr, which [`ConnectError::stderr`] gives apart: the model reads the one, the user and
+/// the log get both.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum ConnectError {
     #[error(transparent)]
     Spawn(#[from] SpawnError),
-    #[error("{status}{}", tail(stderr))]
+    #[error("{status}")]
     Exited {
         status: String,
         stderr: Option<String>,
     },
-    #[error("timed out after {} s waiting for the handshake and tools/list{}", after.as_secs_f64(), tail(stderr))]
+    #[error("timed out after {} s waiting for the handshake and tools/list", after.as_secs_f64())]
     Timeout {
         after: Duration,
         stderr: Option<String>,
     },
-    #[error("handshake failed: {message}{}", tail(stderr))]
+    #[error("handshake failed: {message}")]
     Handshake {
         message: String,
         stderr: Option<String>,
     },
     #[error("cannot reach {url}: {message}")]
     Http { url: String, message: String },
-    #[error("tools/list failed: {0}")]
-    List(String),
+    #[error("tools/list failed: {message}")]
+    List {
+        message: String,
+        stderr: Option<String>,
+    },
     #[error("invalid HTTP header {name}: {message}")]
     Header { name: String, message: String },
 }
 
 impl ConnectError {
-    /// Retrying cannot fix these: the command or directory will not appear by itself.
+    /// Retrying cannot fix these: the command or directory will not appear by itself, and a
+    /// file that is not executable stays so.
     fn is_permanent(&self) -> bool {
         matches!(
             self,
-            ConnectError::Spawn(SpawnError::NotFound { .. } | SpawnError::NoCwd { .. })
-                | ConnectError::Header { .. }
+            ConnectError::Spawn(
+                SpawnError::NotFound { .. }
+                    | SpawnError::NoCwd { .. }
+                    | SpawnError::NotExecutable { .. }
+            ) | ConnectError::Header { .. }
         )
+    }
+
+    fn stderr(&self) -> Option<String> {
+        match self {
+            ConnectError::Exited { stderr, .. }
+            | ConnectError::Timeout { stderr, .. }
+            | ConnectError::Handshake { stderr, .. }
+            | ConnectError::List { stderr, .. } => stderr.clone(),
+            _ => None,
+        }
     }
 }
 
-fn tail(stderr: &Option<String>) -> String {
-    stderr
-        .as_ref()
-        .map(|s| format!("; stderr: {s}"))
-        .unwrap_or_default()
+/// A cause for the state and the log: redacted, the stderr tail apart.
+fn redacted(cause: &str, stderr: Option<String>) -> (String, Option<String>) {
+    (
+        crate::redact::redact(cause).into_owned(),
+        stderr.map(|s| crate::redact::redact(&s).into_owned()),
+    )
 }
 
 /// An error and every source under it, on one line: HTTP errors hide the status or
 /// "connection refused" a few levels down.
-fn chain(err: &dyn std::error::Error) -> String {
+pub(super) fn chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(err) = source {
@@ -130,6 +154,8 @@ struct Connection {
     calls: Arc<InFlight>,
     child: Option<Child>,
     offer: Offer,
+    /// Why an HTTP connection broke, left by its [`SessionWatch`].
+    broken: BrokenCause,
 }
 
 /// Everything a server lists: tools always, prompts and resources when it declares them.
@@ -147,18 +173,22 @@ struct Child {
 }
 
 impl Child {
-    /// "exited with code N; stderr: ..." once the status is known, waiting briefly for it.
-    async fn cause(&mut self) -> Option<String> {
+    /// "exited with code N" and the stderr tail once the status is known, waiting briefly
+    /// for it. A child we signalled ourselves (rmcp stops one whose stdout closed) is
+    /// described by what it did, not by our signal.
+    async fn cause(&mut self) -> Option<(String, Option<String>)> {
         let status = tokio::time::timeout(EXIT_WAIT, self.exit.wait_for(Option::is_some))
             .await
             .ok()
             .and_then(|r| r.ok().and_then(|s| *s))?;
         self.stderr.drained(STDERR_DRAIN).await;
-        Some(format!(
-            "{}{}",
-            describe_exit(status),
-            tail(&self.stderr.tail())
-        ))
+        use std::os::unix::process::ExitStatusExt;
+        let text = if self.group.signalled_by_us() && status.signal().is_some() {
+            "closed its stdout (the connection) and was stopped by mcp-defer".to_owned()
+        } else {
+            describe_exit(status)
+        };
+        Some((text, self.stderr.tail()))
     }
 }
 
@@ -178,29 +208,33 @@ impl Supervisor {
                 () = self.stop.cancelled() => return,
                 connected = self.connect(&link) => connected,
             };
-            let cause = match connected {
+            let (cause, stderr) = match connected {
                 Err(err) if err.is_permanent() => {
-                    tracing::error!(cause = %err, "server failed; not retrying");
-                    self.state.send_replace(ServerState::Failed {
-                        cause: err.to_string(),
-                    });
+                    let (cause, stderr) = redacted(&err.to_string(), err.stderr());
+                    tracing::error!(%cause, stderr = stderr.as_deref().unwrap_or(""), "server failed; not retrying");
+                    self.state
+                        .send_replace(ServerState::Failed { cause, stderr });
                     return;
                 }
-                Err(err) => err.to_string(),
+                Err(err) => redacted(&err.to_string(), err.stderr()),
                 Ok(connection) => match self.serve(connection, started).await {
-                    Some(cause) => cause,
+                    Some((cause, stderr)) => redacted(&cause, stderr),
                     None => return,
                 },
             };
             let (attempt, delay) = restarts.next(started.elapsed(), rng.sample());
             tracing::warn!(
                 %cause,
+                stderr = stderr.as_deref().unwrap_or(""),
                 attempt,
                 delay_ms = delay.as_millis() as u64,
                 "server stopped; restarting"
             );
-            self.state
-                .send_replace(ServerState::Restarting { attempt, cause });
+            self.state.send_replace(ServerState::Restarting {
+                attempt,
+                cause,
+                stderr,
+            });
             tokio::select! {
                 () = self.stop.cancelled() => return,
                 () = tokio::time::sleep(delay) => {}
@@ -225,15 +259,23 @@ impl Supervisor {
         };
         let ct = self.stop.child_token();
         let after = self.config.startup_timeout;
+        let broken = BrokenCause::default();
         let (running, offer, child) = match &self.config.transport {
-            Transport::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-                env_vars: _,
+            transport @ Transport::Stdio {
+                command, args, cwd, ..
             } => {
-                let spawned = process::spawn(&self.name, command, args, env, cwd.as_deref())?;
+                let env = ChildEnv::from_process(transport).unwrap_or_else(|| ChildEnv {
+                    inherit: false,
+                    vars: BTreeMap::new(),
+                });
+                let spawned = process::spawn(
+                    &self.name,
+                    command,
+                    args,
+                    &env,
+                    cwd.as_deref(),
+                    self.max_message_bytes,
+                )?;
                 let mut child = Child {
                     group: spawned.group,
                     exit: spawned.exit,
@@ -243,17 +285,19 @@ impl Supervisor {
                 match tokio::time::timeout(after, start).await {
                     Ok(Ok((running, offer))) => (running, offer, Some(child)),
                     Ok(Err(err)) => {
-                        let err = match child.cause().await {
-                            Some(status) => ConnectError::Exited {
-                                status,
-                                stderr: None,
+                        // A server that answered the handshake and then refused tools/list
+                        // said why; its exit afterwards is our doing, not the cause.
+                        let err = match err {
+                            StartError::List(message) => ConnectError::List {
+                                message,
+                                stderr: child.stderr.tail(),
                             },
-                            None => match err {
-                                StartError::Handshake(message) => ConnectError::Handshake {
+                            StartError::Handshake(message) => match child.cause().await {
+                                Some((status, stderr)) => ConnectError::Exited { status, stderr },
+                                None => ConnectError::Handshake {
                                     message,
                                     stderr: child.stderr.tail(),
                                 },
-                                StartError::List(message) => ConnectError::List(message),
                             },
                         };
                         child.group.terminate().await;
@@ -276,7 +320,10 @@ impl Supervisor {
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token.clone());
                 }
-                let transport = StreamableHttpClientTransport::from_config(config);
+                let transport = SessionWatch::new(
+                    StreamableHttpClientTransport::from_config(config),
+                    broken.clone(),
+                );
                 let start = handshake(handler, transport, ct.clone(), &self.config);
                 match tokio::time::timeout(after, start).await {
                     Ok(Ok((running, offer))) => (running, offer, None),
@@ -286,7 +333,12 @@ impl Supervisor {
                             message,
                         });
                     }
-                    Ok(Err(StartError::List(message))) => return Err(ConnectError::List(message)),
+                    Ok(Err(StartError::List(message))) => {
+                        return Err(ConnectError::List {
+                            message,
+                            stderr: None,
+                        });
+                    }
                     Err(_) => {
                         return Err(ConnectError::Timeout {
                             after,
@@ -303,13 +355,19 @@ impl Supervisor {
             progress,
             calls,
             child,
+            broken,
             offer,
         })
     }
 
-    /// Publishes the connection, answers re-list requests, and returns the cause when the
-    /// connection ends by itself (`None` when we were told to stop).
-    async fn serve(&self, connection: Connection, started: Instant) -> Option<String> {
+    /// Publishes the connection, answers re-list requests, and returns the cause (and the
+    /// child's stderr tail) when the connection ends by itself (`None` when we were told to
+    /// stop).
+    async fn serve(
+        &self,
+        connection: Connection,
+        started: Instant,
+    ) -> Option<(String, Option<String>)> {
         let Connection {
             running,
             ct,
@@ -317,6 +375,7 @@ impl Supervisor {
             progress,
             calls,
             mut child,
+            broken,
             offer,
         } = connection;
         let instructions = running.peer_info().and_then(|i| i.instructions.clone());
@@ -388,17 +447,28 @@ impl Supervisor {
             }
             return None;
         }
-        let cause = match child.as_mut() {
+        let (cause, stderr) = match child.as_mut() {
             Some(child) => child.cause().await,
             None => None,
         }
-        .unwrap_or_else(|| "the connection closed".to_owned());
-        ended_tx.send_replace(Some(cause.clone()));
+        .or_else(|| {
+            let cause = broken.lock().ok().and_then(|mut c| c.take());
+            cause.map(|c| (c, None))
+        })
+        .unwrap_or_else(|| {
+            let cause = if child.is_some() {
+                "closed its stdout (the connection) while still running"
+            } else {
+                "the connection closed"
+            };
+            (cause.to_owned(), None)
+        });
+        ended_tx.send_replace(Some(crate::redact::redact(&cause).into_owned()));
         if let Some(child) = child {
             // A crashed server's grandchildren must not outlive it.
             child.group.terminate().await;
         }
-        Some(cause)
+        Some((cause, stderr))
     }
 
     /// Fetches one list again after the server said it changed, and publishes it.

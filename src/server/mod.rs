@@ -33,9 +33,11 @@ use crate::downstream::{
 use crate::exposure::{ExposedList, listed_form};
 use crate::search::{SearchIndex, ToolDoc};
 
+pub(crate) mod availability;
 mod client_requests;
 mod completions;
 mod envelope;
+mod framing;
 mod instructions;
 pub mod meta;
 mod notify;
@@ -154,42 +156,54 @@ impl DeferServer {
 
 /// The one catalog writer: applies each server's lists, then tells the client if a list
 /// grew; passes resource updates on.
+/// One server's complete tool list and the `instructions` of its handshake, as a
+/// supervisor sends them.
+type ToolList = (usize, Vec<Tool>, Option<String>);
+
 async fn write_catalog(state: Arc<State>, mut events: mpsc::UnboundedReceiver<Event>) {
     while let Some(event) = events.recv().await {
-        let (server, tools, instructions) = match event {
-            Event::Tools {
-                server,
-                tools,
-                instructions,
-            } => (server, tools, instructions),
-            Event::Prompts { server, prompts } => {
-                if state.apply_prompts(server, prompts) > 0 {
-                    state.notifier.changed(Change::Prompts).await;
+        // Everything already queued goes in one go: tool lists in one batch, one index
+        // commit for many servers (200 servers joining at once were ingested one by one,
+        // ~60 ms each). A server's prompts and resources, sent before its tools, are applied
+        // as they come.
+        let mut batch = Vec::new();
+        let mut next = Some(event);
+        while let Some(event) = next.take() {
+            match event {
+                Event::Tools {
+                    server,
+                    tools,
+                    instructions,
+                } => batch.push((server, tools, instructions)),
+                Event::Prompts { server, prompts } => {
+                    if state.apply_prompts(server, prompts) > 0 {
+                        state.notifier.changed(Change::Prompts).await;
+                    }
                 }
-                continue;
-            }
-            Event::Resources {
-                server,
-                resources,
-                templates,
-            } => {
-                let grew = lock(&state.resources).apply(server, resources, templates);
-                if grew {
-                    state.notifier.changed(Change::Resources).await;
+                Event::Resources {
+                    server,
+                    resources,
+                    templates,
+                } => {
+                    let grew = lock(&state.resources).apply(server, resources, templates);
+                    if grew {
+                        state.notifier.changed(Change::Resources).await;
+                    }
                 }
-                continue;
+                Event::ResourceUpdated { server, uri } => {
+                    tracing::debug!(server, %uri, "resource updated");
+                    state.notifier.resource_updated(&uri).await;
+                }
             }
-            Event::ResourceUpdated { server, uri } => {
-                tracing::debug!(server, %uri, "resource updated");
-                state.notifier.resource_updated(&uri).await;
-                continue;
-            }
-        };
+            next = events.try_recv().ok();
+        }
+        if batch.is_empty() {
+            continue;
+        }
         // Indexing is CPU work (a tantivy commit, ~20 ms for a server joining a 10k catalog):
         // off the runtime's one thread, so calls keep flowing meanwhile.
         let applying = state.clone();
-        let appended =
-            tokio::task::spawn_blocking(move || applying.apply(server, tools, instructions)).await;
+        let appended = tokio::task::spawn_blocking(move || applying.apply(batch)).await;
         match appended {
             Ok(0) => {}
             Ok(_) => {
@@ -215,12 +229,46 @@ impl State {
         lock(&self.prompts).apply(key, prompts)
     }
 
-    /// Takes one server's current list into the catalog and the index; appends what the
-    /// exposure mode shows. Returns how many tools were appended to the client's list.
-    fn apply(&self, server: usize, tools: Vec<Tool>, instructions: Option<String>) -> usize {
+    /// Takes servers' current lists into the catalog and the index (one commit for the
+    /// batch); appends what the exposure mode shows. Returns how many tools were appended to
+    /// the client's list.
+    fn apply(&self, batch: Vec<ToolList>) -> usize {
+        let mut reindexed: Vec<(Vec<CatalogEntry>, String)> = Vec::with_capacity(batch.len());
+        let mut servers = Vec::with_capacity(batch.len());
+        for (server, tools, instructions) in batch {
+            if let Some((entries, text)) = self.update(server, tools, instructions) {
+                reindexed.push((entries, text));
+                servers.push(server);
+            }
+        }
+        let docs = reindexed
+            .iter()
+            .flat_map(|(entries, text)| entries.iter().map(move |entry| search_doc(entry, text)));
+        if let Err(err) = write(&self.index).upsert(docs) {
+            tracing::error!(error = %err, "search index update failed");
+        }
+        let catalog = read(&self.catalog);
+        let mut exposed = lock(&self.exposed);
+        if !exposed.listed {
+            return 0;
+        }
+        servers
+            .into_iter()
+            .map(|server| self.expose_pending(&catalog, &mut exposed.list, Some(server)))
+            .sum()
+    }
+
+    /// Takes one server's list into the catalog; returns the entries to re-index and the
+    /// server's search text, or `None` for a server that is not configured.
+    fn update(
+        &self,
+        server: usize,
+        tools: Vec<Tool>,
+        instructions: Option<String>,
+    ) -> Option<(Vec<CatalogEntry>, String)> {
         let Some(config) = self.config.servers.get(server) else {
             tracing::error!(server, "event for a server that is not configured");
-            return 0;
+            return None;
         };
         let (server_text, new_instructions) = {
             let mut known = lock(&self.instructions);
@@ -257,12 +305,8 @@ impl State {
             removed = update.removed.len(),
             "tools listed"
         );
-        let docs = reindex.iter().map(|entry| search_doc(entry, &server_text));
-        if let Err(err) = write(&self.index).upsert(docs) {
-            tracing::error!(server = %config.name, error = %err, "search index update failed");
-        }
         let catalog = read(&self.catalog);
-        let mut exposed = lock(&self.exposed);
+        let exposed = lock(&self.exposed);
         for id in &update.changed {
             if let Some(entry) = catalog.get(*id)
                 && exposed.list.contains(entry.name.as_str())
@@ -274,10 +318,7 @@ impl State {
                 );
             }
         }
-        if !exposed.listed {
-            return 0;
-        }
-        self.expose_pending(&catalog, &mut exposed.list, Some(server))
+        Some((reindex, server_text))
     }
 
     /// Appends, in config order, every tool the exposure mode shows that is not listed yet:
@@ -310,7 +351,7 @@ impl State {
     /// Waits, at most `core_wait`, until every server with core tools has listed them or
     /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
     async fn wait_for_core(&self) {
-        let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
+        let deadline = deadline_after(self.config.settings.core_wait);
         self.wait_for(|s| s.always_load != AlwaysLoad::None, deadline)
             .await;
     }
@@ -332,8 +373,7 @@ impl State {
             .map(|s| s.startup_timeout)
             .max()
             .unwrap_or_default();
-        self.wait_for(|_| true, tokio::time::Instant::now() + longest)
-            .await;
+        self.wait_for(|_| true, deadline_after(longest)).await;
     }
 
     /// Waits until each enabled server that `which` picks has listed its tools once, or is
@@ -439,7 +479,9 @@ impl State {
                 };
                 let mut result = match handle.call(request, options).await {
                     Ok(result) => result,
-                    Err(err) => meta::error_result(err.to_string()),
+                    Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
+                    // A server's error message may quote a URL or a token back at us.
+                    Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
                 };
                 envelope::mark_complete(&mut result.result_type);
                 // The call has dropped its end of the channel: once the forwarder has
@@ -483,13 +525,23 @@ impl State {
         let catalog = read(&self.catalog);
         let index = read(&self.index);
         let exposed = lock(&self.exposed);
-        meta::search_tools::run(
+        let mut result = meta::search_tools::run(
             &catalog,
             &index,
             &exposed.list,
             args,
             self.config.settings.search_limit,
-        )
+        );
+        availability::annotate_search(
+            &mut result,
+            &availability::unavailable(&self.config, &self.handles),
+        );
+        result
+    }
+
+    /// Why `name` resolved to nothing (see [`availability::Unknown`]).
+    fn unknown(&self, catalog: &Catalog, name: &str) -> availability::Unknown {
+        availability::Unknown::of(&self.config, &self.handles, catalog, name)
     }
 
     /// Appends, notifies, then holds the result until the client has re-listed.
@@ -505,6 +557,7 @@ impl State {
                 args,
                 settings.exposure,
                 settings.claude_always_load,
+                &|name| self.unknown(&catalog, name),
             )
         };
         if outcome.appended > 0 && self.notifier.tools_changed().await {
@@ -521,7 +574,10 @@ impl State {
         args: meta::call_tool::Args,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let resolved = meta::call_tool::resolve(&read(&self.catalog), &args.name);
+        let resolved = {
+            let catalog = read(&self.catalog);
+            meta::call_tool::resolve(&catalog, &args.name, &|name| self.unknown(&catalog, name))
+        };
         let (id, definition) = match resolved {
             Ok(found) => found,
             Err(message) => return meta::error_result(message).into(),
@@ -730,23 +786,23 @@ impl ServerHandler for DeferServer {
         if let Some(tool) = MetaTool::from_name(&request.name) {
             return Ok(state.call_meta(tool, request, &context).await);
         }
-        let mut id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+        let name = meta::clean_name(&request.name)
+            .map_err(|message| McpError::invalid_params(message, None))?
+            .to_owned();
+        let mut id = read(&state.catalog).by_name(&name).map(|e| e.id);
         if id.is_none() {
             state.wait_for_servers().await;
-            id = read(&state.catalog).by_name(&request.name).map(|e| e.id);
+            id = read(&state.catalog).by_name(&name).map(|e| e.id);
         }
         match id {
-            Some(id) => {
-                let name = request.name.to_string();
-                Ok(state.route(id, request, &name, &context).await)
+            Some(id) => Ok(state.route(id, request, &name, &context).await),
+            None => {
+                let message = state.unknown(&read(&state.catalog), &name).message(&name);
+                Err(McpError::invalid_params(
+                    format!("{message} Then select_tools or call_tool."),
+                    None,
+                ))
             }
-            None => Err(McpError::invalid_params(
-                format!(
-                    "Unknown tool '{}'. Use search_tools to find tools, then select_tools or call_tool.",
-                    request.name
-                ),
-                None,
-            )),
         }
     }
 }
@@ -763,6 +819,14 @@ fn downstream_error(err: DownstreamError) -> McpError {
         } => McpError::new(code, message, None),
         other => McpError::new(ErrorCode::INTERNAL_ERROR, other.to_string(), None),
     }
+}
+
+/// `now + after`, saturating: config bounds keep `after` small, and a deadline must never
+/// be the reason a request panics (`startup_timeout_sec = 1.7e19` once did).
+fn deadline_after(after: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(after)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400))
 }
 
 /// The search document of a catalog entry.

@@ -42,11 +42,19 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let (pool, events) = Pool::start_after(&config, shutdown.child_token(), link);
     tokio::spawn(start_servers(client.clone(), answered.clone(), link_tx));
     let handles = pool.iter().cloned().collect();
+    let max_message_bytes = config.settings.max_message_bytes;
     let server = DeferServer::new(config, handles, events, client)?;
     let session = async {
         // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
-        // handles would cost a thread hand-off per message in each direction.
-        let served = server.serve(rmcp::transport::stdio_pipes()).await;
+        // handles would cost a thread hand-off per message in each direction. The framing is
+        // ours: every line gets an answer (see `framing`).
+        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        let framed = super::framing::Framed::new(
+            tokio::io::BufReader::new(stdin),
+            stdout,
+            max_message_bytes,
+        );
+        let served = server.serve(framed).await;
         answered.cancel();
         match served {
             Ok(running) => {

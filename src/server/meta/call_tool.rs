@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::catalog::{Catalog, EntryId, Resolution};
+use crate::server::availability::Unknown;
 
 pub const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
 is loaded in your tool list. Arguments are checked against the tool's input schema first; errors \
@@ -36,8 +37,14 @@ pub fn input_schema() -> Value {
     })
 }
 
-/// The entry `name` designates, or a message the model can act on.
-pub fn resolve(catalog: &Catalog, name: &str) -> Result<(EntryId, Arc<Tool>), String> {
+/// The entry `name` designates, or a message the model can act on; `unknown` explains a
+/// name that resolves to nothing.
+pub fn resolve(
+    catalog: &Catalog,
+    name: &str,
+    unknown: &dyn Fn(&str) -> Unknown,
+) -> Result<(EntryId, Arc<Tool>), String> {
+    let name = super::clean_name(name)?;
     match catalog.resolve(name) {
         Resolution::Found(entry) => Ok((entry.id, entry.tool.clone())),
         Resolution::Ambiguous(names) => Err(format!(
@@ -48,14 +55,7 @@ pub fn resolve(catalog: &Catalog, name: &str) -> Result<(EntryId, Arc<Tool>), St
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
-        Resolution::Unknown {
-            suggestion: Some(suggestion),
-        } => Err(format!(
-            "Unknown tool '{name}' (did you mean {suggestion}?). Use search_tools to find names."
-        )),
-        Resolution::Unknown { suggestion: None } => Err(format!(
-            "Unknown tool '{name}'. Use search_tools to find names."
-        )),
+        Resolution::Unknown { .. } => Err(unknown(name).message(name)),
     }
 }
 

@@ -22,6 +22,10 @@ pub const MAX_SEARCH_LIMIT: usize = 50;
 /// Most names one `select_tools` call may load: enough for a task, few enough that one
 /// call cannot flood the context.
 pub const MAX_SELECT: usize = 20;
+/// Longest tool name accepted from the client, in bytes. Real names are at most 128 (most
+/// providers stop at 64); refusing longer ones at once keeps "did you mean" cheap (its edit
+/// distance is quadratic in the name: a 100 KB name once froze the runtime for 16 s).
+pub const MAX_NAME_BYTES: usize = 256;
 /// `_meta` key that feeds Claude Code's own tool search (DESIGN.md 7a).
 const SEARCH_HINT_KEY: &str = "anthropic/searchHint";
 
@@ -122,6 +126,26 @@ pub(crate) fn parse_arguments<T: DeserializeOwned>(
             tool.name()
         )))
     })
+}
+
+/// The one rule for a tool name from the client, in `select_tools`, `call_tool` and direct
+/// calls: surrounding whitespace is dropped; empty or over [`MAX_NAME_BYTES`] is refused.
+///
+/// # Errors
+/// A message the model can act on.
+pub(crate) fn clean_name(name: &str) -> Result<&str, String> {
+    let trimmed = name.trim();
+    if trimmed.is_empty() {
+        return Err("The tool name is empty. Use search_tools to find names.".to_owned());
+    }
+    if trimmed.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "The tool name is {} bytes long; tool names are at most {MAX_NAME_BYTES}. Use \
+             search_tools to find names.",
+            trimmed.len()
+        ));
+    }
+    Ok(trimmed)
 }
 
 /// An `isError` result with one line of text.

@@ -11,6 +11,7 @@ use super::{MAX_SELECT, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::Exposure;
 use crate::exposure::{ExposedList, listed_form};
+use crate::server::availability::Unknown;
 
 pub fn description(exposure: Exposure) -> &'static str {
     match exposure {
@@ -64,7 +65,14 @@ pub fn run(
     args: &Args,
     exposure: Exposure,
     claude_always_load: bool,
+    explain: &dyn Fn(&str) -> Unknown,
 ) -> Outcome {
+    if let Err(message) = check_names(&args.names) {
+        return Outcome {
+            result: super::error_result(message),
+            appended: 0,
+        };
+    }
     let mut loaded: Vec<Tool> = Vec::new();
     let mut already: Vec<String> = Vec::new();
     let mut unknown: Vec<Value> = Vec::new();
@@ -91,9 +99,17 @@ pub fn run(
                 "name": name,
                 "did_you_mean": names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(" or "),
             })),
-            Resolution::Unknown { suggestion } => unknown.push(match suggestion {
-                Some(s) => json!({"name": name, "did_you_mean": s.as_str()}),
-                None => json!({"name": name}),
+            Resolution::Unknown { .. } => unknown.push(match explain(name) {
+                Unknown::ServerDown { server, state } => json!({
+                    "name": name,
+                    "reason": format!("server '{server}' is not available: {state}"),
+                }),
+                Unknown::Tool {
+                    suggestion: Some(s),
+                } => {
+                    json!({"name": name, "did_you_mean": s.as_str()})
+                }
+                Unknown::Tool { suggestion: None } => json!({"name": name}),
             }),
         }
     }
@@ -167,11 +183,32 @@ fn summary(loaded: &[Tool], already: &[String], unknown: &[Value], exposure: Exp
     text
 }
 
+/// The schema's `minItems`/`maxItems` and the name rule, enforced before any work.
+fn check_names(names: &[String]) -> Result<(), String> {
+    if names.is_empty() {
+        return Err(
+            "select_tools needs at least one name in `names`. Use search_tools to \
+                    find names."
+                .to_owned(),
+        );
+    }
+    if names.len() > MAX_SELECT {
+        return Err(format!(
+            "select_tools takes at most {MAX_SELECT} names at once, and got {}. Select the \
+             ones you need now, in calls of up to {MAX_SELECT}.",
+            names.len()
+        ));
+    }
+    for name in names {
+        super::clean_name(name)?;
+    }
+    Ok(())
+}
+
+/// Names with the one whitespace rule applied, each once.
 fn dedup(names: &[String]) -> impl Iterator<Item = &str> {
-    names
-        .iter()
-        .enumerate()
-        .filter(|(i, n)| !names[..*i].contains(n))
-        .map(|(_, n)| n.trim())
-        .take(MAX_SELECT)
+    let trimmed: Vec<&str> = names.iter().map(|n| n.trim()).collect();
+    (0..trimmed.len())
+        .filter(move |&i| !trimmed[..i].contains(&trimmed[i]))
+        .map(move |i| names[i].trim())
 }

@@ -1,0 +1,94 @@
+//! What stops every server's process group when mcp-defer itself dies without cleaning up
+//! (SIGKILL, OOM killer, a panic in the wrong place).
+//!
+//! Two layers. Each child gets `PR_SET_PDEATHSIG = SIGKILL` (in [`super::process`]), so the
+//! server dies with us; but its own children (`npx` and `uvx` fork the real server) are not
+//! ours and would be re-parented to init. So a tiny watchdog process (this binary, run as
+//! `mcp-defer __watchdog`, in its own process group) reads the process groups we start from
+//! a pipe; when the pipe reaches end of file (we are gone, however that happened) it sends
+//! SIGKILL to every group still registered, then exits. A grandchild that leaves its group
+//! (`setsid`) escapes both layers; nothing short of a cgroup catches that.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, Write};
+use std::process::{ChildStdin, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// The hidden subcommand that runs [`run`].
+pub const SUBCOMMAND: &str = "__watchdog";
+
+static PIPE: OnceLock<Mutex<ChildStdin>> = OnceLock::new();
+
+/// Starts the watchdog for this process, once; later calls do nothing.
+///
+/// # Errors
+/// When the watchdog cannot be spawned; mcp-defer still works, with the pdeathsig layer only.
+pub fn start() -> std::io::Result<()> {
+    if PIPE.get().is_some() {
+        return Ok(());
+    }
+    let exe = std::env::current_exe()?;
+    let mut command = Command::new(exe);
+    command
+        .arg(SUBCOMMAND)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // Its own group: a terminal's Ctrl-C or a kill of our group must not take it first.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = command.spawn()?;
+    let Some(stdin) = child.stdin.take() else {
+        return Err(std::io::Error::other("the watchdog has no stdin"));
+    };
+    // Not waited for: it outlives us by design, and exits on its own when we are gone.
+    drop(child);
+    let _ = PIPE.set(Mutex::new(stdin));
+    Ok(())
+}
+
+/// Tells the watchdog to kill group `pgid` if we die.
+pub(super) fn guard(pgid: i32) {
+    send(&format!("+{pgid}\n"));
+}
+
+/// Tells the watchdog group `pgid` is gone (so a reused id is never killed).
+pub(super) fn release(pgid: i32) {
+    send(&format!("-{pgid}\n"));
+}
+
+fn send(line: &str) {
+    let Some(pipe) = PIPE.get() else { return };
+    // A few bytes into a pipe the watchdog drains at once: this never blocks in practice.
+    let mut pipe = pipe.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = pipe.write_all(line.as_bytes());
+}
+
+/// The watchdog's main: keep the registered groups until stdin ends, then SIGKILL them.
+pub fn run() -> std::process::ExitCode {
+    // SAFETY: ignoring signals has no memory-safety preconditions. The watchdog must not die
+    // of the signals that end a session; end of file on stdin is its only way out.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
+    }
+    let mut groups = BTreeSet::new();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let (sign, pgid) = line.split_at(line.len().min(1));
+        match (sign, pgid.parse::<i32>()) {
+            ("+", Ok(pgid)) if pgid > 1 => {
+                groups.insert(pgid);
+            }
+            ("-", Ok(pgid)) => {
+                groups.remove(&pgid);
+            }
+            _ => {}
+        }
+    }
+    for pgid in groups {
+        // SAFETY: killpg has no memory-safety preconditions; a gone group yields ESRCH.
+        unsafe { libc::killpg(pgid, libc::SIGKILL) };
+    }
+    std::process::ExitCode::SUCCESS
+}

@@ -1,0 +1,236 @@
+//! The one place that decides what a secret looks like in text we show: log lines, `check`
+//! output, error results the model reads.
+//!
+//! Two rules, applied together by [`redact`]: credentials by shape (a URL's `user:password@`,
+//! query parameters named like a key or token, `Bearer ...`), and credentials by value (every
+//! secret the config resolved, registered once at load with [`register_secret`]). A value is
+//! a secret when it came from `env`, a bearer token or an HTTP header: those are exactly the
+//! places a config puts keys. Nothing here may log, or it would recurse through the writer.
+
+use std::borrow::Cow;
+use std::sync::RwLock;
+
+/// What replaces a secret.
+pub const MASK: &str = "***";
+
+/// Shorter registered values are not masked: `TZ = "UTC"` or `DEBUG = "1"` would blank out
+/// ordinary words everywhere, and a real key is longer than this.
+const MIN_SECRET_LEN: usize = 6;
+
+/// Query parameter (or `name=value` word) names whose value is a credential. A name counts
+/// when one of its `_`/`-`/`.`-separated words (case folded) is or ends with one of these, so
+/// `x-api-key`, `apikey`, `access_token` and `client_secret` count and `author` does not.
+const SECRET_PARAMS: &[&str] = &[
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "auth",
+    "credential",
+    "signature",
+    "sig",
+    "session",
+    "sessionid",
+];
+
+static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
+
+/// Masks `value` wherever [`redact`] sees it from now on (values too short to be a key are
+/// ignored: see [`MIN_SECRET_LEN`]).
+pub fn register_secret(value: &str) {
+    let value = value.trim();
+    if value.len() < MIN_SECRET_LEN {
+        return;
+    }
+    let mut secrets = SECRETS.write().unwrap_or_else(|p| p.into_inner());
+    if !secrets.iter().any(|s| s == value) {
+        secrets.push(value.to_owned());
+        // Longest first, so a secret that contains another is masked whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+}
+
+/// `text` with every credential masked: registered secret values, URL userinfo, secret-named
+/// query parameters and `Bearer` tokens. Borrowed when there was nothing to mask.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(text);
+    {
+        let secrets = SECRETS.read().unwrap_or_else(|p| p.into_inner());
+        for secret in secrets.iter() {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), MASK));
+            }
+        }
+    }
+    for rule in [userinfo, params, bearer] {
+        if let Some(changed) = rule(&out) {
+            out = Cow::Owned(changed);
+        }
+    }
+    out
+}
+
+/// `scheme://user:password@host` and `scheme://token@host` become `scheme://***@host`.
+fn userinfo(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        let authority_end = tail
+            .find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace() || is_quote(c))
+            .unwrap_or(tail.len());
+        let authority = &tail[..authority_end];
+        match authority.rfind('@') {
+            Some(at) if at > 0 && authority[..at] != *MASK => {
+                out.push_str(MASK);
+                out.push_str(&authority[at..]);
+                changed = true;
+            }
+            _ => out.push_str(authority),
+        }
+        rest = &tail[authority_end..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// `name=value` where `name` looks like a credential, after `?`, `&`, `;`, a space or the
+/// start: the value (up to `&`, `#`, whitespace, a quote or `,`) becomes `***`.
+fn params(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while let Some(eq) = rest.find('=') {
+        let (before, after) = rest.split_at(eq);
+        let name_start = before
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+            .map_or(0, |i| i + 1);
+        let name = &before[name_start..];
+        let after = &after[1..];
+        let value_end = after
+            .find(|c: char| {
+                matches!(c, '&' | '#' | ',' | ';' | ')') || c.is_whitespace() || is_quote(c)
+            })
+            .unwrap_or(after.len());
+        out.push_str(before);
+        out.push('=');
+        let lower = name.to_ascii_lowercase();
+        if value_end > 0
+            && &after[..value_end] != MASK
+            && lower
+                .split(['_', '-', '.'])
+                .any(|word| SECRET_PARAMS.iter().any(|p| word.ends_with(p)))
+        {
+            out.push_str(MASK);
+            changed = true;
+        } else {
+            out.push_str(&after[..value_end]);
+        }
+        rest = &after[value_end..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// `Bearer <token>` (any case) becomes `Bearer ***`.
+fn bearer(text: &str) -> Option<String> {
+    const WORD: &str = "bearer ";
+    let lower = text.to_ascii_lowercase();
+    if !lower.contains(WORD) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut last = 0;
+    for (at, _) in lower.match_indices(WORD) {
+        if at < last {
+            continue;
+        }
+        let start = at + WORD.len();
+        let end = text[start..]
+            .find(|c: char| c.is_whitespace() || is_quote(c) || c == ',')
+            .map_or(text.len(), |i| start + i);
+        if end > start && &text[start..end] != MASK {
+            out.push_str(&text[last..start]);
+            out.push_str(MASK);
+            last = end;
+            changed = true;
+        }
+    }
+    out.push_str(&text[last..]);
+    changed.then_some(out)
+}
+
+fn is_quote(c: char) -> bool {
+    matches!(c, '"' | '\'' | '`' | '<' | '>')
+}
+
+/// A `MakeWriter` for the log: every line written to stderr goes through [`redact`] first, so
+/// no log line at any level (ours, rmcp's, reqwest's, a child's stderr) carries a secret.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RedactingStderr;
+
+impl std::io::Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(redact(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStderr {
+    type Writer = RedactingStderr;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        RedactingStderr
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_credentials_are_masked() {
+        assert_eq!(
+            redact("cannot reach https://bob:hunter22@example.com/mcp?api_key=abc123&x=1: refused"),
+            "cannot reach https://***@example.com/mcp?api_key=***&x=1: refused"
+        );
+        assert_eq!(
+            redact("http://ghp_tok@h/p?token=zz#f"),
+            "http://***@h/p?token=***#f"
+        );
+        assert_eq!(
+            redact("see http://example.com/a?q=1"),
+            "see http://example.com/a?q=1"
+        );
+    }
+
+    #[test]
+    fn bearer_tokens_and_named_values_are_masked() {
+        assert_eq!(
+            redact("authorization: Bearer sk-live-123, next"),
+            "authorization: Bearer ***, next"
+        );
+        assert_eq!(
+            redact("client_secret=s3cr3t rest"),
+            "client_secret=*** rest"
+        );
+        assert_eq!(redact("a = b, x=1"), "a = b, x=1");
+    }
+
+    #[test]
+    fn registered_values_are_masked_and_short_ones_ignored() {
+        register_secret("planted-value-77");
+        register_secret("UTC");
+        assert_eq!(redact("env: planted-value-77 in UTC"), "env: *** in UTC");
+    }
+}

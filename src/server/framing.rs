@@ -1,0 +1,408 @@
+//! The client's stdio, framed by us: every line the client sends gets exactly one answer.
+//!
+//! rmcp's stdio transport drops a line it cannot decode (a lone surrogate, invalid UTF-8,
+//! deep nesting, trailing junk, an over-long line) without answering, so the client waits
+//! forever; and its `-32600` for invalid JSON-RPC carries no id. This transport reads the
+//! lines itself ([`crate::framing`]), answers what is broken (`-32700` with the request's id
+//! when it can be read, else `id: null`; `-32600` for valid JSON that is not JSON-RPC, with
+//! its id; `-32602` for a known method with malformed params) and hands rmcp only valid
+//! messages. It also ends the session when the client stops reading (stdout broken pipe)
+//! instead of writing into the void.
+
+use std::io;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::framing::{Line, id_of, next_line, repair_surrogates, scan_id};
+
+/// JSON nesting deeper than this is refused (serde_json's own recursion limit).
+pub const MAX_DEPTH: usize = 128;
+
+/// Methods rmcp decodes into typed requests: a request for one of them that rmcp can only
+/// take as a custom request has malformed params.
+const TYPED_METHODS: &[&str] = &[
+    "ping",
+    "initialize",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "subscriptions/listen",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+    "resources/directory/read",
+];
+
+/// The rmcp transport over `reader` (the client's stdin) and `writer` (its stdout).
+pub struct Framed<R> {
+    reader: R,
+    max: usize,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    /// Cancelled when stdout breaks: the session is over.
+    gone: CancellationToken,
+}
+
+/// Why a message could not be sent to the client.
+#[derive(Debug, thiserror::Error)]
+pub enum FramedError {
+    #[error("the client stopped reading")]
+    Closed,
+    #[error("cannot encode a message: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
+    /// Frames `reader`/`writer` with lines of at most `max` bytes. The writer runs on its own
+    /// task, so a slow client never blocks a handler.
+    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(reader: R, writer: W, max: usize) -> Self {
+        let (out, lines) = mpsc::unbounded_channel();
+        let gone = CancellationToken::new();
+        tokio::spawn(write_lines(writer, lines, gone.clone()));
+        Framed {
+            reader,
+            max,
+            out,
+            gone,
+        }
+    }
+
+    fn answer(&self, reply: Value) {
+        let mut bytes = reply.to_string().into_bytes();
+        bytes.push(b'\n');
+        let _ = self.out.send(bytes);
+    }
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut lines: mpsc::UnboundedReceiver<Vec<u8>>,
+    gone: CancellationToken,
+) {
+    while let Some(line) = lines.recv().await {
+        let written = async {
+            writer.write_all(&line).await?;
+            writer.flush().await
+        };
+        if let Err(err) = written.await {
+            if err.kind() == io::ErrorKind::BrokenPipe {
+                tracing::info!("the client closed its end of stdout; ending the session");
+            } else {
+                tracing::warn!(error = %err, "cannot write to the client; ending the session");
+            }
+            gone.cancel();
+            return;
+        }
+    }
+}
+
+impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleServer>
+    for Framed<R>
+{
+    type Error = FramedError;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = serde_json::to_vec(&item)
+            .map_err(FramedError::from)
+            .and_then(|mut bytes| {
+                bytes.push(b'\n');
+                if self.gone.is_cancelled() {
+                    return Err(FramedError::Closed);
+                }
+                self.out.send(bytes).map_err(|_| FramedError::Closed)
+            });
+        std::future::ready(sent)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            let line = tokio::select! {
+                () = self.gone.cancelled() => return None,
+                line = next_line(&mut self.reader, self.max) => line,
+            };
+            let line = match line {
+                Ok(Some(line)) => line,
+                Ok(None) => return None,
+                Err(err) => {
+                    tracing::warn!(error = %err, "cannot read from the client; ending the session");
+                    return None;
+                }
+            };
+            match judge(line, self.max) {
+                Verdict::Pass(message) => return Some(*message),
+                Verdict::Answer(reply) => self.answer(reply),
+                Verdict::Skip => {}
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// What to do with one line.
+#[derive(Debug)]
+enum Verdict {
+    Pass(Box<ClientJsonRpcMessage>),
+    Answer(Value),
+    Skip,
+}
+
+fn error(id: Option<RequestId>, code: ErrorCode, message: String) -> Verdict {
+    tracing::debug!(code = code.0, %message, "answering a malformed line");
+    Verdict::Answer(json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code.0, "message": message},
+    }))
+}
+
+/// Decides what a line is, and what to answer when it is not a valid message.
+fn judge(line: Line, max: usize) -> Verdict {
+    let bytes = match line {
+        Line::TooLong { size, head } => {
+            return error(
+                scan_id(&head),
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: the message is {size} bytes, over the limit of {max} bytes"),
+            );
+        }
+        Line::Text(bytes) => bytes,
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Skip;
+    }
+    let text = match std::str::from_utf8(&bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            return error(
+                scan_id(&bytes),
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: the message is not valid UTF-8 ({err})"),
+            );
+        }
+    };
+    let text = repair_surrogates(text);
+    let mut values = serde_json::Deserializer::from_str(&text).into_iter::<Value>();
+    let value = match values.next() {
+        Some(Ok(value)) => value,
+        Some(Err(err)) => {
+            let why = if err.to_string().contains("recursion limit") {
+                format!("nesting deeper than {MAX_DEPTH} levels")
+            } else {
+                err.to_string()
+            };
+            return error(
+                scan_id(text.as_bytes()),
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: {why}"),
+            );
+        }
+        None => return Verdict::Skip,
+    };
+    let id = value.get("id").and_then(id_of);
+    if !text[values.byte_offset()..].trim().is_empty() {
+        return error(
+            id,
+            ErrorCode::PARSE_ERROR,
+            "Parse error: more than one JSON value on the line (one message per line)".to_owned(),
+        );
+    }
+    let Value::Object(object) = &value else {
+        let what = if value.is_array() {
+            "a batch (an array), which MCP does not use"
+        } else {
+            "not a JSON object"
+        };
+        return error(
+            None,
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid request: {what}"),
+        );
+    };
+    if let Some(why) = not_json_rpc(object) {
+        return error(
+            id,
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid request: {why}"),
+        );
+    }
+    let method = object
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+        Ok(JsonRpcMessage::Request(request))
+            if matches!(request.request, ClientRequest::CustomRequest(_))
+                && method
+                    .as_deref()
+                    .is_some_and(|m| TYPED_METHODS.contains(&m)) =>
+        {
+            let method = method.unwrap_or_default();
+            error(
+                id,
+                ErrorCode::INVALID_PARAMS,
+                invalid_params(&method, object_params(&request)),
+            )
+        }
+        Ok(message) => Verdict::Pass(Box::new(message)),
+        Err(err) => match (&method, id) {
+            (Some(method), Some(id)) => error(
+                Some(id),
+                ErrorCode::INVALID_PARAMS,
+                format!("Invalid params for {method}: {err}"),
+            ),
+            // A notification or response we cannot read: nothing to answer.
+            (_, None) => {
+                tracing::debug!(error = %err, "ignoring an unreadable notification or response");
+                Verdict::Skip
+            }
+            (None, Some(id)) => error(
+                Some(id),
+                ErrorCode::INVALID_REQUEST,
+                format!("Invalid request: {err}"),
+            ),
+        },
+    }
+}
+
+/// The params of a custom request, as JSON.
+fn object_params(request: &rmcp::model::JsonRpcRequest<ClientRequest>) -> Option<Value> {
+    match &request.request {
+        ClientRequest::CustomRequest(custom) => custom.params.clone(),
+        _ => None,
+    }
+}
+
+/// Why the params of `method` do not decode, in words the client can act on.
+fn invalid_params(method: &str, params: Option<Value>) -> String {
+    let params = params.unwrap_or(Value::Null);
+    let why = match method {
+        "tools/call" => serde_json::from_value::<rmcp::model::CallToolRequestParams>(params)
+            .err()
+            .map(|e| e.to_string()),
+        _ => None,
+    };
+    match why {
+        Some(why) => format!("Invalid params for {method}: {why}"),
+        None => format!("Invalid params for {method}"),
+    }
+}
+
+/// Why a JSON object is not a JSON-RPC 2.0 message, if it is not.
+fn not_json_rpc(object: &serde_json::Map<String, Value>) -> Option<String> {
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some("`jsonrpc` must be \"2.0\"".to_owned());
+    }
+    if let Some(id) = object.get("id")
+        && !id.is_null()
+        && id_of(id).is_none()
+    {
+        return Some("`id` must be a string or an integer".to_owned());
+    }
+    match object.get("method") {
+        Some(Value::String(_)) => {}
+        Some(_) => return Some("`method` must be a string".to_owned()),
+        None if object.contains_key("result") || object.contains_key("error") => {
+            if object.get("id").is_none() {
+                return Some("a response needs an `id`".to_owned());
+            }
+        }
+        None => return Some("no `method` (and not a response)".to_owned()),
+    }
+    match object.get("params") {
+        None | Some(Value::Object(_)) => None,
+        Some(_) => Some("`params` must be an object".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &str) -> Value {
+        match judge(Line::Text(line.as_bytes().to_vec()), 1 << 20) {
+            Verdict::Answer(reply) => reply,
+            other => panic!("{line}: expected an answer, got {other:?}"),
+        }
+    }
+
+    fn code(reply: &Value) -> i64 {
+        reply["error"]["code"].as_i64().unwrap_or_default()
+    }
+
+    #[test]
+    fn broken_lines_get_parse_errors_with_the_id_when_readable() {
+        let reply = answer(r#"{"jsonrpc":"2.0","id":4,"method":"ping"} {"x":1}"#);
+        assert_eq!((code(&reply), reply["id"].clone()), (-32700, json!(4)));
+        let reply = answer(r#"{"jsonrpc":"2.0","id":5,"method":"#);
+        assert_eq!((code(&reply), reply["id"].clone()), (-32700, json!(5)));
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let reply = answer(&deep);
+        assert_eq!((code(&reply), reply["id"].clone()), (-32700, Value::Null));
+        assert!(
+            reply.as_object().is_some_and(|o| o.contains_key("id")),
+            "id: null is present"
+        );
+    }
+
+    #[test]
+    fn invalid_json_rpc_gets_invalid_request_with_its_id() {
+        for line in [
+            r#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":9}"#,
+            r#"{"jsonrpc":"2.0","id":9,"method":"ping","params":"x"}"#,
+        ] {
+            let reply = answer(line);
+            assert_eq!(
+                (code(&reply), reply["id"].clone()),
+                (-32600, json!(9)),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_params_of_a_known_method_get_invalid_params() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":[1]}}"#,
+        ] {
+            let reply = answer(line);
+            assert_eq!(
+                (code(&reply), reply["id"].clone()),
+                (-32602, json!("a")),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_lone_surrogate_is_accepted() {
+        let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"q":"tokyo \ud83d"}}}"#;
+        assert!(matches!(
+            judge(Line::Text(line.as_bytes().to_vec()), 1 << 20),
+            Verdict::Pass(_)
+        ));
+    }
+}

@@ -1,0 +1,196 @@
+//! Issue 10 item 2: every line a client sends gets exactly one answer, spoken over raw stdio.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{BIN, Dir, fixture};
+
+struct Raw {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Raw {
+    fn start(dir: &Dir) -> Raw {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--config"])
+            .arg(dir.file("servers.toml"))
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut raw = Raw {
+            child,
+            stdin,
+            lines,
+        };
+        let init = raw.exchange(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string()
+            .as_bytes(),
+        );
+        assert_eq!(init["id"], 0, "{init}");
+        raw.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        raw
+    }
+
+    fn send(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends one line and returns the one answer to it, skipping notifications.
+    fn exchange(&mut self, line: &[u8]) -> Value {
+        self.send(line);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let reply = self.lines.recv_timeout(left).unwrap_or_else(|_| {
+                panic!(
+                    "no answer to {}",
+                    String::from_utf8_lossy(&line[..line.len().min(200)])
+                )
+            });
+            let reply: Value = serde_json::from_str(&reply).unwrap();
+            if reply.get("method").is_none() {
+                return reply;
+            }
+        }
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn code(reply: &Value) -> Option<i64> {
+    reply["error"]["code"].as_i64()
+}
+
+#[test]
+fn every_line_gets_exactly_one_answer() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[settings]\nmax_message_bytes = 65536\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let mut raw = Raw::start(&dir);
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"x":{}1{}}}}}"#,
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":4,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(100_000)
+    );
+    let mut bad_utf8 = br#"{"jsonrpc":"2.0","id":5,"method":"ping","params":{"s":""#.to_vec();
+    bad_utf8.extend([0xff, 0xfe]);
+    bad_utf8.extend(br#""}}"#);
+    let cases: Vec<(Vec<u8>, i64, Value)> = vec![
+        (deep.into_bytes(), -32700, json!(3)),
+        (long.into_bytes(), -32700, json!(4)),
+        (bad_utf8, -32700, json!(5)),
+        (br#"{"jsonrpc":"2.0","id":6,"method":"ping"} trailing"#.to_vec(), -32700, json!(6)),
+        (br#"{"jsonrpc":"2.0","id":7,"method":"ping"}{"jsonrpc":"2.0","id":8,"method":"ping"}"#.to_vec(), -32700, json!(7)),
+        (b"not json at all".to_vec(), -32700, Value::Null),
+        (br#"{"jsonrpc":"1.0","id":9,"method":"ping"}"#.to_vec(), -32600, json!(9)),
+        (br#"{"jsonrpc":"2.0","id":10}"#.to_vec(), -32600, json!(10)),
+        (br#"{"jsonrpc":"2.0","id":11,"method":"ping","params":"x"}"#.to_vec(), -32600, json!(11)),
+        (br#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{}}"#.to_vec(), -32602, json!(12)),
+        (br#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"fx__echo","arguments":"x"}}"#.to_vec(), -32602, json!(13)),
+    ];
+    for (line, expected, id) in cases {
+        let reply = raw.exchange(&line);
+        let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
+        assert_eq!(code(&reply), Some(expected), "{shown}: {reply}");
+        assert_eq!(reply.get("id"), Some(&id), "{shown}: {reply}");
+    }
+    // A lone surrogate, as JavaScript writes a cut emoji: accepted and answered.
+    let reply = raw.exchange(
+        br#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"fx__echo","arguments":{"q":"tokyo \ud83d"}}}}"#,
+    );
+    assert_eq!(reply["id"], 14, "{reply}");
+    assert!(reply.get("result").is_some(), "{reply}");
+    assert!(reply.to_string().contains("tokyo \u{fffd}"), "{reply}");
+    // Still serving.
+    let reply = raw.exchange(br#"{"jsonrpc":"2.0","id":15,"method":"ping"}"#);
+    assert_eq!(reply["id"], 15, "{reply}");
+    assert!(reply.get("result").is_some(), "{reply}");
+}
+
+/// When the client closes its read end, mcp-defer ends instead of writing into a broken pipe.
+#[test]
+fn a_client_that_stops_reading_ends_the_session() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], ""));
+    let mut child = Command::new(BIN)
+        .args(["serve", "--config"])
+        .arg(dir.file("servers.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout: ChildStdout = child.stdout.take().unwrap();
+    let mut stdout = BufReader::new(stdout);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert!(answer.contains("\"id\":0"), "{answer}");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    // The client stops reading, and keeps sending.
+    drop(stdout);
+    for id in 1..=3 {
+        let _ = writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let _ = stdin.flush();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("mcp-defer kept running with nobody reading its stdout");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut log = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut log);
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(log.matches("Broken pipe").count() <= 1, "{log}");
+}

@@ -1,0 +1,188 @@
+//! Secrets stay where they belong (issue 10, item 4): a stdio server gets Codex's default
+//! variables plus its own `env`/`env_vars`, and no planted secret (in `env`, a bearer token,
+//! an HTTP header, a URL) reaches stdout, stderr at trace level, a tool result or `check`.
+
+use std::process::Stdio;
+
+use serde_json::{Value, json};
+
+use crate::session::{Session, text};
+use crate::util::{self, Dir, FIXTURE, row, stderr, stdout, toml_str};
+
+const ENV_SECRET: &str = "planted-env-value-4471";
+const BAD_SECRET: &str = "planted-bad-value-8812";
+const BEARER_SECRET: &str = "planted-bearer-value-3";
+const HEADER_SECRET: &str = "planted-header-value-7";
+const URL_PASSWORD: &str = "planted-url-pass-5";
+const URL_KEY: &str = "planted-url-key-6";
+/// Set in mcp-defer's environment only; no server is given it.
+const UNRELATED_SECRET: &str = "planted-unrelated-value-2";
+
+const ALL: &[&str] = &[
+    ENV_SECRET,
+    BAD_SECRET,
+    BEARER_SECRET,
+    HEADER_SECRET,
+    URL_PASSWORD,
+    URL_KEY,
+    UNRELATED_SECRET,
+];
+
+/// A port nothing listens on (bound, then released).
+fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+fn config(dir: &Dir) {
+    let port = closed_port();
+    let toml = format!(
+        "[mcp_servers.ok]\ncommand = {fixture}\nargs = [\"--print-env\"]\n\
+         env = {{ PLANTED_ENV = \"{ENV_SECRET}\" }}\n\n\
+         [mcp_servers.bad]\ncommand = {fixture}\n\
+         args = [\"--print-env\", \"--fail-start\", \"cannot start: the database refused us\"]\n\
+         env = {{ PLANTED_BAD = \"{BAD_SECRET}\" }}\n\n\
+         [mcp_servers.web]\n\
+         url = \"http://tokuser:{URL_PASSWORD}@127.0.0.1:{port}/mcp?api_key={URL_KEY}\"\n\
+         bearer_token_env_var = \"PLANTED_BEARER\"\n\
+         http_headers = {{ \"X-Api-Key\" = \"{HEADER_SECRET}\" }}\nstartup_timeout_sec = 3\n",
+        fixture = toml_str(FIXTURE),
+    );
+    dir.config(&toml);
+}
+
+fn assert_clean(what: &str, text: &str) {
+    for secret in ALL {
+        assert!(
+            !text.contains(secret),
+            "{secret} leaked into {what}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn check_shows_env_names_and_no_secret_at_trace_level() {
+    let dir = Dir::new();
+    config(&dir);
+    let out = dir
+        .command(&["check"])
+        .env("RUST_LOG", "trace")
+        .env("PLANTED_BEARER", BEARER_SECRET)
+        .env("PLANTED_UNRELATED", UNRELATED_SECRET)
+        .output()
+        .unwrap();
+    let (table, log) = (stdout(&out), stderr(&out));
+    assert_clean("check's stdout", &table);
+    assert_clean("check's stderr", &log);
+    assert_eq!(row(&table, "ok")[1], "ready", "{table}");
+    // The user sees the failing server's stderr; the URL's credentials are masked.
+    let bad = row(&table, "bad");
+    assert!(bad[4].contains("the database refused us"), "{bad:?}");
+    let web = row(&table, "web");
+    assert!(web[4].contains("http://***@127.0.0.1"), "{web:?}");
+    // Names, never values: what each stdio server receives.
+    let names = table
+        .lines()
+        .find(|l| l.starts_with("ok: "))
+        .unwrap_or_else(|| panic!("no env line for ok:\n{table}"));
+    assert!(
+        names.contains("PATH") && names.contains("PLANTED_ENV"),
+        "{names}"
+    );
+    assert!(!names.contains("PLANTED_UNRELATED"), "{names}");
+    // The server's own dump of its environment (logged at debug) has no unrelated variable.
+    assert!(
+        log.contains("PLANTED_ENV=***"),
+        "child stderr is logged, redacted"
+    );
+    assert!(!log.contains("PLANTED_UNRELATED"), "{log}");
+}
+
+#[tokio::test]
+async fn no_secret_reaches_the_model_or_the_log() {
+    let dir = Dir::new();
+    config(&dir);
+    let log_path = dir.file("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let session = Session::start_logged(&dir.file("servers.toml"), Some(log), |command| {
+        command
+            .env("RUST_LOG", "trace")
+            .env("PLANTED_BEARER", BEARER_SECRET)
+            .env("PLANTED_UNRELATED", UNRELATED_SECRET);
+    })
+    .await;
+    let mut seen = Vec::new();
+    seen.push(serde_json::to_string(&session.list().await).unwrap());
+    for (tool, args) in [
+        ("search_tools", json!({"query": "echo"})),
+        (
+            "call_tool",
+            json!({"name": "ok__echo", "arguments": {"x": 1}}),
+        ),
+        ("call_tool", json!({"name": "bad__echo", "arguments": {}})),
+        ("call_tool", json!({"name": "web__echo", "arguments": {}})),
+        (
+            "select_tools",
+            json!({"names": ["bad__echo", "web__echo", "ok__add"]}),
+        ),
+    ] {
+        let result = session.call(tool, args).await;
+        seen.push(serde_json::to_string(&result).unwrap());
+        if tool == "call_tool" && text(&result).contains("bad") {
+            // The model learns the server failed and why, not what it printed.
+            let said = text(&result);
+            assert!(
+                said.contains("'bad'") && said.contains("exited with code 1"),
+                "{said}"
+            );
+            assert!(!said.contains("database refused"), "{said}");
+        }
+    }
+    let direct = session.try_call("bad__echo", json!({})).await;
+    seen.push(format!("{direct:?}"));
+    session.close().await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for text in &seen {
+        assert_clean("a result the model reads", text);
+    }
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains("TRACE"), "the log ran at trace level");
+    assert_clean("serve's stderr", &log);
+}
+
+/// server-everything's `get-env` prints its whole environment: a variable that only
+/// mcp-defer has must not be in it, unless the server opts into `inherit_env`.
+#[tokio::test]
+async fn a_stdio_server_does_not_see_unrelated_variables() {
+    let Some(peers) = util::peers() else { return };
+    for inherit in [false, true] {
+        let dir = Dir::new();
+        dir.config(&format!(
+            "[mcp_servers.ev]\ncommand = {}\nargs = [\"stdio\"]\ninherit_env = {inherit}\n\
+             env = {{ GIVEN = \"given-value\" }}\n",
+            toml_str(&peers.everything.to_string_lossy())
+        ));
+        let session = Session::start_with(&dir.file("servers.toml"), |command| {
+            command
+                .env("MCP_DEFER_UNRELATED", UNRELATED_SECRET)
+                .stderr(Stdio::null());
+        })
+        .await;
+        let result = session
+            .call("call_tool", json!({"name": "ev__get-env", "arguments": {}}))
+            .await;
+        let env: Value = serde_json::from_str(&text(&result))
+            .unwrap_or_else(|e| panic!("get-env answers JSON ({e}): {}", text(&result)));
+        session.close().await;
+        assert_eq!(env["GIVEN"], "given-value", "{env}");
+        assert!(
+            env.get("PATH").is_some(),
+            "the default set passes PATH: {env}"
+        );
+        assert_eq!(
+            env.get("MCP_DEFER_UNRELATED").is_some(),
+            inherit,
+            "inherit_env = {inherit}: {env}"
+        );
+    }
+}
