@@ -1,104 +1,26 @@
 //! Issue 10 item 2: every line a client sends gets exactly one answer, spoken over raw stdio.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::raw::RawClient;
 use crate::util::{BIN, Dir, fixture};
-
-struct Raw {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Raw {
-    fn start(dir: &Dir) -> Raw {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--config"])
-            .arg(dir.file("servers.toml"))
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut raw = Raw {
-            child,
-            stdin,
-            lines,
-        };
-        let init = raw.exchange(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"}}})
-            .to_string()
-            .as_bytes(),
-        );
-        assert_eq!(init["id"], 0, "{init}");
-        raw.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        raw
-    }
-
-    fn send(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).unwrap();
-        self.stdin.write_all(b"\n").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Sends one line and returns the one answer to it, skipping notifications.
-    fn exchange(&mut self, line: &[u8]) -> Value {
-        self.send(line);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let reply = self.lines.recv_timeout(left).unwrap_or_else(|_| {
-                panic!(
-                    "no answer to {}",
-                    String::from_utf8_lossy(&line[..line.len().min(200)])
-                )
-            });
-            let reply: Value = serde_json::from_str(&reply).unwrap();
-            if reply.get("method").is_none() {
-                return reply;
-            }
-        }
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn code(reply: &Value) -> Option<i64> {
     reply["error"]["code"].as_i64()
 }
 
-#[test]
-fn every_line_gets_exactly_one_answer() {
+#[tokio::test]
+async fn every_line_gets_exactly_one_answer() {
     let dir = Dir::new();
     dir.config(&format!(
         "[settings]\nmax_message_bytes = 65536\n\n{}",
         fixture("fx", &[], "")
     ));
-    let mut raw = Raw::start(&dir);
+    let mut raw = RawClient::legacy(&dir.file("servers.toml")).await;
     let deep = format!(
         r#"{{"jsonrpc":"2.0","id":3,"method":"ping","params":{{"x":{}1{}}}}}"#,
         "[".repeat(200),
@@ -125,7 +47,7 @@ fn every_line_gets_exactly_one_answer() {
         (br#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"fx__echo","arguments":"x"}}"#.to_vec(), -32602, json!(13)),
     ];
     for (line, expected, id) in cases {
-        let reply = raw.exchange(&line);
+        let reply = raw.exchange(&line).await;
         let shown = String::from_utf8_lossy(&line[..line.len().min(80)]).into_owned();
         assert_eq!(code(&reply), Some(expected), "{shown}: {reply}");
         assert_eq!(reply.get("id"), Some(&id), "{shown}: {reply}");
@@ -133,14 +55,56 @@ fn every_line_gets_exactly_one_answer() {
     // A lone surrogate, as JavaScript writes a cut emoji: accepted and answered.
     let reply = raw.exchange(
         br#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"fx__echo","arguments":{"q":"tokyo \ud83d"}}}}"#,
-    );
+    ).await;
     assert_eq!(reply["id"], 14, "{reply}");
     assert!(reply.get("result").is_some(), "{reply}");
     assert!(reply.to_string().contains("tokyo \u{fffd}"), "{reply}");
     // Still serving.
-    let reply = raw.exchange(br#"{"jsonrpc":"2.0","id":15,"method":"ping"}"#);
+    let reply = raw
+        .exchange(br#"{"jsonrpc":"2.0","id":15,"method":"ping"}"#)
+        .await;
     assert_eq!(reply["id"], 15, "{reply}");
     assert!(reply.get("result").is_some(), "{reply}");
+    raw.close().await;
+}
+
+/// A request that reuses the id of one still in flight is refused with that id; the first
+/// is answered as usual, and the id is free again once answered (or cancelled).
+#[tokio::test]
+async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], ""));
+    let mut raw = RawClient::legacy(&dir.file("servers.toml")).await;
+    let sleep = |ms: u64| {
+        json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+            "name": "call_tool", "arguments": {"name": "fx__sleep", "arguments": {"ms": ms}}}})
+    };
+    raw.send(&sleep(500)).await;
+    let refused = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    assert_eq!(refused["id"], 7, "{refused}");
+    assert_eq!(code(&refused), Some(-32600), "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("in use")),
+        "{refused}"
+    );
+    let first = raw.response(7).await;
+    assert!(first.to_string().contains("slept 500 ms"), "{first}");
+    // Answered: the id may be used again.
+    let again = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    assert!(again.to_string().contains("slept 0 ms"), "{again}");
+    // Cancelled by the client: free again too, with no answer to the cancelled one.
+    raw.send(&sleep(5000)).await;
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 7, "reason": "test"}}),
+    )
+    .await;
+    let after_cancel = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    assert_eq!(after_cancel["id"], 7, "{after_cancel}");
+    assert!(after_cancel.get("result").is_some(), "{after_cancel}");
+    raw.close().await;
 }
 
 /// When the client closes its read end, mcp-defer ends instead of writing into a broken pipe.

@@ -94,13 +94,49 @@ impl RawClient {
         client
     }
 
+    /// Starts mcp-defer and opens a handshake-era session (`initialize` 2025-06-18).
+    pub async fn legacy(config: &Path) -> RawClient {
+        let mut client = RawClient::start(config);
+        let init = client
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "0"}}),
+            )
+            .await;
+        assert!(init.get("result").is_some(), "initialize: {init}");
+        client
+            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
     pub async fn send(&mut self, message: &Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin
-            .write_all(line.as_bytes())
+        self.send_line(message.to_string().as_bytes()).await;
+    }
+
+    /// Writes `line` and a newline, whatever the bytes are.
+    pub async fn send_line(&mut self, line: &[u8]) {
+        let written = async {
+            self.stdin.write_all(line).await?;
+            self.stdin.write_all(b"\n").await?;
+            self.stdin.flush().await
+        };
+        written
             .await
             .unwrap_or_else(|e| panic!("write to mcp-defer: {e}"));
+    }
+
+    /// Writes `line` and returns the next message that is not a notification or request:
+    /// the one answer to it.
+    pub async fn exchange(&mut self, line: &[u8]) -> Value {
+        self.send_line(line).await;
+        loop {
+            let message = self.next().await;
+            if message.get("method").is_none() {
+                return message;
+            }
+        }
     }
 
     /// Sends a request without waiting; returns its id.

@@ -7,12 +7,16 @@
 //! when it can be read, else `id: null`; `-32600` for valid JSON that is not JSON-RPC, with
 //! its id; `-32602` for a known method with malformed params) and hands rmcp only valid
 //! messages. It also ends the session when the client stops reading (stdout broken pipe)
-//! instead of writing into the void.
+//! instead of writing into the void, and refuses a request whose id is still in use by an
+//! unanswered one (rmcp would run both and answer only one).
 
+use std::collections::HashSet;
 use std::io;
 
 use rmcp::RoleServer;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorCode, JsonRpcMessage, RequestId};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, JsonRpcMessage, RequestId,
+};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
@@ -57,6 +61,8 @@ pub struct Framed<R> {
     out: mpsc::UnboundedSender<Vec<u8>>,
     /// Cancelled when stdout breaks: the session is over.
     gone: CancellationToken,
+    /// Ids of the client's requests not answered yet (nor cancelled by the client).
+    in_flight: HashSet<RequestId>,
 }
 
 /// Why a message could not be sent to the client.
@@ -80,7 +86,38 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
             max,
             out,
             gone,
+            in_flight: HashSet::new(),
         }
+    }
+
+    /// Tracks the ids of requests in flight. Returns the message to pass on, or `None` when
+    /// it reuses the id of a request still in flight, which this answers itself.
+    fn admit(&mut self, message: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
+        match &message {
+            JsonRpcMessage::Request(request) if !self.in_flight.insert(request.id.clone()) => {
+                self.answer(error_reply(
+                    Some(request.id.clone()),
+                    ErrorCode::INVALID_REQUEST,
+                    format!(
+                        "Invalid request: the id {} is in use by a request that has not been \
+                         answered yet; give each request in flight its own id",
+                        request.id
+                    ),
+                ));
+                return None;
+            }
+            // A request the client cancelled is not answered: its id is free again.
+            JsonRpcMessage::Notification(notification) => {
+                if let ClientNotification::CancelledNotification(cancelled) =
+                    &notification.notification
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    self.in_flight.remove(id);
+                }
+            }
+            _ => {}
+        }
+        Some(message)
     }
 
     fn answer(&self, reply: Value) {
@@ -121,6 +158,17 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
         &mut self,
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        match &item {
+            JsonRpcMessage::Response(response) => {
+                self.in_flight.remove(&response.id);
+            }
+            JsonRpcMessage::Error(error) => {
+                if let Some(id) = &error.id {
+                    self.in_flight.remove(id);
+                }
+            }
+            _ => {}
+        }
         let sent = serde_json::to_vec(&item)
             .map_err(FramedError::from)
             .and_then(|mut bytes| {
@@ -148,7 +196,11 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
                 }
             };
             match judge(line, self.max) {
-                Verdict::Pass(message) => return Some(*message),
+                Verdict::Pass(message) => {
+                    if let Some(message) = self.admit(*message) {
+                        return Some(message);
+                    }
+                }
                 Verdict::Answer(reply) => self.answer(reply),
                 Verdict::Skip => {}
             }
@@ -170,11 +222,15 @@ enum Verdict {
 
 fn error(id: Option<RequestId>, code: ErrorCode, message: String) -> Verdict {
     tracing::debug!(code = code.0, %message, "answering a malformed line");
-    Verdict::Answer(json!({
+    Verdict::Answer(error_reply(id, code, message))
+}
+
+fn error_reply(id: Option<RequestId>, code: ErrorCode, message: String) -> Value {
+    json!({
         "jsonrpc": "2.0",
         "id": id,
         "error": {"code": code.0, "message": message},
-    }))
+    })
 }
 
 /// Decides what a line is, and what to answer when it is not a valid message.
