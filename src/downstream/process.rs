@@ -56,7 +56,6 @@ pub enum SpawnError {
 /// [`SpawnError::NotExecutable`] when it is not a program we may run (EACCES, ENOEXEC),
 /// else `Io`.
 pub fn spawn(
-    server: &str,
     command: &str,
     args: &[String],
     env: &ChildEnv,
@@ -144,9 +143,9 @@ pub fn spawn(
         done,
     };
     if let Some(stderr) = stderr {
+        // Spawned from the supervisor, whose `downstream{server=…}` span names the server.
         tokio::spawn(
-            read_stderr(stderr, log.clone(), done_tx)
-                .instrument(tracing::debug_span!("downstream", server = server)),
+            read_stderr(stderr, log.clone(), done_tx).instrument(tracing::Span::current()),
         );
     }
     Ok(Spawned {

@@ -268,14 +268,8 @@ impl Supervisor {
                     inherit: false,
                     vars: BTreeMap::new(),
                 });
-                let spawned = process::spawn(
-                    &self.name,
-                    command,
-                    args,
-                    &env,
-                    cwd.as_deref(),
-                    self.max_message_bytes,
-                )?;
+                let spawned =
+                    process::spawn(command, args, &env, cwd.as_deref(), self.max_message_bytes)?;
                 let mut child = Child {
                     group: spawned.group,
                     exit: spawned.exit,
