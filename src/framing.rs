@@ -28,53 +28,84 @@ pub enum Line {
     TooLong { size: usize, head: Vec<u8> },
 }
 
-/// Reads lines of at most `max` bytes from `reader`; `Ok(None)` at end of input.
+/// Reads lines of at most `max` bytes; `Ok(None)` at end of input.
 ///
-/// # Errors
-/// The reader's I/O errors.
-pub async fn next_line<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
+/// Cancel-safe: rmcp drops a pending `receive` whenever another event of its loop comes
+/// first, so the part of a line read so far lives here, not in the future, and the next
+/// call goes on from it. (A line split across two reads was lost otherwise: a request
+/// without an answer, under load.)
+pub struct LineReader<R> {
+    reader: R,
     max: usize,
-) -> std::io::Result<Option<Line>> {
-    let mut line = Vec::new();
-    let mut size = 0usize;
-    let mut too_long = false;
-    loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            // End of input: a last line without a newline still counts.
-            return Ok(match (size, too_long) {
-                (0, _) => None,
-                (_, false) => Some(Line::Text(line)),
-                (_, true) => Some(Line::TooLong { size, head: line }),
-            });
+    /// The line so far (its first `HEAD_BYTES` once it is over the limit).
+    line: Vec<u8>,
+    /// Its size so far, counted on past the limit.
+    size: usize,
+}
+
+impl<R: AsyncBufRead + Unpin> LineReader<R> {
+    pub fn new(reader: R, max: usize) -> LineReader<R> {
+        LineReader {
+            reader,
+            max,
+            line: Vec::new(),
+            size: 0,
         }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(at) => (&buf[..at], Some(at + 1)),
-            None => (buf, None),
-        };
-        size = size.saturating_add(chunk.len());
-        if !too_long && size > max {
-            too_long = true;
-            line.truncate(HEAD_BYTES);
-        }
-        let room = if too_long {
-            HEAD_BYTES.saturating_sub(line.len())
-        } else {
-            chunk.len()
-        };
-        line.extend_from_slice(&chunk[..room.min(chunk.len())]);
-        let used = done.unwrap_or(buf.len());
-        reader.consume(used);
-        if done.is_some() {
-            if line.last() == Some(&b'\r') && !too_long {
-                line.pop();
+    }
+
+    /// The longest line read whole.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// The next line.
+    ///
+    /// # Errors
+    /// The reader's I/O errors.
+    pub async fn next(&mut self) -> std::io::Result<Option<Line>> {
+        loop {
+            // The one await: `fill_buf` consumes nothing, so dropping the future here loses
+            // nothing; what follows up to `consume` runs without yielding.
+            let buf = self.reader.fill_buf().await?;
+            if buf.is_empty() {
+                // End of input: a last line without a newline still counts.
+                return Ok((self.size > 0).then(|| self.take()));
             }
-            return Ok(Some(if too_long {
-                Line::TooLong { size, head: line }
+            let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => (&buf[..at], Some(at + 1)),
+                None => (buf, None),
+            };
+            let was_too_long = self.size > self.max;
+            self.size = self.size.saturating_add(chunk.len());
+            let too_long = self.size > self.max;
+            if too_long && !was_too_long {
+                self.line.truncate(HEAD_BYTES);
+            }
+            let room = if too_long {
+                HEAD_BYTES.saturating_sub(self.line.len())
             } else {
-                Line::Text(line)
-            }));
+                chunk.len()
+            };
+            self.line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+            let used = done.unwrap_or(buf.len());
+            self.reader.consume(used);
+            if done.is_some() {
+                if !too_long && self.line.last() == Some(&b'\r') {
+                    self.line.pop();
+                }
+                return Ok(Some(self.take()));
+            }
+        }
+    }
+
+    /// The line read so far, and a fresh start.
+    fn take(&mut self) -> Line {
+        let size = std::mem::take(&mut self.size);
+        let line = std::mem::take(&mut self.line);
+        if size > self.max {
+            Line::TooLong { size, head: line }
+        } else {
+            Line::Text(line)
         }
     }
 }
@@ -225,8 +256,11 @@ mod tests {
     #[tokio::test]
     async fn long_lines_are_drained_and_measured() {
         let input = format!("{}\nnext\nlast", "a".repeat(10_000));
-        let mut reader = tokio::io::BufReader::with_capacity(64, input.as_bytes());
-        match next_line(&mut reader, 100).await.ok().flatten() {
+        let mut reader = LineReader::new(
+            tokio::io::BufReader::with_capacity(64, input.as_bytes()),
+            100,
+        );
+        match reader.next().await.ok().flatten() {
             Some(Line::TooLong { size, head }) => {
                 assert_eq!(size, 10_000);
                 assert_eq!(head.len(), HEAD_BYTES);
@@ -234,13 +268,41 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(
-            next_line(&mut reader, 100).await.ok().flatten(),
+            reader.next().await.ok().flatten(),
             Some(Line::Text(b"next".to_vec()))
         );
         assert_eq!(
-            next_line(&mut reader, 100).await.ok().flatten(),
+            reader.next().await.ok().flatten(),
             Some(Line::Text(b"last".to_vec()))
         );
-        assert_eq!(next_line(&mut reader, 100).await.ok().flatten(), None);
+        assert_eq!(reader.next().await.ok().flatten(), None);
+    }
+
+    /// A read cut short (rmcp drops `receive` whenever another event comes first) loses
+    /// nothing: the next read goes on from where the line stood.
+    #[tokio::test]
+    async fn a_read_dropped_mid_line_loses_nothing() {
+        let (mut tx, rx) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(tokio::io::BufReader::with_capacity(8, rx), 1000);
+        tokio::io::AsyncWriteExt::write_all(&mut tx, b"{\"id\":1,\"pad\":\"xxxx")
+            .await
+            .ok();
+        // The line is half there: the read waits for more, and is dropped meanwhile.
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(20), reader.next()).await;
+        assert!(
+            cut.is_err(),
+            "a half line must not come back as a line: {cut:?}"
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut tx, b"yyyy\"}\n{\"id\":2}\n")
+            .await
+            .ok();
+        assert_eq!(
+            reader.next().await.ok().flatten(),
+            Some(Line::Text(b"{\"id\":1,\"pad\":\"xxxxyyyy\"}".to_vec()))
+        );
+        assert_eq!(
+            reader.next().await.ok().flatten(),
+            Some(Line::Text(b"{\"id\":2}".to_vec()))
+        );
     }
 }

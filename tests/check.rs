@@ -112,10 +112,7 @@ fn check_with_a_bad_config_exits_2_with_the_message() {
 #[test]
 fn check_reports_an_unreachable_http_server() {
     // A port nothing listens on: bind, read the port, close.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
+    let port = crate::util::free_port();
     let dir = Dir::new();
     dir.config(&format!(
         "[mcp_servers.remote]\nurl = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_sec = 5\n"

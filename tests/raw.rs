@@ -49,7 +49,10 @@ impl RawClient {
             .arg("serve")
             .arg("--config")
             .arg(config)
-            .env("RUST_LOG", "mcp_defer=debug")
+            .env(
+                "RUST_LOG",
+                std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -166,15 +169,22 @@ impl RawClient {
 
     /// The next message mcp-defer writes.
     pub async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(ANSWER_WAIT, self.lines.next_line())
+        self.next_within(ANSWER_WAIT)
             .await
-            .unwrap_or_else(|_| panic!("no message within {ANSWER_WAIT:?}"))
+            .unwrap_or_else(|| panic!("no message within {ANSWER_WAIT:?}"))
+    }
+
+    /// The next message mcp-defer writes, or `None` when it writes none within `wait`.
+    pub async fn next_within(&mut self, wait: Duration) -> Option<Value> {
+        let line = tokio::time::timeout(wait, self.lines.next_line())
+            .await
+            .ok()?
             .unwrap_or_else(|e| panic!("read from mcp-defer: {e}"))
             .unwrap_or_else(|| panic!("mcp-defer closed stdout"));
         let message: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("mcp-defer wrote a line that is not JSON ({e}): {line}"));
         self.received.push(message.clone());
-        message
+        Some(message)
     }
 
     /// `tools/call` with the Claude Code envelope plus `extra` `_meta` keys.
@@ -188,6 +198,11 @@ impl RawClient {
             json!({"_meta": meta, "name": name, "arguments": arguments}),
         )
         .await
+    }
+
+    /// mcp-defer's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
     }
 
     pub async fn close(mut self) {

@@ -285,38 +285,6 @@ async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
     session.close().await;
 }
 
-/// A server process killed when dropped, so a failing assertion leaves nothing running.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `mcp-server-everything streamableHttp` on `port` and waits until it accepts.
-fn start_http_everything(everything: &std::path::Path, port: u16) -> Killed {
-    let child = Killed(
-        std::process::Command::new(everything)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "everything did not listen on {port}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child
-}
-
 /// Item 1: an HTTP server that restarts is reconnected; the call that finds the session dead
 /// fails at once, naming the server and the cause, instead of waiting out its timeout.
 #[tokio::test]
@@ -324,12 +292,8 @@ async fn an_http_server_that_restarts_is_reconnected() {
     let Some(peers) = crate::util::peers() else {
         return;
     };
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let server = start_http_everything(&peers.everything, port);
+    let port = crate::util::free_port();
+    let server = peers.http_everything(port);
     let dir = Dir::new();
     dir.config(&format!(
         "[mcp_servers.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntool_timeout_sec = 30\n"
@@ -340,7 +304,7 @@ async fn an_http_server_that_restarts_is_reconnected() {
     assert!(text(&first).contains("Echo: one"), "{}", text(&first));
 
     drop(server);
-    let _server = start_http_everything(&peers.everything, port);
+    let _server = peers.http_everything(port);
 
     let started = Instant::now();
     let broken = session.call("call_tool", echo("two")).await;

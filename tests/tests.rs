@@ -21,4 +21,5 @@ mod search;
 mod secrets;
 mod serve;
 mod shutdown;
+mod soak;
 mod tool_fidelity;

@@ -13,14 +13,13 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
-use crate::framing::{Line, next_line, repair_surrogates, scan_id};
+use crate::framing::{Line, LineReader, repair_surrogates, scan_id};
 
 /// One stdio server's connection.
 pub struct ChildTransport {
-    reader: BufReader<ChildStdout>,
+    reader: LineReader<BufReader<ChildStdout>>,
     /// Lines for the writer task; `None` once closed, which closes the child's stdin.
     out: Option<mpsc::UnboundedSender<Vec<u8>>>,
-    max: usize,
 }
 
 /// Why a message could not reach the server.
@@ -39,9 +38,8 @@ impl ChildTransport {
         let (out, lines) = mpsc::unbounded_channel();
         tokio::spawn(write_lines(stdin, lines));
         ChildTransport {
-            reader: BufReader::new(stdout),
+            reader: LineReader::new(BufReader::new(stdout), max),
             out: Some(out),
-            max,
         }
     }
 }
@@ -76,7 +74,7 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            let line = match next_line(&mut self.reader, self.max).await {
+            let line = match self.reader.next().await {
                 Ok(Some(line)) => line,
                 Ok(None) => return None,
                 Err(err) => {
@@ -100,13 +98,13 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
                     let message = format!(
                         "the server's answer is {size} bytes, over the limit of {} bytes \
                          ([settings] max_message_bytes)",
-                        self.max
+                        self.reader.max()
                     );
                     match scan_id(&head) {
                         Some(id) => {
                             tracing::warn!(
                                 size,
-                                limit = self.max,
+                                limit = self.reader.max(),
                                 "an answer over the limit; failing its request"
                             );
                             return Some(JsonRpcMessage::Error(JsonRpcError {
@@ -117,7 +115,7 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
                         }
                         None => tracing::warn!(
                             size,
-                            limit = self.max,
+                            limit = self.reader.max(),
                             "a message over the limit without a readable id; dropped"
                         ),
                     }

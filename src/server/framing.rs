@@ -23,7 +23,7 @@ use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::framing::{Line, id_of, next_line, repair_surrogates, scan_id};
+use crate::framing::{Line, LineReader, id_of, repair_surrogates, scan_id};
 
 /// JSON nesting deeper than this is refused (serde_json's own recursion limit).
 pub const MAX_DEPTH: usize = 128;
@@ -56,8 +56,7 @@ const TYPED_METHODS: &[&str] = &[
 
 /// The rmcp transport over `reader` (the client's stdin) and `writer` (its stdout).
 pub struct Framed<R> {
-    reader: R,
-    max: usize,
+    reader: LineReader<R>,
     out: mpsc::UnboundedSender<Vec<u8>>,
     /// Cancelled when stdout breaks: the session is over.
     gone: CancellationToken,
@@ -82,8 +81,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
         let gone = CancellationToken::new();
         tokio::spawn(write_lines(writer, lines, gone.clone()));
         Framed {
-            reader,
-            max,
+            reader: LineReader::new(reader, max),
             out,
             gone,
             in_flight: HashSet::new(),
@@ -185,7 +183,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
         loop {
             let line = tokio::select! {
                 () = self.gone.cancelled() => return None,
-                line = next_line(&mut self.reader, self.max) => line,
+                line = self.reader.next() => line,
             };
             let line = match line {
                 Ok(Some(line)) => line,
@@ -195,7 +193,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
                     return None;
                 }
             };
-            match judge(line, self.max) {
+            match judge(line, self.reader.max()) {
                 Verdict::Pass(message) => {
                     if let Some(message) = self.admit(*message) {
                         return Some(message);
