@@ -14,6 +14,7 @@ mod eras;
 mod import;
 mod interop;
 mod list;
+mod overrides;
 mod passthrough;
 mod search;
 mod serve;

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{cancel_on_interrupt, load_config, runtime, write_stdout};
 use crate::config::Config;
-use crate::downstream::{Pool, ServerState};
+use crate::downstream::{Event, Pool, ServerState};
 
 pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = load_config(config)?;
@@ -21,8 +21,9 @@ pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 async fn check(config: &Config) -> anyhow::Result<ExitCode> {
     let root = CancellationToken::new();
     cancel_on_interrupt(&root);
-    let (pool, _events) = Pool::start(config, root.clone());
+    let (pool, mut events) = Pool::start(config, root.clone());
     show_progress(&pool).await;
+    let warnings = override_warnings(config, &mut events);
     let rows: Vec<Row> = pool
         .iter()
         .map(|h| Row::new(h.name(), &h.state()))
@@ -36,6 +37,9 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
         .map(|(s, _)| s.name.clone())
         .collect::<Vec<_>>();
     write_stdout(&table)?;
+    for warning in &warnings {
+        eprintln!("mcp-defer: warning: {warning}");
+    }
     pool.shutdown().await;
     if failed_required.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -47,6 +51,40 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
         );
         Ok(ExitCode::from(1))
     }
+}
+
+/// Tool overrides naming a tool their server did not list, once it has listed: a typo in
+/// the tool name, or a tool the server no longer has. Servers that never listed are not
+/// judged.
+fn override_warnings(
+    config: &Config,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+) -> Vec<String> {
+    let mut listed: Vec<Option<Vec<String>>> = vec![None; config.servers.len()];
+    while let Ok(event) = events.try_recv() {
+        if let Event::Tools { server, tools, .. } = event
+            && let Some(slot) = listed.get_mut(server)
+        {
+            *slot = Some(tools.iter().map(|t| t.name.to_string()).collect());
+        }
+    }
+    let mut warnings = Vec::new();
+    for (server, names) in config.servers.iter().zip(&listed) {
+        let Some(names) = names else { continue };
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        for tool in server.unlisted_overrides(&names) {
+            let hint = match crate::suggest::did_you_mean(tool, &names) {
+                Some(near) => format!("; did you mean `{near}`?"),
+                None => format!("; it lists: {}", names.join(", ")),
+            };
+            warnings.push(format!(
+                "[mcp_servers.{}.tools.{tool}] overrides a tool {} does not list, so it does \
+                 nothing{hint}",
+                server.name, server.name
+            ));
+        }
+    }
+    warnings
 }
 
 /// On a terminal, one "waiting for: a, b" line that shrinks as servers settle; elsewhere,

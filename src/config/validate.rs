@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
-use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
+use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, RawToolOverride, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
     MAX_NAME_LENGTH_RANGE, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings,
-    Transport,
+    ToolOverride, Transport,
 };
 use crate::suggest;
 
@@ -237,6 +237,7 @@ impl Server<'_, '_> {
             prefix,
             always_load,
             search_hints,
+            tools,
             ignored,
         } = raw;
 
@@ -421,6 +422,12 @@ impl Server<'_, '_> {
             .transpose()?
             .unwrap_or_default();
 
+        let tool_overrides = tools
+            .into_iter()
+            .map(|tool| self.tool_override(tool, &disabled_list, enabled_list.as_deref()))
+            .filter_map(Result::transpose)
+            .collect::<Result<Vec<_>, _>>()?;
+
         for key in &ignored {
             tracing::debug!(server = %name, key = *key.get_ref(), "Codex-only key ignored");
         }
@@ -438,7 +445,65 @@ impl Server<'_, '_> {
             enabled_tools: enabled_list,
             disabled_tools: disabled_list,
             always_load,
+            tool_overrides,
         })
+    }
+
+    /// One `[mcp_servers.<name>.tools.<tool>]`: text expanded and trimmed (it is what
+    /// the model reads as the tool's description), never empty, never for a filtered tool.
+    fn tool_override(
+        &self,
+        raw: RawToolOverride,
+        disabled: &[String],
+        enabled: Option<&[String]>,
+    ) -> Result<Option<ToolOverride>, ConfigError> {
+        let RawToolOverride {
+            name,
+            description,
+            title,
+        } = raw;
+        let tool = name.get_ref();
+        let label = format!("tools.{}", super::error::bare_or_quoted(tool));
+        let text = |value: Option<S<String>>, key: &str| -> Result<Option<String>, ConfigError> {
+            let Some(value) = value else { return Ok(None) };
+            let span = value.span();
+            let key = format!("{label}.{key}");
+            let expanded = self.expand(value, &key)?;
+            if expanded.trim().is_empty() {
+                return Err(self.error(
+                    span,
+                    Some(&key),
+                    "is empty; write the text the model should read, or remove the key to keep \
+                     the server's own",
+                ));
+            }
+            Ok(Some(expanded.trim().to_owned()))
+        };
+        let description = text(description, "description")?;
+        let title = text(title, "title")?;
+        // A table with only Codex's `approval_mode` overrides nothing; it loads, as Codex's.
+        if description.is_none() && title.is_none() {
+            return Ok(None);
+        }
+        let filtered = if disabled.contains(tool) {
+            Some("`disabled_tools` removes it")
+        } else if enabled.is_some_and(|e| !e.contains(tool)) {
+            Some("it is not in `enabled_tools`")
+        } else {
+            None
+        };
+        if let Some(why) = filtered {
+            return Err(self.error(
+                name.span(),
+                Some(&label),
+                format!("overrides a tool that is never shown: {why}; drop one of the two"),
+            ));
+        }
+        Ok(Some(ToolOverride {
+            tool: name.into_inner(),
+            description,
+            title,
+        }))
     }
 
     fn check_name(&self, name: &str, span: Range<usize>) -> Result<(), ConfigError> {

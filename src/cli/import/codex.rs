@@ -48,7 +48,9 @@ pub(super) fn import(text: &str, path: &Path) -> anyhow::Result<Imported> {
         }
         let mut table = toml::Table::new();
         for (key, value) in server {
-            if SERVER_KEYS.contains(&key.as_str()) || OAUTH_KEYS.contains(&key.as_str()) {
+            // Codex's `tools` tables hold approval modes, which mean nothing behind a proxy.
+            let ours = SERVER_KEYS.contains(&key.as_str()) && key != "tools";
+            if ours || OAUTH_KEYS.contains(&key.as_str()) {
                 table.insert(key.clone(), value.clone());
             } else {
                 out.note(format!(
