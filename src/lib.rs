@@ -22,3 +22,4 @@ pub mod exposure;
 pub mod search;
 pub mod server;
 mod suggest;
+pub mod tokens;

@@ -14,6 +14,7 @@ mod eras;
 mod import;
 mod interop;
 mod list;
+mod output_limit;
 mod overrides;
 mod passthrough;
 mod search;

@@ -81,6 +81,9 @@ pub const MAX_WAIT_MS: usize = 60_000;
 /// Characters a prefix must leave free under `max_name_length`: `__`, at least one
 /// character of the tool name, and the catalog's `_` + 8 hex hash suffix.
 pub const PREFIX_ROOM: usize = 2 + 1 + 9;
+/// Accepted `max_output_tokens`: below 100 the note saying what was cut is longer than what
+/// is kept; above ten million tokens no model reads it anyway.
+pub const MAX_OUTPUT_TOKENS_RANGE: std::ops::RangeInclusive<usize> = 100..=10_000_000;
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,6 +105,9 @@ pub struct Settings {
     pub relist_wait: Duration,
     /// Put `_meta {"anthropic/alwaysLoad": true}` on every listed tool (DESIGN.md 7a).
     pub claude_always_load: bool,
+    /// Tool results over this many tokens are cut (`None`: never); a server's own
+    /// `max_output_tokens` wins.
+    pub max_output_tokens: Option<usize>,
 }
 
 impl Default for Settings {
@@ -113,6 +119,7 @@ impl Default for Settings {
             core_wait: DEFAULT_CORE_WAIT,
             relist_wait: DEFAULT_RELIST_WAIT,
             claude_always_load: true,
+            max_output_tokens: None,
         }
     }
 }
@@ -156,6 +163,8 @@ pub struct ServerConfig {
     pub always_load: AlwaysLoad,
     /// `[mcp_servers.<name>.tools.<tool>]` replacements, in file order.
     pub tool_overrides: Vec<ToolOverride>,
+    /// This server's results are cut above this many tokens; wins over `[settings]`.
+    pub max_output_tokens: Option<usize>,
 }
 
 /// A replacement description or title for one tool of a server, for servers whose own
@@ -325,6 +334,15 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         raw::parse(text, path, env)
+    }
+
+    /// The output budget of the server at `index`: its own `max_output_tokens`, else the
+    /// one in `[settings]`, else none.
+    pub fn max_output_tokens(&self, index: usize) -> Option<usize> {
+        self.servers
+            .get(index)
+            .and_then(|s| s.max_output_tokens)
+            .or(self.settings.max_output_tokens)
     }
 
     /// The servers that are enabled, in file order.

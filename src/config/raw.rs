@@ -32,6 +32,7 @@ pub(super) struct RawSettings {
     pub core_wait_ms: Option<S<i64>>,
     pub relist_wait_ms: Option<S<i64>>,
     pub claude_always_load: Option<S<bool>>,
+    pub max_output_tokens: Option<S<i64>>,
 }
 
 /// One `[mcp_servers.<name>.tools.<tool>]` table.
@@ -81,6 +82,7 @@ pub(super) struct RawServer {
     pub prefix: Option<S<String>>,
     pub always_load: Option<S<RawAlwaysLoad>>,
     pub search_hints: Option<S<Vec<S<String>>>>,
+    pub max_output_tokens: Option<S<i64>>,
     /// `[mcp_servers.<name>.tools.<tool>]` tables, in file order: ours (`description`,
     /// `title`) and Codex's (`approval_mode`, type-checked and ignored).
     pub tools: Vec<RawToolOverride>,
@@ -99,6 +101,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "core_wait_ms",
     "relist_wait_ms",
     "claude_always_load",
+    "max_output_tokens",
 ];
 
 /// The keys to use in a server table: Codex's, then ours.
@@ -123,6 +126,7 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "prefix",
     "always_load",
     "search_hints",
+    "max_output_tokens",
     "tools",
 ];
 
@@ -206,6 +210,7 @@ fn decode_settings(
             "core_wait_ms" => settings.core_wait_ms = Some(cx.integer(key, value)?),
             "relist_wait_ms" => settings.relist_wait_ms = Some(cx.integer(key, value)?),
             "claude_always_load" => settings.claude_always_load = Some(cx.boolean(key, value)?),
+            "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }
@@ -257,6 +262,7 @@ fn decode_server(
         prefix: None,
         always_load: None,
         search_hints: None,
+        max_output_tokens: None,
         tools: Vec::new(),
         ignored: Vec::new(),
     };
@@ -290,6 +296,7 @@ fn decode_server(
             "always_load" => s.always_load = Some(cx.always_load(key, value)?),
             // One hint as a string, or several as a list.
             "search_hints" => s.search_hints = Some(cx.string_or_strings(key, value)?),
+            "max_output_tokens" => s.max_output_tokens = Some(cx.integer(key, value)?),
             "experimental_environment" => {
                 cx.string(key, value)?;
                 ignore(&mut s, "experimental_environment");

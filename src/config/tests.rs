@@ -207,6 +207,7 @@ fn settings_parse_and_convert_units() {
         "core_wait_ms = 0",
         "relist_wait_ms = 1_500",
         "claude_always_load = false",
+        "max_output_tokens = 20_000",
     ]));
     assert_eq!(
         config.settings,
@@ -217,6 +218,7 @@ fn settings_parse_and_convert_units() {
             core_wait: Duration::ZERO,
             relist_wait: Duration::from_millis(1500),
             claude_always_load: false,
+            max_output_tokens: Some(20_000),
         }
     );
     assert_eq!(
@@ -1083,5 +1085,41 @@ fn tool_override_mistakes_name_the_table_key_and_line() {
         ]),
         3,
         &["[mcp_servers.docs.tools.search]", "must be a table"],
+    );
+}
+
+#[test]
+fn max_output_tokens_per_server_wins_over_settings() {
+    let config = ok(&lines(&[
+        "[settings]",
+        "max_output_tokens = 5000",
+        "[mcp_servers.a]",
+        "command = \"a\"",
+        "max_output_tokens = 300",
+        "[mcp_servers.b]",
+        "command = \"b\"",
+    ]));
+    assert_eq!(config.max_output_tokens(0), Some(300));
+    assert_eq!(config.max_output_tokens(1), Some(5000));
+    assert_eq!(
+        ok("[mcp_servers.a]\ncommand = \"a\"\n").max_output_tokens(0),
+        None
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "max_output_tokens = 10",
+        ]),
+        3,
+        &[
+            "[mcp_servers.a] `max_output_tokens` is 10",
+            "between 100 and 10000000",
+        ],
+    );
+    fails(
+        &lines(&["[settings]", "max_output_tokens = -1"]),
+        2,
+        &["[settings] `max_output_tokens` is -1"],
     );
 }

@@ -15,8 +15,8 @@ use super::expand::{ExpandError, expand};
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, RawToolOverride, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
-    MAX_NAME_LENGTH_RANGE, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings,
-    ToolOverride, Transport,
+    MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE,
+    ServerConfig, Settings, ToolOverride, Transport,
 };
 use crate::suggest;
 
@@ -70,6 +70,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         core_wait_ms,
         relist_wait_ms,
         claude_always_load,
+        max_output_tokens,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -145,6 +146,13 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         relist_wait: wait(relist_wait_ms, "relist_wait_ms", defaults.relist_wait)?,
         claude_always_load: claude_always_load
             .map_or(defaults.claude_always_load, |b| *b.get_ref()),
+        max_output_tokens: in_range(
+            max_output_tokens,
+            "max_output_tokens",
+            MAX_OUTPUT_TOKENS_RANGE,
+            "tokens of one tool result; longer results are cut",
+            20_000,
+        )?,
     })
 }
 
@@ -237,6 +245,7 @@ impl Server<'_, '_> {
             prefix,
             always_load,
             search_hints,
+            max_output_tokens,
             tools,
             ignored,
         } = raw;
@@ -446,6 +455,9 @@ impl Server<'_, '_> {
             disabled_tools: disabled_list,
             always_load,
             tool_overrides,
+            max_output_tokens: max_output_tokens
+                .map(|n| self.output_tokens(n))
+                .transpose()?,
         })
     }
 
@@ -504,6 +516,23 @@ impl Server<'_, '_> {
             description,
             title,
         }))
+    }
+
+    fn output_tokens(&self, value: S<i64>) -> Result<usize, ConfigError> {
+        match usize::try_from(*value.get_ref()) {
+            Ok(n) if MAX_OUTPUT_TOKENS_RANGE.contains(&n) => Ok(n),
+            _ => Err(self.error(
+                value.span(),
+                Some("max_output_tokens"),
+                format!(
+                    "is {}, but must be between {} and {} (tokens of one tool result; longer \
+                     results are cut); write e.g. `max_output_tokens = 20000`",
+                    value.get_ref(),
+                    MAX_OUTPUT_TOKENS_RANGE.start(),
+                    MAX_OUTPUT_TOKENS_RANGE.end()
+                ),
+            )),
+        }
     }
 
     fn check_name(&self, name: &str, span: Range<usize>) -> Result<(), ConfigError> {
