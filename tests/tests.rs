@@ -13,6 +13,7 @@ mod downstream;
 mod eras;
 mod import;
 mod interop;
+mod launcher;
 mod list;
 mod output_limit;
 mod overrides;

@@ -33,6 +33,7 @@ use crate::config::Config;
 
 mod backoff;
 mod handler;
+mod launcher;
 mod listing;
 mod process;
 mod settle;
