@@ -26,3 +26,4 @@ pub mod redact;
 pub mod search;
 pub mod server;
 mod suggest;
+pub mod tokens;

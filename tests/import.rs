@@ -8,15 +8,31 @@ use crate::util::{self, BIN, Dir, row, stderr, stdout};
 /// Runs `mcp-defer import <client>` in `dir` with `HOME` (and `CODEX_HOME`) inside it, so the
 /// default paths are the test's files, and writes its output as the dir's servers.toml.
 fn import(dir: &Dir, client: &str) -> std::process::Output {
-    let out = Command::new(BIN)
-        .args(["import", client])
-        .current_dir(dir.path())
-        .env("HOME", dir.path())
-        .env("CODEX_HOME", dir.file("codex"))
+    let out = import_command(dir, &[client])
         .output()
         .expect("run mcp-defer import");
     dir.config(&stdout(&out));
     out
+}
+
+/// `mcp-defer import <args>` in `dir`, with `HOME`, `XDG_CONFIG_HOME` and `CODEX_HOME` inside
+/// it, so every client's default paths are the test's files.
+fn import_command(dir: &Dir, args: &[&str]) -> Command {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("import")
+        .args(args)
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.file(".config"))
+        .env("CODEX_HOME", dir.file("codex"));
+    cmd
+}
+
+/// Writes `text` at `rel` inside `dir`, creating its directories.
+fn put(dir: &Dir, rel: &str, text: &str) {
+    let path = dir.file(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
 }
 
 #[test]
@@ -131,4 +147,160 @@ fn an_import_that_needs_a_fix_says_which() {
     let err = stderr(&out);
     assert!(err.contains("needs a fix before use"), "{err}");
     assert!(err.contains("rename the table"), "{err}");
+}
+
+/// Each client's own file, written as its documentation shows it (the server swapped for
+/// the real time server), imported from its default path and run.
+#[test]
+fn every_client_format_imports_and_runs() {
+    let Some(peers) = util::peers() else { return };
+    let time = util::toml_str(&peers.time.to_string_lossy());
+    let stdio = format!(r#""command": {time}, "args": ["--local-timezone", "UTC"]"#);
+    let cases: Vec<(&str, &str, String)> = vec![
+        (
+            "claude-desktop",
+            ".config/Claude/claude_desktop_config.json",
+            format!(r#"{{"mcpServers": {{"time": {{{stdio}, "env": {{"TZ": "UTC"}}}}}}}}"#),
+        ),
+        (
+            "cursor",
+            ".cursor/mcp.json",
+            format!(
+                r#"{{"mcpServers": {{"time": {{{stdio}, "env": {{"HOME_DIR": "${{userHome}}", "TOKEN": "${{env:HOME}}"}}}}}}}}"#
+            ),
+        ),
+        (
+            "vscode",
+            ".vscode/mcp.json",
+            format!(
+                r#"{{
+  // VS Code's file is JSON with comments.
+  "inputs": [{{"type": "promptString", "id": "api-key", "description": "Time API key", "password": true}}],
+  "servers": {{
+    "time": {{"type": "stdio", {stdio}, "env": {{"API_KEY": "${{input:api-key}}"}}}},
+  }},
+}}"#
+            ),
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            format!(
+                r#"{{"theme": "Default", "mcpServers": {{"time": {{{stdio}, "env": {{"HOME_COPY": "$HOME"}}, "timeout": 15000, "trust": true, "includeTools": ["get_current_time", "convert_time"]}}}}}}"#
+            ),
+        ),
+        (
+            "qwen",
+            ".qwen/settings.json",
+            format!(r#"{{"mcpServers": {{"time": {{{stdio}, "timeout": 30000}}}}}}"#),
+        ),
+        (
+            "opencode",
+            "opencode.json",
+            format!(
+                r#"{{"$schema": "https://opencode.ai/config.json", "mcp": {{"time": {{"type": "local", "command": [{time}, "--local-timezone", "UTC"], "enabled": true, "environment": {{"HOME_COPY": "{{env:HOME}}"}}}}}}}}"#
+            ),
+        ),
+    ];
+    for (client, rel, text) in cases {
+        let dir = Dir::new();
+        put(&dir, rel, &text);
+        let out = import_command(&dir, &[client])
+            .env("API_KEY", "set-by-the-user")
+            .output()
+            .unwrap();
+        let toml = stdout(&out);
+        let notes = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{client}: {toml}\n{notes}");
+        assert!(toml.contains("[mcp_servers.time]"), "{client}: {toml}");
+        assert!(
+            toml.contains(&format!("import {client}`")),
+            "{client}: {toml}"
+        );
+        if client == "vscode" {
+            assert!(toml.contains("API_KEY = \"${API_KEY}\""), "{toml}");
+            assert!(
+                notes.contains("set the environment variable API_KEY before starting mcp-defer"),
+                "{notes}"
+            );
+        }
+        dir.config(&toml);
+        let check = dir
+            .command(&["check"])
+            .env("API_KEY", "x")
+            .output()
+            .unwrap();
+        let table = stdout(&check);
+        assert_eq!(
+            check.status.code(),
+            Some(0),
+            "{client}: {table}\n{}",
+            stderr(&check)
+        );
+        assert_eq!(row(&table, "time")[..3], ["time", "ready", "2"], "{client}");
+    }
+}
+
+/// `--write` creates the file (mode 0600), refuses to replace it, and replaces it with
+/// `--force`; an OAuth server is carried over with a note (here on a closed local port, so
+/// the test stays offline).
+#[test]
+fn write_refuses_to_overwrite_without_force() {
+    let Some(peers) = util::peers() else { return };
+    let dir = Dir::new();
+    let json = serde_json::json!({"mcpServers": {
+        "time": {"command": peers.time, "args": ["--local-timezone", "UTC"]},
+        "linear": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+                   "oauth": {"clientId": "client-id-value"}}
+    }});
+    put(&dir, ".mcp.json", &json.to_string());
+    let target = dir.file("out.toml");
+    let target_arg = target.to_str().unwrap();
+
+    let first = import_command(&dir, &["claude", "--write", target_arg])
+        .output()
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(stdout(&first).is_empty(), "written, not printed");
+    let notes = stderr(&first);
+    assert!(notes.contains("wrote 2 servers to"), "{notes}");
+    assert!(
+        notes.contains("linear: carried over, but Claude Code signs in to it with OAuth"),
+        "{notes}"
+    );
+    assert!(!notes.contains("client-id-value"), "{notes}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&target).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert!(written.contains("[mcp_servers.linear]\nurl = \"http://127.0.0.1:9/mcp\"\n"));
+
+    std::fs::write(&target, "# mine\n").unwrap();
+    let again = import_command(&dir, &["claude", ".mcp.json", "--write", target_arg])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    let err = stderr(&again);
+    assert!(
+        err.contains(&format!("{target_arg} already exists"))
+            && err.contains(".mcp.json")
+            && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "# mine\n");
+
+    let forced = import_command(&dir, &["claude", "--write", target_arg, "--force"])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), written);
+
+    // The OAuth server cannot connect yet; the time server runs.
+    let check = Command::new(BIN)
+        .args(["check", "--config", target_arg])
+        .output()
+        .unwrap();
+    let table = stdout(&check);
+    assert_eq!(row(&table, "time")[..3], ["time", "ready", "2"], "{table}");
+    assert_eq!(row(&table, "linear")[1], "failed", "{table}");
 }

@@ -101,6 +101,42 @@ struct Args {
     /// stdin's end), as a server whose output pipe broke would.
     #[arg(long)]
     raw_close_stdout: bool,
+    /// Also list `big`, whose result is as large as asked: `chars` characters of text (with
+    /// two-byte characters in it), `items` items in `structuredContent`, `images` images.
+    #[arg(long)]
+    big_tool: bool,
+}
+
+fn big_tool() -> Value {
+    json!({
+        "name": "big",
+        "description": "Return a result of the requested size: text, structured items and images.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "chars": {"type": "integer", "minimum": 0},
+                "items": {"type": "integer", "minimum": 0},
+                "images": {"type": "integer", "minimum": 0}
+            }
+        }
+    })
+}
+
+/// The result of `big`: "héllo " repeated to `chars` characters, `items` objects, and
+/// `images` blocks of 4000 base64 characters each.
+fn big_result(args: &JsonObject) -> CallToolResult {
+    let count = |key: &str| args.get(key).and_then(Value::as_u64).unwrap_or(0) as usize;
+    let text: String = "héllo ".chars().cycle().take(count("chars")).collect();
+    let items: Vec<Value> = (0..count("items"))
+        .map(|i| json!({"id": i, "name": format!("item {i}")}))
+        .collect();
+    let mut content = vec![Content::text(text)];
+    for _ in 0..count("images") {
+        content.push(Content::image("iVBORw0K".repeat(500), "image/png"));
+    }
+    let mut result = CallToolResult::success(content);
+    result.structured_content = Some(json!({"count": items.len(), "items": items}));
+    result
 }
 
 fn ask_tool() -> Value {
@@ -374,6 +410,7 @@ impl ServerHandler for Fixture {
                 let verb = if grow { "added" } else { "removed" };
                 CallToolResult::success(vec![Content::text(format!("{verb} {name}"))])
             }
+            "big" => big_result(&args),
             "ask" => {
                 let asks: Vec<String> = args
                     .get("asks")
@@ -528,8 +565,13 @@ async fn main() -> std::process::ExitCode {
         None => default_tools(),
     };
     let tools_json = match tools_json {
-        Value::Array(mut tools) if args.ask_tool => {
-            tools.push(ask_tool());
+        Value::Array(mut tools) if args.ask_tool || args.big_tool => {
+            if args.ask_tool {
+                tools.push(ask_tool());
+            }
+            if args.big_tool {
+                tools.push(big_tool());
+            }
             Value::Array(tools)
         }
         other => other,

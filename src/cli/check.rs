@@ -23,21 +23,15 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
     cancel_on_interrupt(&root);
     let (pool, mut events) = Pool::start(config, root.clone());
     show_progress(&pool).await;
+    let listed = listed_names(config, &mut events);
+    let mut warnings = override_warnings(config, &listed);
+    warnings.extend(missing_core_tools(config, &listed));
     let rows: Vec<Row> = pool
         .iter()
         .map(|h| Row::new(h.name(), &h.state()))
         .collect();
     let mut table = render(&rows);
     table.push_str(&env_names(config));
-    let mut listed: Vec<Option<Vec<String>>> = vec![None; config.servers.len()];
-    while let Ok(Event::Tools { server, tools, .. }) = events.try_recv() {
-        if let Some(slot) = listed.get_mut(server) {
-            *slot = Some(tools.iter().map(|t| t.name.to_string()).collect());
-        }
-    }
-    for warning in missing_core_tools(config, &listed) {
-        eprintln!("mcp-defer: warning: {warning}");
-    }
     let failed_required = config
         .servers
         .iter()
@@ -46,6 +40,9 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
         .map(|(s, _)| s.name.clone())
         .collect::<Vec<_>>();
     write_stdout(&table)?;
+    for warning in &warnings {
+        eprintln!("mcp-defer: warning: {warning}");
+    }
     pool.shutdown().await;
     if failed_required.is_empty() {
         Ok(ExitCode::SUCCESS)
@@ -57,6 +54,45 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
         );
         Ok(ExitCode::from(1))
     }
+}
+
+/// Per server, the names of the tools it listed, or `None` for one that never listed.
+fn listed_names(
+    config: &Config,
+    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
+) -> Vec<Option<Vec<String>>> {
+    let mut listed: Vec<Option<Vec<String>>> = vec![None; config.servers.len()];
+    while let Ok(event) = events.try_recv() {
+        if let Event::Tools { server, tools, .. } = event
+            && let Some(slot) = listed.get_mut(server)
+        {
+            *slot = Some(tools.iter().map(|t| t.name.to_string()).collect());
+        }
+    }
+    listed
+}
+
+/// Tool overrides naming a tool their server did not list, once it has listed: a typo in
+/// the tool name, or a tool the server no longer has. Servers that never listed are not
+/// judged.
+fn override_warnings(config: &Config, listed: &[Option<Vec<String>>]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for (server, names) in config.servers.iter().zip(listed) {
+        let Some(names) = names else { continue };
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        for tool in server.unlisted_overrides(&names) {
+            let hint = match crate::suggest::did_you_mean(tool, &names) {
+                Some(near) => format!("; did you mean `{near}`?"),
+                None => format!("; it lists: {}", names.join(", ")),
+            };
+            warnings.push(format!(
+                "[mcp_servers.{}.tools.{tool}] overrides a tool {} does not list, so it does \
+                 nothing{hint}",
+                server.name, server.name
+            ));
+        }
+    }
+    warnings
 }
 
 /// On a terminal, one "waiting for: a, b" line that shrinks as servers settle; elsewhere,

@@ -51,7 +51,7 @@ enum Command {
     },
     /// Estimate the tokens of the tool list: every tool flat, against deferred.
     Stats(ConfigArg),
-    /// Print a servers.toml made from Claude Code's or Codex's MCP servers.
+    /// Print (or --write) a servers.toml made from another client's MCP servers.
     Import(import::Args),
     /// Internal: kills the servers' process groups once the mcp-defer that started it is
     /// gone (see `downstream::watchdog`).

@@ -1,7 +1,7 @@
 //! `mcp-defer stats`: what the tool list costs the client's context, flat against deferred.
 //!
-//! Tokens are estimated as serialized JSON bytes / 4, the usual rule of thumb for English and
-//! JSON with BPE tokenizers; good for comparing, not for billing.
+//! Tokens are estimated by [`crate::tokens::estimate`]: serialized JSON bytes / 4; good for
+//! comparing, not for billing.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,9 +10,6 @@ use super::{load_config, runtime, settle, write_stdout};
 use crate::config::Config;
 use crate::exposure::listed_form;
 use crate::server::meta::MetaTool;
-
-/// Bytes of serialized JSON per token, roughly.
-const BYTES_PER_TOKEN: usize = 4;
 
 pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = load_config(config)?;
@@ -85,5 +82,5 @@ async fn stats(config: &Config) -> anyhow::Result<ExitCode> {
 }
 
 fn tokens(bytes: usize) -> String {
-    (bytes.div_ceil(BYTES_PER_TOKEN)).to_string()
+    crate::tokens::estimate(bytes).to_string()
 }

@@ -69,13 +69,18 @@ impl<'a> Source<'a> {
 /// `[mcp_servers.<name>]` as the user would write it: the name is quoted when it is not a
 /// bare TOML key, so the label can be searched for in the file.
 pub(super) fn server_table(name: &str) -> String {
+    format!("[mcp_servers.{}]", bare_or_quoted(name))
+}
+
+/// A TOML key as written: bare when it can be, quoted otherwise.
+pub(super) fn bare_or_quoted(name: &str) -> String {
     if !name.is_empty()
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
-        format!("[mcp_servers.{name}]")
+        name.to_owned()
     } else {
-        format!("[mcp_servers.{name:?}]")
+        format!("{name:?}")
     }
 }

@@ -17,6 +17,9 @@
 //! description = "Project documentation"   # ours: one line for the instructions
 //! always_load = ["search_docs"]           # ours: core tools, or `true` for all
 //!
+//! [mcp_servers.docs.tools.search_docs]    # ours: what the model reads for this tool
+//! description = "Search the project docs by keyword; returns titles and URLs"
+//!
 //! [mcp_servers.github]
 //! url = "https://api.githubcopilot.com/mcp/"
 //! bearer_token_env_var = "GITHUB_PAT"
@@ -34,7 +37,8 @@
 //! # Codex keys
 //! Every key Codex accepts in a server table loads. Those that mean nothing to a proxy
 //! (`experimental_environment`, `supports_parallel_tool_calls`, `default_tools_approval_mode`,
-//! `scopes`, `oauth`, `oauth_resource`, `name`, `tools`) are type-checked and ignored;
+//! `scopes`, `oauth`, `oauth_resource`, `name`, and `approval_mode` under `tools.<tool>`)
+//! are type-checked and ignored;
 //! `startup_timeout_ms` is read when `startup_timeout_sec` is absent; an inline
 //! `bearer_token` is rejected, as Codex rejects it.
 
@@ -85,6 +89,9 @@ pub const MAX_MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 65_536..=1 
 /// Characters a prefix must leave free under `max_name_length`: `__`, at least one
 /// character of the tool name, and the catalog's `_` + 8 hex hash suffix.
 pub const PREFIX_ROOM: usize = 2 + 1 + 9;
+/// Accepted `max_output_tokens`: below 100 the note saying what was cut is longer than what
+/// is kept; above ten million tokens no model reads it anyway.
+pub const MAX_OUTPUT_TOKENS_RANGE: std::ops::RangeInclusive<usize> = 100..=10_000_000;
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,6 +118,9 @@ pub struct Settings {
     pub inherit_env: bool,
     /// The longest JSON-RPC message (one line) read from the client or from a server.
     pub max_message_bytes: usize,
+    /// Tool results over this many tokens are cut (`None`: never); a server's own
+    /// `max_output_tokens` wins.
+    pub max_output_tokens: Option<usize>,
 }
 
 impl Default for Settings {
@@ -124,6 +134,7 @@ impl Default for Settings {
             claude_always_load: true,
             inherit_env: false,
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
+            max_output_tokens: None,
         }
     }
 }
@@ -165,9 +176,53 @@ pub struct ServerConfig {
     /// `disabled_tools` filters out: load rejects that contradiction, since the tool would
     /// silently never appear.
     pub always_load: AlwaysLoad,
+    /// `[mcp_servers.<name>.tools.<tool>]` replacements, in file order.
+    pub tool_overrides: Vec<ToolOverride>,
+    /// This server's results are cut above this many tokens; wins over `[settings]`.
+    pub max_output_tokens: Option<usize>,
+}
+
+/// A replacement description or title for one tool of a server, for servers whose own
+/// text is poor or misleading. Applied to the tool as it is listed, before the catalog,
+/// the search index and the client see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOverride {
+    /// The tool's name as the server lists it.
+    pub tool: String,
+    pub description: Option<String>,
+    pub title: Option<String>,
 }
 
 impl ServerConfig {
+    /// Applies this server's override for `tool`, if it has one: the one place overrides
+    /// take effect, so the catalog, the index, `tools/list` and every CLI command agree.
+    pub fn override_tool(&self, tool: &mut rmcp::model::Tool) {
+        let Some(o) = self.tool_overrides.iter().find(|o| o.tool == tool.name) else {
+            return;
+        };
+        if let Some(description) = &o.description {
+            tool.description = Some(description.clone().into());
+        }
+        if let Some(title) = &o.title {
+            tool.title = Some(title.clone());
+            // The older display title clients may prefer; it must not contradict the new one.
+            if let Some(annotations) = &mut tool.annotations
+                && annotations.title.is_some()
+            {
+                annotations.title = Some(title.clone());
+            }
+        }
+    }
+
+    /// The tools overridden in the config that `listed` (the names the server lists) lacks:
+    /// a typo, or a tool the server dropped. `check` warns about them.
+    pub fn unlisted_overrides<'a>(&'a self, listed: &[&str]) -> Vec<&'a str> {
+        self.tool_overrides
+            .iter()
+            .map(|o| o.tool.as_str())
+            .filter(|tool| !listed.contains(tool))
+            .collect()
+    }
     /// Whether `tool` passes `enabled_tools` and `disabled_tools`.
     pub fn allows(&self, tool: &str) -> bool {
         self.enabled_tools
@@ -299,6 +354,15 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
         raw::parse(text, path, env)
+    }
+
+    /// The output budget of the server at `index`: its own `max_output_tokens`, else the
+    /// one in `[settings]`, else none.
+    pub fn max_output_tokens(&self, index: usize) -> Option<usize> {
+        self.servers
+            .get(index)
+            .and_then(|s| s.max_output_tokens)
+            .or(self.settings.max_output_tokens)
     }
 
     /// The servers that are enabled, in file order.

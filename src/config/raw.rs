@@ -34,7 +34,19 @@ pub(super) struct RawSettings {
     pub claude_always_load: Option<S<bool>>,
     pub inherit_env: Option<S<bool>>,
     pub max_message_bytes: Option<S<i64>>,
+    pub max_output_tokens: Option<S<i64>>,
 }
+
+/// One `[mcp_servers.<name>.tools.<tool>]` table.
+pub(super) struct RawToolOverride {
+    /// The tool's name as the server lists it, spanned where it is written.
+    pub name: S<String>,
+    pub description: Option<S<String>>,
+    pub title: Option<S<String>>,
+}
+
+/// The keys of a `[mcp_servers.<name>.tools.<tool>]` table: ours, then Codex's.
+const TOOL_KEYS: &[&str] = &["description", "title", "approval_mode"];
 
 pub(super) enum RawAlwaysLoad {
     Bool(bool),
@@ -74,6 +86,10 @@ pub(super) struct RawServer {
     pub prefix: Option<S<String>>,
     pub always_load: Option<S<RawAlwaysLoad>>,
     pub search_hints: Option<S<Vec<S<String>>>>,
+    pub max_output_tokens: Option<S<i64>>,
+    /// `[mcp_servers.<name>.tools.<tool>]` tables, in file order: ours (`description`,
+    /// `title`) and Codex's (`approval_mode`, type-checked and ignored).
+    pub tools: Vec<RawToolOverride>,
     /// Codex keys that mean nothing to a proxy (approval modes, OAuth login, remote
     /// environments, display name). Type-checked so a broken block is still caught, then
     /// ignored; kept for a log line.
@@ -91,6 +107,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "claude_always_load",
     "inherit_env",
     "max_message_bytes",
+    "max_output_tokens",
 ];
 
 /// The keys to use in a server table: Codex's, then ours.
@@ -116,6 +133,8 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "always_load",
     "search_hints",
     "inherit_env",
+    "max_output_tokens",
+    "tools",
 ];
 
 /// Codex keys we accept (`bearer_token` only to reject it with the fix); offered by "did
@@ -129,7 +148,6 @@ const CODEX_ONLY_KEYS: &[&str] = &[
     "oauth",
     "oauth_resource",
     "name",
-    "tools",
 ];
 
 /// Parses and validates `text` (read from `path`), expanding `${VAR}` through `env`.
@@ -201,6 +219,7 @@ fn decode_settings(
             "claude_always_load" => settings.claude_always_load = Some(cx.boolean(key, value)?),
             "inherit_env" => settings.inherit_env = Some(cx.boolean(key, value)?),
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
+            "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }
@@ -253,6 +272,8 @@ fn decode_server(
         prefix: None,
         always_load: None,
         search_hints: None,
+        max_output_tokens: None,
+        tools: Vec::new(),
         ignored: Vec::new(),
     };
     for (key, value) in in_file_order(table) {
@@ -284,7 +305,9 @@ fn decode_server(
             "description" => s.description = Some(cx.string(key, value)?),
             "prefix" => s.prefix = Some(cx.string(key, value)?),
             "always_load" => s.always_load = Some(cx.always_load(key, value)?),
-            "search_hints" => s.search_hints = Some(cx.strings(key, value)?),
+            // One hint as a string, or several as a list.
+            "search_hints" => s.search_hints = Some(cx.string_or_strings(key, value)?),
+            "max_output_tokens" => s.max_output_tokens = Some(cx.integer(key, value)?),
             "experimental_environment" => {
                 cx.string(key, value)?;
                 ignore(&mut s, "experimental_environment");
@@ -314,8 +337,11 @@ fn decode_server(
                 ignore(&mut s, "oauth");
             }
             "tools" => {
-                cx.table(key, value, "write `[mcp_servers.<name>.tools.<tool>]`")?;
-                ignore(&mut s, "tools");
+                let tools = cx.table(key, value, "write `[mcp_servers.<name>.tools.<tool>]`")?;
+                for (tool, table) in in_file_order(tools) {
+                    s.tools
+                        .push(decode_tool(source, name.get_ref(), tool, table)?);
+                }
             }
             "type" | "transport" => {
                 return Err(cx.at(
@@ -333,6 +359,52 @@ fn decode_server(
         }
     }
     Ok(s)
+}
+
+/// One `[mcp_servers.<server>.tools.<tool>]` table: unknown keys are errors, as everywhere.
+fn decode_tool(
+    source: &Source<'_>,
+    server: &str,
+    name: &Key<'_>,
+    value: &Value<'_>,
+) -> Result<RawToolOverride, ConfigError> {
+    let table_name = server_table(server);
+    let cx = Cx {
+        source,
+        table: format!(
+            "{}.tools.{}]",
+            table_name.trim_end_matches(']'),
+            super::error::bare_or_quoted(name.get_ref())
+        ),
+    };
+    let DeValue::Table(table) = value.get_ref() else {
+        return Err(cx.at(
+            name.span(),
+            None,
+            format!(
+                "must be a table, not {}; write `description = \"...\"` or `title = \"...\"` \
+                 under it",
+                found(value.get_ref())
+            ),
+        ));
+    };
+    let mut tool = RawToolOverride {
+        name: Spanned::new(name.span(), name.get_ref().to_string()),
+        description: None,
+        title: None,
+    };
+    for (key, value) in in_file_order(table) {
+        match key.get_ref().as_ref() {
+            "description" => tool.description = Some(cx.string(key, value)?),
+            "title" => tool.title = Some(cx.string(key, value)?),
+            // Codex's per-tool approval; nothing to approve in a proxy.
+            "approval_mode" => {
+                cx.one_of(key, value, &["auto", "prompt", "approve"])?;
+            }
+            other => return Err(cx.unknown(key, other, TOOL_KEYS)),
+        }
+    }
+    Ok(tool)
 }
 
 /// Table entries sorted by where their key is written, so servers keep file order (the
@@ -523,6 +595,22 @@ impl Cx<'_, '_> {
             })
             .collect::<Result<_, _>>()?;
         Ok(Spanned::new(key.span(), items))
+    }
+
+    /// One string or an array of strings (`search_hints = "..."` or `[...]`).
+    fn string_or_strings(
+        &self,
+        key: &Key<'_>,
+        value: &Value<'_>,
+    ) -> Result<S<Vec<S<String>>>, ConfigError> {
+        match value.get_ref() {
+            DeValue::String(s) => Ok(Spanned::new(
+                key.span(),
+                vec![Spanned::new(value.span(), s.to_string())],
+            )),
+            DeValue::Array(_) => self.strings(key, value),
+            _ => Err(self.type_error(key, value, "a string or an array of strings", "\"...\"")),
+        }
     }
 
     /// A table of strings, such as `env = { NAME = "value" }`.

@@ -210,6 +210,7 @@ fn settings_parse_and_convert_units() {
         "relist_wait_ms = 1_500",
         "claude_always_load = false",
         "inherit_env = true",
+        "max_output_tokens = 20_000",
     ]));
     assert_eq!(
         config.settings,
@@ -222,6 +223,7 @@ fn settings_parse_and_convert_units() {
             claude_always_load: false,
             inherit_env: true,
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
+            max_output_tokens: Some(20_000),
         }
     );
     assert_eq!(
@@ -1104,4 +1106,144 @@ fn load_reads_a_file_and_reports_a_missing_one() {
     let err = Config::load(&missing).unwrap_err();
     assert!(matches!(err, ConfigError::Read { .. }));
     assert!(err.to_string().contains("nope.toml"));
+}
+
+// ---- tool overrides and search hints ----
+
+#[test]
+fn tool_overrides_load_in_file_order_and_apply_to_the_tool() {
+    let config = ok(&lines(&[
+        "[mcp_servers.docs]",
+        "command = \"docs\"",
+        "search_hints = \"wiki pages\"",
+        "[mcp_servers.docs.tools.search]",
+        "description = \"\"\"",
+        "  Search the ${HOME} wiki by keyword.",
+        "\"\"\"",
+        "title = \"Wiki search\"",
+        "approval_mode = \"approve\"",
+        "[mcp_servers.docs.tools.\"read page\"]",
+        "title = \"Read\"",
+    ]));
+    let docs = server(&config, "docs");
+    assert_eq!(docs.search_hints, ["wiki pages"], "one hint as a string");
+    assert_eq!(
+        docs.tool_overrides,
+        [
+            ToolOverride {
+                tool: "search".into(),
+                description: Some("Search the /home/me wiki by keyword.".into()),
+                title: Some("Wiki search".into()),
+            },
+            ToolOverride {
+                tool: "read page".into(),
+                description: None,
+                title: Some("Read".into()),
+            },
+        ]
+    );
+    let mut tool = rmcp::model::Tool::new(
+        "search",
+        "the server's own words",
+        rmcp::model::JsonObject::new(),
+    );
+    tool.annotations = Some(rmcp::model::ToolAnnotations::with_title("Old"));
+    docs.override_tool(&mut tool);
+    assert_eq!(
+        tool.description.as_deref(),
+        Some("Search the /home/me wiki by keyword.")
+    );
+    assert_eq!(tool.title.as_deref(), Some("Wiki search"));
+    assert_eq!(
+        tool.annotations.and_then(|a| a.title).as_deref(),
+        Some("Wiki search")
+    );
+    let mut other = rmcp::model::Tool::new("fetch", "unchanged", rmcp::model::JsonObject::new());
+    docs.override_tool(&mut other);
+    assert_eq!(other.description.as_deref(), Some("unchanged"));
+    assert_eq!(docs.unlisted_overrides(&["search", "fetch"]), ["read page"]);
+}
+
+#[test]
+fn tool_override_mistakes_name_the_table_key_and_line() {
+    fails(
+        &lines(&[
+            "[mcp_servers.docs]",
+            "command = \"docs\"",
+            "[mcp_servers.docs.tools.search]",
+            "descripton = \"x\"",
+        ]),
+        4,
+        &[
+            "[mcp_servers.docs.tools.search]",
+            "unknown key `descripton`",
+            "did you mean `description`?",
+        ],
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.docs]",
+            "command = \"docs\"",
+            "disabled_tools = [\"search\"]",
+            "[mcp_servers.docs.tools.search]",
+            "title = \"x\"",
+        ]),
+        4,
+        &["`tools.search`", "`disabled_tools` removes it"],
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.docs]",
+            "command = \"docs\"",
+            "[mcp_servers.docs.tools.search]",
+            "description = \"  \"",
+        ]),
+        4,
+        &["`tools.search.description` is empty"],
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.docs]",
+            "command = \"docs\"",
+            "tools = { search = 1 }",
+        ]),
+        3,
+        &["[mcp_servers.docs.tools.search]", "must be a table"],
+    );
+}
+
+#[test]
+fn max_output_tokens_per_server_wins_over_settings() {
+    let config = ok(&lines(&[
+        "[settings]",
+        "max_output_tokens = 5000",
+        "[mcp_servers.a]",
+        "command = \"a\"",
+        "max_output_tokens = 300",
+        "[mcp_servers.b]",
+        "command = \"b\"",
+    ]));
+    assert_eq!(config.max_output_tokens(0), Some(300));
+    assert_eq!(config.max_output_tokens(1), Some(5000));
+    assert_eq!(
+        ok("[mcp_servers.a]\ncommand = \"a\"\n").max_output_tokens(0),
+        None
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.a]",
+            "command = \"a\"",
+            "max_output_tokens = 10",
+        ]),
+        3,
+        &[
+            "[mcp_servers.a] `max_output_tokens` is 10",
+            "between 100 and 10000000",
+        ],
+    );
+    fails(
+        &lines(&["[settings]", "max_output_tokens = -1"]),
+        2,
+        &["[settings] `max_output_tokens` is -1"],
+    );
 }

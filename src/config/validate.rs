@@ -12,11 +12,12 @@ use std::time::Duration;
 
 use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
-use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
+use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, RawToolOverride, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
-    MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC,
-    MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings, Transport,
+    MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
+    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE,
+    ServerConfig, Settings, ToolOverride, Transport,
 };
 use crate::suggest;
 
@@ -72,6 +73,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         claude_always_load,
         inherit_env,
         max_message_bytes,
+        max_output_tokens,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -156,6 +158,13 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             defaults.max_message_bytes as u128,
         )?
         .unwrap_or(defaults.max_message_bytes),
+        max_output_tokens: in_range(
+            max_output_tokens,
+            "max_output_tokens",
+            MAX_OUTPUT_TOKENS_RANGE,
+            "tokens of one tool result; longer results are cut",
+            20_000,
+        )?,
     })
 }
 
@@ -253,6 +262,8 @@ impl Server<'_, '_> {
             prefix,
             always_load,
             search_hints,
+            max_output_tokens,
+            tools,
             ignored,
         } = raw;
 
@@ -445,6 +456,12 @@ impl Server<'_, '_> {
             .transpose()?
             .unwrap_or_default();
 
+        let tool_overrides = tools
+            .into_iter()
+            .map(|tool| self.tool_override(tool, &disabled_list, enabled_list.as_deref()))
+            .filter_map(Result::transpose)
+            .collect::<Result<Vec<_>, _>>()?;
+
         for key in &ignored {
             tracing::debug!(server = %name, key = *key.get_ref(), "Codex-only key ignored");
         }
@@ -462,7 +479,85 @@ impl Server<'_, '_> {
             enabled_tools: enabled_list,
             disabled_tools: disabled_list,
             always_load,
+            tool_overrides,
+            max_output_tokens: max_output_tokens
+                .map(|n| self.output_tokens(n))
+                .transpose()?,
         })
+    }
+
+    /// One `[mcp_servers.<name>.tools.<tool>]`: text expanded and trimmed (it is what
+    /// the model reads as the tool's description), never empty, never for a filtered tool.
+    fn tool_override(
+        &self,
+        raw: RawToolOverride,
+        disabled: &[String],
+        enabled: Option<&[String]>,
+    ) -> Result<Option<ToolOverride>, ConfigError> {
+        let RawToolOverride {
+            name,
+            description,
+            title,
+        } = raw;
+        let tool = name.get_ref();
+        let label = format!("tools.{}", super::error::bare_or_quoted(tool));
+        let text = |value: Option<S<String>>, key: &str| -> Result<Option<String>, ConfigError> {
+            let Some(value) = value else { return Ok(None) };
+            let span = value.span();
+            let key = format!("{label}.{key}");
+            let expanded = self.expand(value, &key)?;
+            if expanded.trim().is_empty() {
+                return Err(self.error(
+                    span,
+                    Some(&key),
+                    "is empty; write the text the model should read, or remove the key to keep \
+                     the server's own",
+                ));
+            }
+            Ok(Some(expanded.trim().to_owned()))
+        };
+        let description = text(description, "description")?;
+        let title = text(title, "title")?;
+        // A table with only Codex's `approval_mode` overrides nothing; it loads, as Codex's.
+        if description.is_none() && title.is_none() {
+            return Ok(None);
+        }
+        let filtered = if disabled.contains(tool) {
+            Some("`disabled_tools` removes it")
+        } else if enabled.is_some_and(|e| !e.contains(tool)) {
+            Some("it is not in `enabled_tools`")
+        } else {
+            None
+        };
+        if let Some(why) = filtered {
+            return Err(self.error(
+                name.span(),
+                Some(&label),
+                format!("overrides a tool that is never shown: {why}; drop one of the two"),
+            ));
+        }
+        Ok(Some(ToolOverride {
+            tool: name.into_inner(),
+            description,
+            title,
+        }))
+    }
+
+    fn output_tokens(&self, value: S<i64>) -> Result<usize, ConfigError> {
+        match usize::try_from(*value.get_ref()) {
+            Ok(n) if MAX_OUTPUT_TOKENS_RANGE.contains(&n) => Ok(n),
+            _ => Err(self.error(
+                value.span(),
+                Some("max_output_tokens"),
+                format!(
+                    "is {}, but must be between {} and {} (tokens of one tool result; longer \
+                     results are cut); write e.g. `max_output_tokens = 20000`",
+                    value.get_ref(),
+                    MAX_OUTPUT_TOKENS_RANGE.start(),
+                    MAX_OUTPUT_TOKENS_RANGE.end()
+                ),
+            )),
+        }
     }
 
     fn check_name(&self, name: &str, span: Range<usize>) -> Result<(), ConfigError> {

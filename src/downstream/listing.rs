@@ -23,7 +23,10 @@ const MAX_PAGES: usize = 10_000;
 /// A server's resources and resource templates.
 pub(super) type Resources = (Vec<Resource>, Vec<ResourceTemplate>);
 
-/// `tools/list`, well-formed tools only, filtered by the server's config.
+/// `tools/list`, well-formed tools only, filtered by the server's config, with its
+/// description and title overrides applied: every consumer (catalog, search index,
+/// `tools/list`, the CLI) gets the tools from here, so this is the one place overrides take
+/// effect.
 pub(super) async fn tools(
     peer: &rmcp::Peer<RoleClient>,
     config: &ServerConfig,
@@ -43,6 +46,7 @@ pub(super) async fn tools(
     )
     .await?;
     tools.retain(|t| config.allows(&t.name));
+    tools.iter_mut().for_each(|t| config.override_tool(t));
     Ok(tools)
 }
 

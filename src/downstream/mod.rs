@@ -35,6 +35,7 @@ mod backoff;
 mod child_transport;
 mod environment;
 mod handler;
+mod launcher;
 mod listing;
 mod process;
 mod session_watch;
@@ -60,7 +61,7 @@ const CAUSE_WAIT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone)]
 pub enum Event {
     /// A server connected, reconnected or re-listed: its complete current list, filtered by
-    /// `enabled_tools`/`disabled_tools`, in the order it lists them.
+    /// `enabled_tools`/`disabled_tools`, overrides applied, in the order it lists them.
     Tools {
         /// The server's position in `Config::servers`.
         server: usize,

@@ -39,7 +39,7 @@ pub struct Spawned {
 /// Why a spawn failed. `NotFound` is its own kind: restarting will not make a command appear.
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
-    #[error("command not found: {command}")]
+    #[error("command not found: {command}{}", super::launcher::hint(command))]
     NotFound { command: String },
     #[error("working directory {} does not exist", cwd.display())]
     NoCwd { cwd: std::path::PathBuf },

@@ -41,6 +41,7 @@ mod framing;
 mod instructions;
 pub mod meta;
 mod notify;
+mod output_limit;
 mod prompts;
 mod resources;
 mod serve;
@@ -470,6 +471,7 @@ impl State {
         // The next round of a 2026-07-28 retry is not the downstream's business.
         request.input_responses = None;
         request.request_state = None;
+        let max_output_tokens = self.config.max_output_tokens(server);
         self.client
             .run(context, client_tool, move |origin, cancel| async move {
                 let options = CallOptions {
@@ -484,6 +486,7 @@ impl State {
                     Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
                 };
                 envelope::mark_complete(&mut result.result_type);
+                output_limit::apply(&mut result, max_output_tokens);
                 // The call has dropped its end of the channel: once the forwarder has
                 // written the last progress, the result may follow. A client drops progress
                 // that arrives after the result of its request (the Python SDK does).

@@ -1,0 +1,179 @@
+//! The `{command, args, env, url, headers, type}` server entry that Claude Code, Claude
+//! Desktop, Cursor, VS Code, Gemini CLI and Qwen Code all write, with each one's extras.
+//! Variable syntax is the caller's: every string value goes through its `vars` function.
+
+use serde_json::{Map, Value as Json};
+
+use super::server::{self, Server};
+use super::{Cx, is_self};
+
+/// Which client wrote the entry: decides the few keys whose meaning differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Dialect {
+    /// Claude Code and Claude Desktop: `type` is `stdio` (default), `http` or `sse`.
+    Claude,
+    /// Cursor: as Claude, plus `envFile` and `auth` (its OAuth client settings).
+    Cursor,
+    /// VS Code: `type` is required; `envFile`, `oauth`, `dev`, `sandbox*`.
+    Vscode,
+    /// Gemini CLI and Qwen Code: no `type`; `url` is SSE, `httpUrl` streamable HTTP;
+    /// `timeout`, `description`, `includeTools`, `excludeTools`, `trust`, `oauth`.
+    Gemini,
+}
+
+/// Converts one entry; `Err` says why it cannot be a server.
+pub(super) fn convert(
+    entry: &Json,
+    dialect: Dialect,
+    cx: &Cx<'_>,
+    vars: &mut dyn FnMut(&str) -> String,
+) -> Result<Server, String> {
+    let Some(entry) = entry.as_object() else {
+        return Err("not an object".to_owned());
+    };
+    let mut server = Server::default();
+    let mut read: Vec<&str> = vec!["type"];
+    let kind = transport(entry, dialect)?;
+    match kind {
+        Kind::Stdio => {
+            let command = entry
+                .get("command")
+                .ok_or("a stdio server without a `command`")
+                .and_then(|c| {
+                    server::string("command", c).map_err(|_| "`command` is not a string")
+                })?;
+            if is_self(&command) {
+                return Err("it is mcp-defer itself".to_owned());
+            }
+            server.command = Some(vars(&command));
+            if let Some(args) = entry.get("args") {
+                server.args = server::strings("args", args)?
+                    .iter()
+                    .map(|a| vars(a))
+                    .collect();
+            }
+            if let Some(env) = entry.get("env") {
+                server.env = server::pairs("env", env)?
+                    .into_iter()
+                    .map(|(k, v)| (k, vars(&v)))
+                    .collect();
+            }
+            if let Some(cwd) = entry.get("cwd") {
+                let cwd = vars(&server::string("cwd", cwd)?);
+                // Gemini CLI resolves a relative `cwd` against the directory it runs in;
+                // ours is relative to the servers.toml, wherever that ends up.
+                server.cwd = Some(if cwd.starts_with('/') || cwd.starts_with('$') {
+                    cwd
+                } else {
+                    cx.cwd
+                        .join(cwd.trim_start_matches("./"))
+                        .display()
+                        .to_string()
+                });
+            }
+            read.extend(["command", "args", "env", "cwd"]);
+        }
+        Kind::Http(url_key) => {
+            let url = entry
+                .get(url_key)
+                .map(|u| server::string(url_key, u))
+                .transpose()?
+                .ok_or_else(|| format!("an HTTP server without `{url_key}`"))?;
+            server.url = Some(vars(&url));
+            if let Some(headers) = entry.get("headers") {
+                server.headers = server::pairs("headers", headers)?
+                    .into_iter()
+                    .map(|(k, v)| (k, vars(&v)))
+                    .collect();
+            }
+            read.extend([url_key, "headers"]);
+        }
+        Kind::Sse => {
+            return Err(
+                "it uses the legacy SSE transport, which mcp-defer does not speak; use its \
+                 streamable HTTP endpoint if it has one"
+                    .to_owned(),
+            );
+        }
+    }
+    // OAuth settings: the server is kept, and the caller says it cannot log in yet.
+    let oauth_keys: &[&str] = match dialect {
+        Dialect::Claude | Dialect::Vscode => &["oauth"],
+        Dialect::Cursor => &["auth"],
+        Dialect::Gemini => &["oauth", "authProviderType"],
+    };
+    for key in oauth_keys {
+        if entry.contains_key(*key) {
+            server.oauth = true;
+            read.push(key);
+        }
+    }
+    if matches!(dialect, Dialect::Cursor | Dialect::Vscode) && entry.contains_key("envFile") {
+        server.notes.push(
+            "left out `envFile`: mcp-defer does not read env files; add the variables the \
+             server needs to its `env`"
+                .to_owned(),
+        );
+        read.push("envFile");
+    }
+    if dialect == Dialect::Gemini {
+        if let Some(timeout) = entry.get("timeout") {
+            server.tool_timeout_sec = server::millis_as_secs(timeout);
+        }
+        if let Some(description) = entry.get("description") {
+            server.description = Some(vars(&server::string("description", description)?));
+        }
+        if let Some(tools) = entry.get("includeTools") {
+            server.enabled_tools = Some(server::strings("includeTools", tools)?);
+        }
+        if let Some(tools) = entry.get("excludeTools") {
+            server.disabled_tools = Some(server::strings("excludeTools", tools)?);
+        }
+        // `trust` skips the client's confirmation prompts; mcp-defer has none to skip.
+        read.extend([
+            "timeout",
+            "description",
+            "includeTools",
+            "excludeTools",
+            "trust",
+        ]);
+        if kind != Kind::Http("httpUrl") {
+            read.push("url");
+        }
+    }
+    server.dropped = entry
+        .keys()
+        .filter(|k| !read.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    Ok(server)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stdio,
+    /// Streamable HTTP, with the key holding its URL.
+    Http(&'static str),
+    Sse,
+}
+
+fn transport(entry: &Map<String, Json>, dialect: Dialect) -> Result<Kind, String> {
+    let kind = entry.get("type").and_then(Json::as_str);
+    match (dialect, kind) {
+        (_, Some("stdio")) => Ok(Kind::Stdio),
+        // Cursor and some Claude configs write `streamableHttp` / `streamable-http`.
+        (_, Some("http" | "streamableHttp" | "streamable-http" | "streamable_http")) => {
+            Ok(Kind::Http(if entry.contains_key("httpUrl") {
+                "httpUrl"
+            } else {
+                "url"
+            }))
+        }
+        (_, Some("sse")) => Ok(Kind::Sse),
+        (_, Some(other)) => Err(format!("unknown transport type {other:?}")),
+        (Dialect::Gemini, None) if entry.contains_key("httpUrl") => Ok(Kind::Http("httpUrl")),
+        (Dialect::Gemini, None) if entry.contains_key("url") => Ok(Kind::Sse),
+        (_, None) if entry.contains_key("url") => Ok(Kind::Http("url")),
+        (_, None) => Ok(Kind::Stdio),
+    }
+}

@@ -1,0 +1,435 @@
+//! `mcp-defer import <client> [PATH]`: a servers.toml from the MCP servers a client already
+//! has, printed to stdout (or written with `--write PATH`), so moving them behind mcp-defer
+//! is one command.
+//!
+//! One module per client format, each turning its file into [`Server`]s:
+//! [`claude`] (Claude Code and Claude Desktop), [`codex`], [`cursor`], [`vscode`],
+//! [`gemini`] (Gemini CLI and Qwen Code, which share the format) and [`opencode`].
+//! What cannot be carried (a legacy SSE server, mcp-defer itself, a key we do not read) is
+//! left out with a line on stderr saying why; servers that sign in with OAuth are carried
+//! with a line saying mcp-defer cannot log in to them yet. The output is validated by the
+//! same loader `serve` uses. Notes name servers, keys and variables, never values: env
+//! values and headers may be secrets.
+//!
+//! Environment rule: a stdio server from any client but Codex gets `inherit_env = true`,
+//! since those clients pass it their whole environment and we cannot know which variables
+//! it reads; a Codex server keeps Codex's rule (default set plus `env_vars`), which is ours.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use serde_json::Value as Json;
+
+use crate::config::Config;
+
+mod claude;
+mod codex;
+mod cursor;
+mod entry;
+mod gemini;
+mod jsonc;
+mod opencode;
+mod server;
+mod vars;
+mod vscode;
+
+pub(super) use server::Server;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Client {
+    /// Claude Code: `~/.claude.json` (user and this directory's local servers), `.mcp.json`.
+    Claude,
+    /// Claude Desktop: `claude_desktop_config.json`.
+    ClaudeDesktop,
+    /// Codex: `$CODEX_HOME/config.toml` or `~/.codex/config.toml`.
+    Codex,
+    /// Cursor: `~/.cursor/mcp.json`, `.cursor/mcp.json`.
+    Cursor,
+    /// VS Code: the user profile's `mcp.json`, `.vscode/mcp.json`.
+    Vscode,
+    /// Gemini CLI: `~/.gemini/settings.json`, `.gemini/settings.json`.
+    Gemini,
+    /// Qwen Code: `~/.qwen/settings.json`, `.qwen/settings.json`.
+    Qwen,
+    /// OpenCode: `~/.config/opencode/opencode.json`, `opencode.json`.
+    Opencode,
+}
+
+impl Client {
+    /// The name users type, as in `mcp-defer import claude-desktop`.
+    fn name(self) -> &'static str {
+        match self {
+            Client::Claude => "claude",
+            Client::ClaudeDesktop => "claude-desktop",
+            Client::Codex => "codex",
+            Client::Cursor => "cursor",
+            Client::Vscode => "vscode",
+            Client::Gemini => "gemini",
+            Client::Qwen => "qwen",
+            Client::Opencode => "opencode",
+        }
+    }
+
+    /// The client's own name, for notes.
+    fn label(self) -> &'static str {
+        match self {
+            Client::Claude => "Claude Code",
+            Client::ClaudeDesktop => "Claude Desktop",
+            Client::Codex => "Codex",
+            Client::Cursor => "Cursor",
+            Client::Vscode => "VS Code",
+            Client::Gemini => "Gemini CLI",
+            Client::Qwen => "Qwen Code",
+            Client::Opencode => "OpenCode",
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// Whose configuration to read.
+    client: Client,
+    /// The file to read [default: the client's user file, then its project file in this
+    /// directory, later ones winning on a shared name as in the client]
+    path: Option<PathBuf>,
+    /// Write the servers.toml to PATH instead of stdout (created with mode 0600: it may hold
+    /// secrets copied from the client's file). An existing file is kept unless --force.
+    #[arg(long, value_name = "PATH")]
+    write: Option<PathBuf>,
+    /// With --write: replace PATH if it exists.
+    #[arg(long, requires = "write")]
+    force: bool,
+}
+
+/// Servers in the order the client lists them, each as the keys of its servers.toml table.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Imported {
+    servers: Vec<(String, toml::Table)>,
+    /// What was left out or needs the user's attention, and why, for stderr.
+    notes: Vec<String>,
+}
+
+impl Imported {
+    /// Adds or replaces `name` (a later scope wins, as in the client), keeping first position.
+    fn put(&mut self, name: &str, table: toml::Table) {
+        match self.servers.iter_mut().find(|(n, _)| n == name) {
+            Some((_, t)) => *t = table,
+            None => self.servers.push((name.to_owned(), table)),
+        }
+    }
+
+    fn note(&mut self, note: String) {
+        if !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+
+    /// Takes one converted entry: the server and notes on what it left behind, or why it
+    /// was skipped.
+    fn add(&mut self, client: Client, name: &str, path: &Path, entry: Result<Server, String>) {
+        match entry {
+            Ok(server) => {
+                for key in &server.dropped {
+                    self.note(format!(
+                        "left out `{key}` of {name}: mcp-defer does not read it"
+                    ));
+                }
+                for note in &server.notes {
+                    self.note(format!("{name}: {note}"));
+                }
+                if let Some(why) = server.oauth_note(client) {
+                    self.note(format!("{name}: {why}"));
+                }
+                let stdio = server.command.is_some();
+                let mut table = server.into_table();
+                // These clients hand a stdio server their whole environment, so a server may
+                // read a variable its entry never names; only inheriting keeps it working.
+                // Codex's rule (a default set plus `env_vars`) is ours already.
+                if stdio && client != Client::Codex {
+                    table.insert("inherit_env".to_owned(), toml::Value::Boolean(true));
+                    self.note(format!(
+                        "stdio servers got `inherit_env = true`, because {} passes them its \
+                         whole environment; for tighter secrets, replace it with \
+                         `env_vars = [...]` naming the variables each server needs (`check` \
+                         lists what each receives)",
+                        client.label()
+                    ));
+                }
+                self.put(name, table);
+            }
+            Err(why) => self.note(format!("skipped {name} ({}): {why}", path.display())),
+        }
+    }
+}
+
+/// What a format module needs besides the text: where the import runs (project files and
+/// `${workspaceFolder}` resolve against it) and the home directory.
+pub(super) struct Cx<'a> {
+    pub client: Client,
+    pub cwd: &'a Path,
+    pub home: Option<&'a Path>,
+}
+
+pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cx = Cx {
+        client: args.client,
+        cwd: &cwd,
+        home: home.as_deref(),
+    };
+    if let Some(target) = &args.write {
+        refuse_overwrite(target, args.force, args.path.as_deref())?;
+    }
+    let (sources, imported) = match (args.client, &args.path) {
+        (Client::Claude, None) => claude::defaults(&cx)?,
+        (Client::Codex, path) => {
+            let path = match path {
+                Some(path) => path.clone(),
+                None => codex::default_path(home.as_deref())?,
+            };
+            let imported = codex::import(&read(&path)?, &path)?;
+            (vec![path], imported)
+        }
+        (client, Some(path)) => {
+            let mut imported = Imported::default();
+            import_file(&cx, client, &read(path)?, path, &mut imported)?;
+            (vec![path.clone()], imported)
+        }
+        (client, None) => {
+            let looked = default_paths(&cx, client)?;
+            let mut imported = Imported::default();
+            let mut sources = Vec::new();
+            for path in &looked {
+                let text = match std::fs::read_to_string(path) {
+                    Ok(text) => text,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => {
+                        return Err(e).with_context(|| format!("cannot read {}", path.display()));
+                    }
+                };
+                import_file(&cx, client, &text, path, &mut imported)?;
+                sources.push(path.clone());
+            }
+            if sources.is_empty() {
+                bail!(
+                    "found no {} configuration; looked for {}; give the file to import as PATH",
+                    client.label(),
+                    list(&looked, " and ")
+                );
+            }
+            (sources, imported)
+        }
+    };
+    let text = render(args.client, &sources, &imported.servers);
+    match &args.write {
+        Some(target) => write_file(target, &text, args.force)?,
+        None => super::write_stdout(&text)?,
+    }
+    for line in &imported.notes {
+        eprintln!("mcp-defer: {line}");
+    }
+    if imported.servers.is_empty() {
+        eprintln!(
+            "mcp-defer: no MCP servers found in {}",
+            list(&sources, " and ")
+        );
+    }
+    if let Some(target) = &args.write {
+        eprintln!(
+            "mcp-defer: wrote {} server{} to {}",
+            imported.servers.len(),
+            if imported.servers.len() == 1 { "" } else { "s" },
+            target.display()
+        );
+    }
+    // `${VAR}`s stay unexpanded in the output; any value will do to validate the rest. The
+    // text is printed either way, so what is wrong can be fixed in it.
+    let as_path = args
+        .write
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("servers.toml"));
+    if let Err(e) = Config::parse_with_env(&text, &as_path, &|_| Some("x".to_owned())) {
+        eprintln!("mcp-defer: the imported servers.toml needs a fix before use: {e}");
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The client's files when no PATH is given, lowest precedence first.
+fn default_paths(cx: &Cx<'_>, client: Client) -> anyhow::Result<Vec<PathBuf>> {
+    let home = cx
+        .home
+        .context("HOME is not set; give the file to import as PATH")?;
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    let mut paths = match client {
+        Client::ClaudeDesktop => vec![claude::desktop_path(home, &config_home)],
+        Client::Cursor => vec![
+            home.join(".cursor/mcp.json"),
+            cx.cwd.join(".cursor/mcp.json"),
+        ],
+        Client::Vscode => vec![
+            vscode::user_path(home, &config_home),
+            cx.cwd.join(".vscode/mcp.json"),
+        ],
+        Client::Gemini => vec![
+            home.join(".gemini/settings.json"),
+            cx.cwd.join(".gemini/settings.json"),
+        ],
+        Client::Qwen => vec![
+            home.join(".qwen/settings.json"),
+            cx.cwd.join(".qwen/settings.json"),
+        ],
+        Client::Opencode => opencode::paths(&config_home, cx.cwd),
+        // Their defaults span several scopes of one file; handled by their modules.
+        Client::Claude | Client::Codex => Vec::new(),
+    };
+    // Run from the home directory, the user and project files are one file.
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
+    Ok(paths)
+}
+
+/// One file of a JSON-based client into `out`.
+fn import_file(
+    cx: &Cx<'_>,
+    client: Client,
+    text: &str,
+    path: &Path,
+    out: &mut Imported,
+) -> anyhow::Result<()> {
+    let json = parse_json(text, path)?;
+    match client {
+        Client::Claude => claude::import_code(&json, path, cx, out),
+        Client::ClaudeDesktop => claude::import_desktop(&json, path, out),
+        Client::Cursor => cursor::import(&json, path, cx, out),
+        Client::Vscode => vscode::import(&json, path, cx, out),
+        Client::Gemini | Client::Qwen => gemini::import(&json, path, cx, out),
+        Client::Opencode => opencode::import(&json, path, out),
+        Client::Codex => unreachable_codex(),
+    }
+}
+
+/// Codex files are TOML and never reach [`import_file`]; an error rather than a panic.
+fn unreachable_codex() -> anyhow::Result<()> {
+    bail!("internal error: a Codex file was read as JSON")
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// JSON, or the JSON with comments and trailing commas that VS Code, Gemini CLI and OpenCode
+/// accept in their files.
+fn parse_json(text: &str, path: &Path) -> anyhow::Result<Json> {
+    serde_json::from_str(&jsonc::strip(text))
+        .with_context(|| format!("{} is not valid JSON", path.display()))
+}
+
+/// The object of servers under `key`, if the file has one.
+fn servers_object<'a>(
+    json: &'a Json,
+    key: &str,
+    path: &Path,
+) -> anyhow::Result<Option<&'a serde_json::Map<String, Json>>> {
+    match json.get(key) {
+        None => Ok(None),
+        Some(Json::Object(servers)) => Ok(Some(servers)),
+        Some(_) => bail!("{}: `{key}` is not an object", path.display()),
+    }
+}
+
+/// Fails before anything is read when `--write` would replace a file without `--force`.
+fn refuse_overwrite(target: &Path, force: bool, source: Option<&Path>) -> anyhow::Result<()> {
+    if force || !target.exists() {
+        return Ok(());
+    }
+    let from = source.map_or_else(
+        || "the client's configuration".to_owned(),
+        |s| s.display().to_string(),
+    );
+    bail!(
+        "{} already exists; not replacing it with the servers imported from {from}. Pass \
+         --force to replace it, or --write another path",
+        target.display()
+    )
+}
+
+/// Writes the imported servers.toml, mode 0600: env values and headers copied from the
+/// client's file may be secrets.
+fn write_file(target: &Path, text: &str, force: bool) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).mode(0o600);
+    if force {
+        options.create(true).truncate(true);
+    } else {
+        // Checked again at creation: the file may have appeared since the first check.
+        options.create_new(true);
+    }
+    let mut file = options.open(target).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            anyhow::anyhow!(
+                "{} already exists; pass --force to replace it",
+                target.display()
+            )
+        } else {
+            anyhow::anyhow!("cannot write {}: {e}", target.display())
+        }
+    })?;
+    file.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", target.display()))
+}
+
+/// Whether `command` runs mcp-defer (importing it would make it aggregate itself).
+fn is_self(command: &str) -> bool {
+    Path::new(command)
+        .file_stem()
+        .is_some_and(|stem| stem == "mcp-defer")
+}
+
+fn list(paths: &[PathBuf], sep: &str) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// The servers.toml text: a header naming the sources, then one table per server with
+/// inline values, in the client's order.
+fn render(client: Client, sources: &[PathBuf], servers: &[(String, toml::Table)]) -> String {
+    let mut out = format!(
+        "# servers.toml imported by `mcp-defer import {}` from {}.\n\
+         # Check it with `mcp-defer check --config <this file>`; settings and mcp-defer's own\n\
+         # keys (description, prefix, always_load, search_hints) are in the README.\n",
+        client.name(),
+        list(sources, " and ")
+    );
+    for (name, table) in servers {
+        out.push_str(&format!("\n[mcp_servers.{}]\n", key(name)));
+        for (k, v) in table {
+            out.push_str(&format!("{} = {v}\n", key(k)));
+        }
+    }
+    out
+}
+
+/// A TOML key: bare when it can be, quoted otherwise.
+fn key(k: &str) -> String {
+    let bare = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare {
+        k.to_owned()
+    } else {
+        toml::Value::String(k.to_owned()).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,180 @@
+//! The shape every format converts into before it becomes a servers.toml table: the keys
+//! mcp-defer reads, and what the entry left behind.
+
+use serde_json::Value as Json;
+
+use super::Client;
+
+/// One server as mcp-defer will run it. Strings are already in our `${VAR}` syntax.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(in crate::cli) struct Server {
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub bearer_token_env_var: Option<String>,
+    pub enabled: Option<bool>,
+    pub description: Option<String>,
+    pub enabled_tools: Option<Vec<String>>,
+    pub disabled_tools: Option<Vec<String>>,
+    pub startup_timeout_sec: Option<f64>,
+    pub tool_timeout_sec: Option<f64>,
+    /// OAuth scopes from the source (Codex's `scopes`), carried for when mcp-defer logs in.
+    pub scopes: Option<Vec<String>>,
+    /// The source configures OAuth sign-in for this server.
+    pub oauth: bool,
+    /// Keys of the entry mcp-defer does not read.
+    pub dropped: Vec<String>,
+    /// Other things the user must know (a variable to set, a file not read).
+    pub notes: Vec<String>,
+}
+
+impl Server {
+    /// Why the user should know this server may need a login mcp-defer cannot do yet: its
+    /// source configures OAuth, or it is a remote HTTP server with no credentials at all,
+    /// which is how Claude Code, Codex, Cursor and VS Code keep servers they sign in to.
+    pub fn oauth_note(&self, client: Client) -> Option<String> {
+        let url = self.url.as_deref()?;
+        let credentials = self.bearer_token_env_var.is_some()
+            || self.headers.iter().any(|(name, _)| {
+                let name = name.to_ascii_lowercase();
+                name == "authorization" || name.contains("key") || name.contains("token")
+            });
+        let local = ["http://localhost", "http://127.", "http://[::1]"]
+            .iter()
+            .any(|p| url.starts_with(p));
+        if self.oauth {
+            Some(format!(
+                "carried over, but {} signs in to it with OAuth, which mcp-defer cannot do yet; \
+                 it fails to connect until then (a token in `bearer_token_env_var` works if the \
+                 server accepts one)",
+                client.label()
+            ))
+        } else if !credentials && !local {
+            Some(
+                "a remote server with no credentials in the file; if it needs an OAuth \
+                 login, mcp-defer cannot do that yet and `check` shows it failing"
+                    .to_owned(),
+            )
+        } else {
+            None
+        }
+    }
+
+    /// The servers.toml table, keys in the order a person would write them.
+    pub fn into_table(self) -> toml::Table {
+        let mut t = toml::Table::new();
+        let string = |s: String| toml::Value::String(s);
+        let strings =
+            |v: Vec<String>| toml::Value::Array(v.into_iter().map(toml::Value::String).collect());
+        let pairs = |v: Vec<(String, String)>| {
+            toml::Value::Table(
+                v.into_iter()
+                    .map(|(k, v)| (k, toml::Value::String(v)))
+                    .collect(),
+            )
+        };
+        if let Some(command) = self.command {
+            t.insert("command".into(), string(command));
+        }
+        if !self.args.is_empty() {
+            t.insert("args".into(), strings(self.args));
+        }
+        if !self.env.is_empty() {
+            t.insert("env".into(), pairs(self.env));
+        }
+        if let Some(cwd) = self.cwd {
+            t.insert("cwd".into(), string(cwd));
+        }
+        if let Some(url) = self.url {
+            t.insert("url".into(), string(url));
+        }
+        if let Some(var) = self.bearer_token_env_var {
+            t.insert("bearer_token_env_var".into(), string(var));
+        }
+        if !self.headers.is_empty() {
+            t.insert("http_headers".into(), pairs(self.headers));
+        }
+        if let Some(enabled) = self.enabled {
+            t.insert("enabled".into(), toml::Value::Boolean(enabled));
+        }
+        if let Some(description) = self.description {
+            t.insert("description".into(), string(description));
+        }
+        if let Some(secs) = self.startup_timeout_sec {
+            t.insert("startup_timeout_sec".into(), seconds(secs));
+        }
+        if let Some(secs) = self.tool_timeout_sec {
+            t.insert("tool_timeout_sec".into(), seconds(secs));
+        }
+        if let Some(tools) = self.enabled_tools {
+            t.insert("enabled_tools".into(), strings(tools));
+        }
+        if let Some(tools) = self.disabled_tools {
+            t.insert("disabled_tools".into(), strings(tools));
+        }
+        if let Some(scopes) = self.scopes {
+            t.insert("scopes".into(), strings(scopes));
+        }
+        t
+    }
+}
+
+/// Whole seconds as an integer (`20`, not `20.0`), as a person writes them.
+fn seconds(secs: f64) -> toml::Value {
+    if secs.fract() == 0.0 && secs > 0.0 && secs < i64::MAX as f64 {
+        toml::Value::Integer(secs as i64)
+    } else {
+        toml::Value::Float(secs)
+    }
+}
+
+/// Milliseconds from a JSON number, as seconds; `None` for anything else or a non-positive
+/// value (the client's default applies, and so does ours).
+pub(super) fn millis_as_secs(value: &Json) -> Option<f64> {
+    value
+        .as_f64()
+        .filter(|ms| *ms > 0.0 && ms.is_finite())
+        .map(|ms| ms / 1000.0)
+}
+
+/// A JSON array of strings, or why not.
+pub(super) fn strings(key: &str, value: &Json) -> Result<Vec<String>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| format!("`{key}` is not an array"))?;
+    items
+        .iter()
+        .map(|item| {
+            item.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| format!("`{key}` has an item that is not a string"))
+        })
+        .collect()
+}
+
+/// A JSON object of strings, in file order, or why not.
+pub(super) fn pairs(key: &str, value: &Json) -> Result<Vec<(String, String)>, String> {
+    let map = value
+        .as_object()
+        .ok_or_else(|| format!("`{key}` is not an object"))?;
+    map.iter()
+        .map(|(name, value)| match value {
+            Json::String(s) => Ok((name.clone(), s.clone())),
+            // Numbers and booleans are written unquoted by hand often enough.
+            Json::Number(n) => Ok((name.clone(), n.to_string())),
+            Json::Bool(b) => Ok((name.clone(), b.to_string())),
+            _ => Err(format!("`{key}.{name}` is not a string")),
+        })
+        .collect()
+}
+
+/// A JSON string, or why not.
+pub(super) fn string(key: &str, value: &Json) -> Result<String, String> {
+    value
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("`{key}` is not a string"))
+}
