@@ -33,8 +33,10 @@ fn one_fixture(settings: &str) -> Dir {
 #[tokio::test]
 async fn the_first_list_is_the_meta_tools_then_core_tools_in_config_order() {
     // `alpha` comes first in the file but answers last: its core tool must still come first.
+    // The first list waits for core servers only until they have listed, so a long
+    // `core_wait_ms` costs nothing here and keeps a loaded machine from deciding the test.
     let setup = with_config(&format!(
-        "{}{}{}",
+        "[settings]\ncore_wait_ms = 20000\n\n{}{}{}",
         fixture(
             "alpha",
             &["--slow-start-ms", "200"],
