@@ -106,9 +106,12 @@ fn params(text: &str) -> Option<String> {
     let mut rest = text;
     while let Some(eq) = rest.find('=') {
         let (before, after) = rest.split_at(eq);
+        // Past the last character that cannot be part of a name (it may be several bytes).
         let name_start = before
-            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
-            .map_or(0, |i| i + 1);
+            .char_indices()
+            .rev()
+            .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
         let name = &before[name_start..];
         let after = &after[1..];
         let value_end = after
@@ -197,6 +200,15 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactingStderr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the stdin fuzz test: a name cut right after a multi-byte character panicked
+    /// in the logger, for any log line with `=` after such a character.
+    #[test]
+    fn text_around_multibyte_characters_is_kept_whole() {
+        assert_eq!(redact("㆐token=abc"), "㆐token=***");
+        assert_eq!(redact("\"<㆐=x"), "\"<㆐=x");
+        assert_eq!(redact("é=1 ü_key=2 ☃"), "é=1 ü_key=*** ☃");
+    }
 
     #[test]
     fn url_credentials_are_masked() {

@@ -12,6 +12,7 @@ mod client_requests;
 mod downstream;
 mod eras;
 mod framing;
+mod fuzz;
 mod import;
 mod interop;
 mod launcher;
