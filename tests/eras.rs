@@ -257,3 +257,39 @@ async fn progress_reaches_the_client_before_the_result() {
     assert!(late.is_err(), "a message after the last result: {late:?}");
     client.close().await;
 }
+
+/// `client_era = "handshake"`: `server/discover` is refused as unknown, so Claude Code falls
+/// back to `initialize` (2025-11-25), and the session then works in the handshake era.
+#[tokio::test]
+async fn a_handshake_only_mcp_defer_sends_a_2026_07_28_client_back_to_initialize() {
+    let setup = Dir::new();
+    let config = setup.config(&format!(
+        "[settings]\nclient_era = \"handshake\"\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let mut client = RawClient::start(&config);
+    let refused = client
+        .request("server/discover", json!({"_meta": claude_envelope()}))
+        .await;
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+    let init = client
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25",
+                   "capabilities": {"roots": {"listChanged": true}, "elicitation": {}},
+                   "clientInfo": {"name": "claude-code", "version": "2.1.332"}}),
+        )
+        .await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    client
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let echoed = client
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"back": "home"}}}),
+        )
+        .await;
+    assert!(result_text(&echoed).contains("home"), "{echoed}");
+    client.close().await;
+}

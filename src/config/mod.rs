@@ -121,6 +121,8 @@ pub struct Settings {
     /// Tool results over this many tokens are cut (`None`: never); a server's own
     /// `max_output_tokens` wins.
     pub max_output_tokens: Option<usize>,
+    /// Which protocol eras the client may speak (docs/design.md section 12).
+    pub client_era: ClientEra,
 }
 
 impl Default for Settings {
@@ -135,8 +137,20 @@ impl Default for Settings {
             inherit_env: false,
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: None,
+            client_era: ClientEra::Any,
         }
     }
+}
+
+/// Which protocol eras mcp-defer answers the client in (`client_era = ...`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientEra {
+    /// Whichever the client speaks: `initialize`, or `server/discover` (2026-07-28).
+    Any,
+    /// `server/discover` is refused, so a 2026-07-28 client falls back to `initialize`: a
+    /// server may then ask the client for roots, sampling or elicitation at any time, not
+    /// only during a call (server-filesystem asks for roots when it starts).
+    Handshake,
 }
 
 /// What the client's `tools/list` shows (DESIGN.md section 6).

@@ -35,6 +35,7 @@ pub(super) struct RawSettings {
     pub inherit_env: Option<S<bool>>,
     pub max_message_bytes: Option<S<i64>>,
     pub max_output_tokens: Option<S<i64>>,
+    pub client_era: Option<S<String>>,
 }
 
 /// One `[mcp_servers.<name>.tools.<tool>]` table.
@@ -108,6 +109,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "inherit_env",
     "max_message_bytes",
     "max_output_tokens",
+    "client_era",
 ];
 
 /// The keys to use in a server table: Codex's, then ours.
@@ -220,6 +222,7 @@ fn decode_settings(
             "inherit_env" => settings.inherit_env = Some(cx.boolean(key, value)?),
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
+            "client_era" => settings.client_era = Some(cx.string(key, value)?),
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }

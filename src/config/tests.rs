@@ -211,6 +211,7 @@ fn settings_parse_and_convert_units() {
         "claude_always_load = false",
         "inherit_env = true",
         "max_output_tokens = 20_000",
+        "client_era = \"handshake\"",
     ]));
     assert_eq!(
         config.settings,
@@ -224,6 +225,7 @@ fn settings_parse_and_convert_units() {
             inherit_env: true,
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: Some(20_000),
+            client_era: ClientEra::Handshake,
         }
     );
     assert_eq!(
@@ -850,6 +852,15 @@ fn duplicate_prefixes_name_both_servers() {
 
 #[test]
 fn settings_values_are_checked() {
+    fails(
+        &lines(&["[settings]", "client_era = \"handshak\""]),
+        2,
+        &[
+            "`client_era = \"handshak\"`",
+            "\"any\"",
+            "did you mean `handshake`?",
+        ],
+    );
     fails(
         &lines(&["[settings]", "exposure = \"defered\""]),
         2,

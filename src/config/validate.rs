@@ -14,7 +14,7 @@ use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, RawToolOverride, S};
 use super::{
-    AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
+    AlwaysLoad, ClientEra, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
     MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
     MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE,
     ServerConfig, Settings, ToolOverride, Transport,
@@ -74,6 +74,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         inherit_env,
         max_message_bytes,
         max_output_tokens,
+        client_era,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -112,6 +113,24 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
                         "[settings] `exposure = {other:?}` is not a mode; write one of \
                          \"deferred\", \"proxy\", \"all\"{}",
                         suggest::hint(other, MODES)
+                    ),
+                ));
+            }
+        },
+    };
+    let client_era = match client_era {
+        None => defaults.client_era,
+        Some(value) => match value.get_ref().as_str() {
+            "any" => ClientEra::Any,
+            "handshake" => ClientEra::Handshake,
+            other => {
+                const ERAS: &[&str] = &["any", "handshake"];
+                return Err(source.error(
+                    value.span(),
+                    format!(
+                        "[settings] `client_era = {other:?}` is not an era; write \"any\" (the \
+                         client's choice) or \"handshake\" (refuse `server/discover`){}",
+                        suggest::hint(other, ERAS)
                     ),
                 ));
             }
@@ -165,6 +184,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             "tokens of one tool result; longer results are cut",
             20_000,
         )?,
+        client_era,
     })
 }
 

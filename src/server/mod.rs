@@ -15,18 +15,19 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptsCapability,
-    ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    DiscoverRequestMethod, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
 use crate::catalog::{Catalog, CatalogEntry, EntryId, ServerKey};
-use crate::config::{AlwaysLoad, Config, Exposure};
+use crate::config::{AlwaysLoad, ClientEra, Config, Exposure};
 use crate::downstream::{
     CallOptions, DownstreamError, Event, ProgressRoute, ServerHandle, ServerState,
 };
@@ -620,6 +621,11 @@ impl ServerHandler for DeferServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
+        // Refused, a 2026-07-28 client falls back to `initialize` (Claude Code does, DESIGN.md
+        // 7a), and servers may then ask it for roots and the like outside a call too.
+        if self.state.config.settings.client_era == ClientEra::Handshake {
+            return Err(McpError::method_not_found::<DiscoverRequestMethod>());
+        }
         // A 2026-07-28 client declares its capabilities here first.
         self.state.client.note(&context);
         Ok(DiscoverResult::from_server_info(
