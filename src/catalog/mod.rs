@@ -17,7 +17,7 @@ pub mod prompts;
 pub mod resources;
 pub mod uri_template;
 
-pub use name::{QualifiedName, SEPARATOR, is_valid, sanitize};
+pub use name::{QualifiedName, SEPARATOR, is_name_char, is_valid, sanitize};
 pub use prompts::{PromptCatalog, PromptEntry};
 pub use resources::{ResourceCatalog, Route};
 

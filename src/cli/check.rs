@@ -7,21 +7,19 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 
-use super::{cancel_on_interrupt, load_config, runtime, write_stdout};
+use super::{ingest_first_lists, load_config, runtime, start_all, write_stdout};
 use crate::config::{AlwaysLoad, Config};
-use crate::downstream::{ChildEnv, Event, Pool, ServerState};
+use crate::downstream::{ChildEnv, Pool, ServerState};
 
 pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+    let config = Arc::new(load_config(config)?);
     runtime()?.block_on(check(&config))
 }
 
-async fn check(config: &Config) -> anyhow::Result<ExitCode> {
-    let root = CancellationToken::new();
-    cancel_on_interrupt(&root);
-    let (pool, mut events) = Pool::start(config, root.clone());
+async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
+    let (pool, events) = start_all(config);
     show_progress(&pool).await;
     let rows: Vec<Row> = pool
         .iter()
@@ -29,12 +27,20 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
         .collect();
     let mut table = render(&rows);
     table.push_str(&env_names(config));
-    let mut listed: Vec<Option<Vec<String>>> = vec![None; config.servers.len()];
-    while let Ok(Event::Tools { server, tools, .. }) = events.try_recv() {
-        if let Some(slot) = listed.get_mut(server) {
-            *slot = Some(tools.iter().map(|t| t.name.to_string()).collect());
-        }
-    }
+    let registry = ingest_first_lists(config, events).await?;
+    let listed: Vec<Option<Vec<String>>> = {
+        let catalog = registry.catalog();
+        (0..config.servers.len())
+            .map(|i| {
+                catalog.has_listed(i).then(|| {
+                    (catalog.server_entries(i))
+                        .filter(|e| !e.gone)
+                        .map(|e| e.original_name().to_owned())
+                        .collect()
+                })
+            })
+            .collect()
+    };
     for warning in missing_core_tools(config, &listed) {
         eprintln!("mcp-defer: warning: {warning}");
     }

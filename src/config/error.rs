@@ -69,11 +69,7 @@ impl<'a> Source<'a> {
 /// `[mcp_servers.<name>]` as the user would write it: the name is quoted when it is not a
 /// bare TOML key, so the label can be searched for in the file.
 pub(super) fn server_table(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !name.is_empty() && name.chars().all(crate::catalog::is_name_char) {
         format!("[mcp_servers.{name}]")
     } else {
         format!("[mcp_servers.{name:?}]")

@@ -99,7 +99,7 @@ pub struct Config {
 /// The `[settings]` table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub exposure: Exposure,
+    pub exposure: ExposureMode,
     pub max_name_length: usize,
     pub search_limit: usize,
     pub core_wait: Duration,
@@ -116,7 +116,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            exposure: Exposure::Deferred,
+            exposure: ExposureMode::Deferred,
             max_name_length: DEFAULT_MAX_NAME_LENGTH,
             search_limit: DEFAULT_SEARCH_LIMIT,
             core_wait: DEFAULT_CORE_WAIT,
@@ -130,7 +130,7 @@ impl Default for Settings {
 
 /// What the client's `tools/list` shows (DESIGN.md section 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exposure {
+pub enum ExposureMode {
     /// Meta tools and core tools; `select_tools` appends.
     Deferred,
     /// The list never changes; `select_tools` only returns schemas.
@@ -298,7 +298,11 @@ impl Config {
         path: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        raw::parse(text, path, env)
+        // Raw shapes in, validated shape out: `raw` never sees `validate`, nor the reverse
+        // (ripgrep's lowargs → hiargs).
+        let source = error::Source::new(path, text);
+        let file = raw::decode(text, &source)?;
+        validate::build(file, &source, env)
     }
 
     /// The servers that are enabled, in file order.

@@ -79,13 +79,10 @@ pub struct Hit {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("search index: {0}")]
-pub struct SearchError(String);
-
-impl From<tantivy::TantivyError> for SearchError {
-    fn from(e: tantivy::TantivyError) -> Self {
-        SearchError(e.to_string())
-    }
+pub enum SearchError {
+    /// tantivy could not create, write or reload the in-RAM index.
+    #[error("search index: {0}")]
+    Index(#[from] tantivy::TantivyError),
 }
 
 /// Per-field weights of a query term's BM25 score (BM25F-style; tantivy's k1 and b are fixed,
