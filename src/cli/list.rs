@@ -48,7 +48,7 @@ fn render(catalog: &Catalog, as_json: bool) -> anyhow::Result<String> {
         let entries: Vec<_> = catalog
             .iter()
             .filter(|e| !e.gone)
-            .map(|e| json!({"name": e.name.as_str(), "server": &*e.server, "tool": &*e.tool}))
+            .map(|e| json!({"name": e.name.as_str(), "server": &*e.server, "tool": e.tool.parse()}))
             .collect();
         out = serde_json::to_string_pretty(&entries)?;
         out.push('\n');
@@ -60,7 +60,7 @@ fn render(catalog: &Catalog, as_json: bool) -> anyhow::Result<String> {
             .max()
             .unwrap_or(0);
         for e in entries {
-            let description = e.tool.description.as_deref().unwrap_or("");
+            let description = e.tool.description().unwrap_or_default();
             let first = description.lines().next().unwrap_or("").trim();
             let line = format!("{:<width$}  {first}", e.name.as_str());
             out.push_str(line.trim_end());

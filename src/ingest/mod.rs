@@ -16,11 +16,14 @@
 //!
 //! [`downstream::Event`]: crate::downstream::Event
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
 
-use crate::catalog::{self, Catalog, CatalogEntry, PromptCatalog, ResourceCatalog, ServerKey};
+use crate::catalog::{
+    self, Catalog, CatalogEntry, EntryId, PromptCatalog, QualifiedName, ResourceCatalog, ServerKey,
+};
 use crate::config::Config;
 use crate::downstream::Event;
 use crate::search::{SearchError, SearchIndex, ToolDoc};
@@ -99,12 +102,52 @@ pub struct Update {
     pub resources: Vec<usize>,
 }
 
-/// A tool list once in the catalog: the entries to (re-)index and the server's search text.
+/// A tool list once in the catalog: what to (re-)index and the server's search text.
 struct Entered {
     server: usize,
     changes: catalog::Update,
-    reindex: Vec<CatalogEntry>,
+    reindex: Vec<Indexed>,
     server_text: String,
+}
+
+/// What one search document is made of: a catalog entry's identity and its parsed tool.
+#[derive(Debug)]
+pub struct Indexed {
+    pub id: EntryId,
+    pub server_index: usize,
+    pub name: QualifiedName,
+    pub server: Arc<str>,
+    pub tool: Tool,
+}
+
+impl Indexed {
+    /// From the catalog alone, parsing the stored definition.
+    pub fn of(entry: &CatalogEntry) -> Indexed {
+        Indexed::with_tool(entry, entry.tool.parse())
+    }
+
+    fn with_tool(entry: &CatalogEntry, tool: Tool) -> Indexed {
+        Indexed {
+            id: entry.id,
+            server_index: entry.server_index,
+            name: entry.name.clone(),
+            server: entry.server.clone(),
+            tool,
+        }
+    }
+
+    /// The search document; `server_text` is its server's (see
+    /// `ServerConfig::search_text`).
+    pub fn doc<'a>(&'a self, server_text: &'a str) -> ToolDoc<'a> {
+        ToolDoc {
+            id: self.id,
+            server_index: self.server_index,
+            qualified_name: self.name.as_str(),
+            server: &self.server,
+            server_text,
+            tool: &self.tool,
+        }
+    }
 }
 
 impl Registry {
@@ -169,21 +212,33 @@ impl Registry {
             (config.search_text(known[server].as_deref()), changed)
         };
         let mut catalog = write(&self.catalog);
-        let changes = catalog.update_server(
-            ServerKey {
-                name: &config.name,
-                prefix: &config.prefix,
-                index: server,
-            },
-            tools,
-        );
-        let reindex: Vec<CatalogEntry> = if new_instructions {
-            catalog.server_entries(server).cloned().collect()
+        let key = ServerKey {
+            name: &config.name,
+            prefix: &config.prefix,
+            index: server,
+        };
+        let changes = catalog.update_server(key, &tools);
+        // The tools as they came are indexed as they are; only an entry the list does not
+        // hold (a dropped tool, when the instructions changed) is parsed from the catalog.
+        let mut incoming: HashMap<String, Tool> = HashMap::with_capacity(tools.len());
+        for tool in tools {
+            // A tool listed twice keeps its first definition, as in the catalog.
+            incoming.entry(tool.name.to_string()).or_insert(tool);
+        }
+        let ids: Vec<EntryId> = if new_instructions {
+            catalog.server_entries(server).map(|e| e.id).collect()
         } else {
             (changes.added.iter().chain(&changes.changed))
-                .filter_map(|&id| catalog.get(id).cloned())
+                .copied()
                 .collect()
         };
+        let reindex: Vec<Indexed> = (ids.iter())
+            .filter_map(|&id| catalog.get(id))
+            .map(|entry| match incoming.remove(entry.original_name()) {
+                Some(tool) => Indexed::with_tool(entry, tool),
+                None => Indexed::of(entry),
+            })
+            .collect();
         drop(catalog);
         tracing::info!(
             server = %config.name,
@@ -201,14 +256,11 @@ impl Registry {
     }
 
     /// The one feed into the search index: every entry a batch (re)indexes becomes a
-    /// document ([`search_doc`]), all in one commit. A failed commit is logged; the catalog
+    /// document ([`Indexed::doc`]), all in one commit. A failed commit is logged; the catalog
     /// stands, and search misses those tools until their server lists again.
     fn feed_index(&self, entered: &[Entered]) {
-        let docs = entered.iter().flat_map(|e| {
-            e.reindex
-                .iter()
-                .map(move |entry| search_doc(entry, &e.server_text))
-        });
+        let docs = (entered.iter())
+            .flat_map(|e| e.reindex.iter().map(|indexed| indexed.doc(&e.server_text)));
         if let Err(err) = write(&self.index).upsert(docs) {
             tracing::error!(error = %err, "search index update failed");
         }
@@ -244,18 +296,5 @@ impl Registry {
 
     pub fn resources(&self) -> RwLockReadGuard<'_, ResourceCatalog> {
         read(&self.resources)
-    }
-}
-
-/// The search document of a catalog entry; `server_text` is its server's (see
-/// `ServerConfig::search_text`).
-pub fn search_doc<'a>(entry: &'a CatalogEntry, server_text: &'a str) -> ToolDoc<'a> {
-    ToolDoc {
-        id: entry.id,
-        server_index: entry.server_index,
-        qualified_name: entry.name.as_str(),
-        server: &entry.server,
-        server_text,
-        tool: &entry.tool,
     }
 }

@@ -9,13 +9,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
 use rmcp::service::RequestContext;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{MetaTool, error_result};
-use crate::catalog::{Catalog, EntryId, Resolution};
+use crate::catalog::{Catalog, EntryId, Resolution, ToolJson};
 use crate::server::State;
 use crate::server::availability::Unknown;
 use crate::sync::lock;
@@ -57,7 +57,7 @@ pub(in crate::server) async fn apply(
         let catalog = state.registry.catalog();
         resolve(&catalog, &args.name, &|name| state.unknown(&catalog, name))
     };
-    let (id, definition) = match resolved {
+    let (id, original, definition) = match resolved {
         Ok(found) => found,
         Err(message) => return error_result(message).into(),
     };
@@ -67,7 +67,7 @@ pub(in crate::server) async fn apply(
     {
         return error_result(mismatch(&args.name, &errors)).into();
     }
-    let mut inner = CallToolRequestParams::new(definition.name.clone());
+    let mut inner = CallToolRequestParams::new(original);
     inner.arguments = Some(arguments);
     state
         .route(id, inner, MetaTool::CallTool.name(), context)
@@ -80,10 +80,14 @@ pub fn resolve(
     catalog: &Catalog,
     name: &str,
     unknown: &dyn Fn(&str) -> Unknown,
-) -> Result<(EntryId, Arc<Tool>), String> {
+) -> Result<(EntryId, String, ToolJson), String> {
     let name = super::clean_name(name)?;
     match catalog.resolve(name) {
-        Resolution::Found(entry) => Ok((entry.id, entry.tool.clone())),
+        Resolution::Found(entry) => Ok((
+            entry.id,
+            entry.original_name().to_owned(),
+            entry.tool.clone(),
+        )),
         Resolution::Ambiguous(names) => Err(format!(
             "'{name}' is ambiguous: {}. Call it by one of these names.",
             names
@@ -111,26 +115,27 @@ pub fn mismatch(name: &str, errors: &[String]) -> String {
 pub(in crate::server) struct Validators(Mutex<HashMap<EntryId, Compiled>>);
 
 /// A validator and the definition it was compiled from.
-type Compiled = (Arc<Tool>, Arc<Validator>);
+type Compiled = (ToolJson, Arc<Validator>);
 
 impl Validators {
     /// The validator of the entry's current definition; `None` when its schema does not
     /// compile (logged: the server then judges the arguments itself).
-    pub fn get(&self, id: EntryId, tool: &Arc<Tool>) -> Option<Arc<Validator>> {
+    pub fn get(&self, id: EntryId, tool: &ToolJson) -> Option<Arc<Validator>> {
         if let Some((cached_tool, validator)) = lock(&self.0).get(&id)
-            && Arc::ptr_eq(cached_tool, tool)
+            && cached_tool.same(tool)
         {
             return Some(validator.clone());
         }
-        // Compiled outside the lock: other calls need not wait for it.
-        match Validator::new(&tool.input_schema) {
+        // Parsed and compiled outside the lock: other calls need not wait for it.
+        let parsed = tool.parse();
+        match Validator::new(&parsed.input_schema) {
             Ok(validator) => {
                 let validator = Arc::new(validator);
                 lock(&self.0).insert(id, (tool.clone(), validator.clone()));
                 Some(validator)
             }
             Err(err) => {
-                tracing::warn!(tool = %tool.name, error = %err, "not validating");
+                tracing::warn!(tool = %parsed.name, error = %err, "not validating");
                 None
             }
         }
@@ -185,6 +190,7 @@ impl Validator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::Tool;
 
     fn object(value: Value) -> JsonObject {
         match value {
@@ -213,15 +219,14 @@ mod tests {
 
     #[test]
     fn a_validator_is_compiled_once_per_definition() {
-        let tool = |description: &str| -> Arc<Tool> {
-            Arc::new(
-                serde_json::from_value(json!({
-                    "name": "t",
-                    "description": description,
-                    "inputSchema": {"type": "object"}
-                }))
-                .unwrap_or_else(|e| panic!("{e}")),
-            )
+        let tool = |description: &str| -> ToolJson {
+            let tool: Tool = serde_json::from_value(json!({
+                "name": "t",
+                "description": description,
+                "inputSchema": {"type": "object"}
+            }))
+            .unwrap_or_else(|e| panic!("{e}"));
+            ToolJson::new(&tool)
         };
         let validators = Validators::default();
         let (old, new) = (tool("old"), tool("new"));
@@ -230,12 +235,11 @@ mod tests {
         assert!(matches!((&first, &again), (Some(a), Some(b)) if Arc::ptr_eq(a, b)));
         let changed = validators.get(EntryId(0), &new);
         assert!(matches!((&first, &changed), (Some(a), Some(b)) if !Arc::ptr_eq(a, b)));
-        let broken: Arc<Tool> = Arc::new(
-            serde_json::from_value(
-                json!({"name": "b", "inputSchema": {"type": "object", "minimum": "x"}}),
-            )
-            .unwrap_or_else(|e| panic!("{e}")),
-        );
+        let broken: Tool = serde_json::from_value(
+            json!({"name": "b", "inputSchema": {"type": "object", "minimum": "x"}}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let broken = ToolJson::new(&broken);
         assert!(validators.get(EntryId(1), &broken).is_none());
     }
 

@@ -172,7 +172,7 @@ pub fn run(
             name: entry.name.to_string(),
             server: entry.server.to_string(),
             tool: entry.original_name().to_owned(),
-            description: excerpt(entry.tool.description.as_deref().unwrap_or("")),
+            description: excerpt(&entry.tool.description().unwrap_or_default()),
             score: (f64::from(hit.score) * 100.0).round() / 100.0,
             loaded: exposed.contains(entry.name.as_str()),
         })
@@ -275,8 +275,9 @@ mod tests {
             ],
         );
         let mut index = SearchIndex::new().unwrap_or_else(|e| panic!("{e}"));
+        let indexed: Vec<_> = catalog.iter().map(crate::ingest::Indexed::of).collect();
         index
-            .upsert(catalog.iter().map(|e| crate::ingest::search_doc(e, "")))
+            .upsert(indexed.iter().map(|e| e.doc("")))
             .unwrap_or_else(|e| panic!("{e}"));
         let raw = index.search("time zone", 10, None);
         assert_eq!(raw.len(), 2, "the index itself finds both: {raw:?}");
