@@ -567,11 +567,12 @@ async fn memory_case(dir: &Path, servers: usize, per_server: usize, settings: &s
         hwm as f64 / 1024.0,
         rss_now as f64 / 1024.0
     );
+    let routed = if servers > 7 { "s07__add" } else { "s01__add" };
     let mut done = 0;
     for target in [1_000, 10_000, 20_000] {
         let n = target - done;
         // Mostly direct routed calls, plus searches and validated `call_tool` calls.
-        let (latencies, _) = run_calls(&client, "s07__add", n * 8 / 10, CONCURRENCY).await;
+        let (latencies, _) = run_calls(&client, routed, n * 8 / 10, CONCURRENCY).await;
         assert_eq!(latencies.len(), n * 8 / 10);
         for i in 0..n / 10 {
             let mut params = CallToolRequestParams::new("call_tool");
