@@ -460,20 +460,55 @@ fn tools_file(dir: &Path, per_server: usize) -> PathBuf {
 }
 
 async fn memory(dir: &Path) {
-    const SERVERS: usize = 20;
-    const PER_SERVER: usize = 500;
+    // The same 500-tool fixture run directly: what a server with this list holds itself.
+    let tools = tools_file(dir, 500);
+    let mut command = tokio::process::Command::new(FIXTURE);
+    command.arg("--tools").arg(&tools);
+    let transport = quiet(command);
+    let pid = transport
+        .id()
+        .unwrap_or_else(|| panic!("fixture has no pid"));
+    let client = connect(transport).await;
+    let started = Instant::now();
+    let listed = client
+        .list_tools(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let list_time = started.elapsed();
+    let (hwm, _) = rss(pid);
     println!(
-        "\n== memory: peak RSS of mcp-defer, {SERVERS} servers x {PER_SERVER} tools = {} catalog tools ==",
-        SERVERS * PER_SERVER
+        "\n== memory: the fixture itself, 500 tools listed ==\n{:>34}: peak {:>6.1} MiB  tools/list of {} tools {:.2} ms",
+        "direct server",
+        hwm as f64 / 1024.0,
+        listed.tools.len(),
+        list_time.as_secs_f64() * 1000.0
     );
-    let tools = tools_file(dir, PER_SERVER);
+    let _ = client.cancel().await;
+    // 1k tools, every one listed (exposure `all`), as the issue measured beside the direct
+    // server; then 10k in the default deferred mode.
+    memory_case(dir, 2, 500, "exposure = \"all\"", "< 20").await;
+    memory_case(dir, 20, 500, "", "< 40").await;
+}
+
+/// Peak RSS of mcp-defer over `servers` x `per_server` tools, loaded, then after 1k, 10k
+/// and 20k calls; and the time of a `tools/list`.
+async fn memory_case(dir: &Path, servers: usize, per_server: usize, settings: &str, goal: &str) {
+    println!(
+        "\n== memory: peak RSS of mcp-defer, {servers} servers x {per_server} tools = {} catalog tools ({}) ==",
+        servers * per_server,
+        if settings.is_empty() {
+            "deferred"
+        } else {
+            settings
+        }
+    );
+    let tools = tools_file(dir, per_server);
     let tools = tools.to_string_lossy().into_owned();
-    let servers: Vec<String> = (0..SERVERS)
+    let tables: Vec<String> = (0..servers)
         .map(|i| fixture_table(&format!("s{i:02}"), &["--tools", &tools]))
         .collect();
-    let empty = write_config(dir, "memory0.toml", "", &[]);
-    let config = write_config(dir, "memory.toml", "", &servers);
-
+    let empty = write_config(dir, "memory0.toml", settings, &[]);
+    let config = write_config(dir, "memory.toml", settings, &tables);
     // The reference: the same binary with nothing configured.
     let (transport, pid) = spawn_defer(&empty);
     let client = connect(transport).await;
@@ -511,15 +546,37 @@ async fn memory(dir: &Path) {
         hwm as f64 / 1024.0,
         rss_now as f64 / 1024.0
     );
+    let mut times = Vec::new();
+    let mut listed = 0;
+    for _ in 0..20 {
+        let started = Instant::now();
+        listed = client
+            .list_tools(None)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .tools
+            .len();
+        times.push(started.elapsed());
+    }
+    times.sort();
+    let (hwm, rss_now) = rss(pid);
+    println!(
+        "{:>34}: p50 {:.2} ms ({listed} tools); peak {:>6.1} MiB  now {:>6.1} MiB",
+        "tools/list x20",
+        times[times.len() / 2].as_secs_f64() * 1000.0,
+        hwm as f64 / 1024.0,
+        rss_now as f64 / 1024.0
+    );
+    let routed = if servers > 7 { "s07__add" } else { "s01__add" };
     let mut done = 0;
     for target in [1_000, 10_000, 20_000] {
         let n = target - done;
         // Mostly direct routed calls, plus searches and validated `call_tool` calls.
-        let (latencies, _) = run_calls(&client, "s07__add", n * 8 / 10, CONCURRENCY).await;
+        let (latencies, _) = run_calls(&client, routed, n * 8 / 10, CONCURRENCY).await;
         assert_eq!(latencies.len(), n * 8 / 10);
         for i in 0..n / 10 {
             let mut params = CallToolRequestParams::new("call_tool");
-            params.arguments = match json!({"name": format!("s{:02}__add", i % SERVERS), "arguments": {"a": i, "b": 1}})
+            params.arguments = match json!({"name": format!("s{:02}__add", i % servers), "arguments": {"a": i, "b": 1}})
             {
                 Value::Object(map) => Some(map),
                 _ => None,
@@ -543,7 +600,7 @@ async fn memory(dir: &Path) {
         done = target;
         let (hwm, rss_now) = rss(pid);
         println!(
-            "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB (target < 40, flat)",
+            "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB (target {goal} MB, flat)",
             format!("after {done} calls"),
             hwm as f64 / 1024.0,
             rss_now as f64 / 1024.0

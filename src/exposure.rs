@@ -21,7 +21,7 @@ pub const ALWAYS_LOAD_KEY: &str = "anthropic/alwaysLoad";
 /// The tool as the client sees it: the downstream definition, byte for byte, with only
 /// `name` replaced by its qualified name and our `_meta` keys added.
 pub fn listed_form(entry: &CatalogEntry, claude_always_load: bool) -> Tool {
-    let mut tool = (*entry.tool).clone();
+    let mut tool = entry.tool.parse();
     tool.name = entry.name.as_str().to_owned().into();
     if claude_always_load {
         mark_always_load(&mut tool);

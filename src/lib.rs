@@ -3,18 +3,25 @@
 //! # Layout
 //! Modules in data-flow order (DESIGN.md section 2):
 //! - [`config`]: parses and validates `servers.toml`; nothing else reads the file.
-//! - [`downstream`]: one supervised connection per configured server; routes calls.
+//! - [`downstream`]: one supervised connection per configured server; routes calls; sends
+//!   each list a server gives as an event, and does nothing else with it.
+//! - [`ingest`]: the one path from those events to what we know. `ingest::Registry::apply`
+//!   enters a tool list into the catalog (`enter_catalog`) and feeds the search index
+//!   (`feed_index`): where a listed tool becomes searchable, for `serve` and every command.
 //! - [`catalog`]: every tool we know, keyed by [`catalog::QualifiedName`]; only grows.
 //! - [`search`]: a tantivy index over the catalog; a pure function of what it is fed.
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type.
-//! - [`server`]: the rmcp `ServerHandler`: meta tools, routing, list-changed notifications.
+//! - [`server`]: the rmcp `ServerHandler`. `server/arrivals.rs` shows the client what was
+//!   ingested; `server/meta/<tool>.rs` is each meta tool end to end (`call_tool.rs`:
+//!   resolve, validate, call); `server/route.rs` is where every `tools/call` goes
+//!   downstream.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.
 //!
 //! The arrows that must never exist: `catalog`, `search` and `exposure` never import
-//! `downstream`; `exposure` never imports `search`; `config` and `downstream` never import
-//! `server`. They keep each module testable alone.
+//! `downstream`; `exposure` never imports `search`; `config`, `downstream` and `ingest`
+//! never import `server`. They keep each module testable alone.
 
 pub mod catalog;
 pub mod cli;
@@ -22,8 +29,10 @@ pub mod config;
 pub mod downstream;
 pub mod exposure;
 pub mod framing;
+pub mod ingest;
 pub mod redact;
 pub mod search;
 pub mod server;
 mod suggest;
+mod sync;
 pub mod tokens;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcp_defer::catalog::{Catalog, ServerKey};
+use mcp_defer::ingest::Indexed;
 use mcp_defer::search::{Boosts, SearchIndex, ToolDoc};
 use rmcp::model::Tool;
 
@@ -48,19 +49,13 @@ fn load(dir: &Path, boosts: Boosts) -> Result<Loaded, String> {
     }
     // One upsert per server, as the server does when a server's tools arrive.
     for (update, server) in updates.iter().zip(&servers) {
-        let docs: Vec<ToolDoc<'_>> = update
+        let indexed: Vec<Indexed> = update
             .added
             .iter()
             .filter_map(|id| catalog.get(*id))
-            .map(|e| ToolDoc {
-                id: e.id,
-                server_index: e.server_index,
-                qualified_name: e.name.as_str(),
-                server: &e.server,
-                server_text: &server.description,
-                tool: &e.tool,
-            })
+            .map(Indexed::of)
             .collect();
+        let docs: Vec<ToolDoc<'_>> = indexed.iter().map(|e| e.doc(&server.description)).collect();
         let start = Instant::now();
         index.upsert(docs).map_err(|e| e.to_string())?;
         build += start.elapsed();

@@ -78,26 +78,22 @@ impl std::borrow::Borrow<str> for QualifiedName {
     }
 }
 
-/// Every character outside `[A-Za-z0-9_-]` becomes `_`.
+/// The one name character set, `[A-Za-z0-9_-]`: of qualified names, server names and
+/// prefixes (DESIGN.md section 4). What providers accept in a tool name, and a bare TOML key.
+pub fn is_name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+/// Every character outside the name set ([`is_name_char`]) becomes `_`.
 pub fn sanitize(name: &str) -> String {
     name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if is_name_char(c) { c } else { '_' })
         .collect()
 }
 
 /// Whether `name` could be a qualified name under `max_len`.
 pub fn is_valid(name: &str, max_len: usize) -> bool {
-    !name.is_empty()
-        && name.len() <= max_len
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !name.is_empty() && name.len() <= max_len && name.chars().all(is_name_char)
 }
 
 /// 32-bit FNV-1a: tiny, and the same on every platform and release, which is all the suffix

@@ -7,23 +7,23 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 
-use super::{cancel_on_interrupt, load_config, runtime, write_stdout};
+use super::{ingest_first_lists, load_config, runtime, start_all, write_stdout};
 use crate::config::{AlwaysLoad, Config};
-use crate::downstream::{ChildEnv, Event, Pool, ServerState};
+use crate::downstream::{ChildEnv, Pool, ServerState};
+use crate::ingest::Registry;
 
 pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+    let config = Arc::new(load_config(config)?);
     runtime()?.block_on(check(&config))
 }
 
-async fn check(config: &Config) -> anyhow::Result<ExitCode> {
-    let root = CancellationToken::new();
-    cancel_on_interrupt(&root);
-    let (pool, mut events) = Pool::start(config, root.clone());
+async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
+    let (pool, events) = start_all(config);
     show_progress(&pool).await;
-    let listed = listed_names(config, &mut events);
+    let registry = ingest_first_lists(config, events).await?;
+    let listed = listed_names(&registry, config.servers.len());
     let mut warnings = override_warnings(config, &listed);
     warnings.extend(missing_core_tools(config, &listed));
     let rows: Vec<Row> = pool
@@ -57,19 +57,18 @@ async fn check(config: &Config) -> anyhow::Result<ExitCode> {
 }
 
 /// Per server, the names of the tools it listed, or `None` for one that never listed.
-fn listed_names(
-    config: &Config,
-    events: &mut tokio::sync::mpsc::UnboundedReceiver<Event>,
-) -> Vec<Option<Vec<String>>> {
-    let mut listed: Vec<Option<Vec<String>>> = vec![None; config.servers.len()];
-    while let Ok(event) = events.try_recv() {
-        if let Event::Tools { server, tools, .. } = event
-            && let Some(slot) = listed.get_mut(server)
-        {
-            *slot = Some(tools.iter().map(|t| t.name.to_string()).collect());
-        }
-    }
-    listed
+fn listed_names(registry: &Registry, servers: usize) -> Vec<Option<Vec<String>>> {
+    let catalog = registry.catalog();
+    (0..servers)
+        .map(|i| {
+            catalog.has_listed(i).then(|| {
+                (catalog.server_entries(i))
+                    .filter(|e| !e.gone)
+                    .map(|e| e.original_name().to_owned())
+                    .collect()
+            })
+        })
+        .collect()
 }
 
 /// Tool overrides naming a tool their server did not list, once it has listed: a typo in

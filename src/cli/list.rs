@@ -5,22 +5,24 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::json;
 
-use super::{load_config, runtime, settle, write_stdout};
+use super::{connect_all, load_config, runtime, write_stdout};
+use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::downstream::ServerState;
 
 pub fn run(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+    let config = Arc::new(load_config(config)?);
     runtime()?.block_on(list(&config, json))
 }
 
-async fn list(config: &Config, as_json: bool) -> anyhow::Result<ExitCode> {
-    let settled = settle(config).await;
+async fn list(config: &Arc<Config>, as_json: bool) -> anyhow::Result<ExitCode> {
+    let (pool, registry) = connect_all(config).await?;
     let mut failed_required = false;
-    for (handle, server) in settled.pool.iter().zip(&config.servers) {
+    for (handle, server) in pool.iter().zip(&config.servers) {
         let state = handle.state();
         if let ServerState::Failed { .. } | ServerState::Restarting { .. } = state {
             let cause = state.to_string();
@@ -29,36 +31,41 @@ async fn list(config: &Config, as_json: bool) -> anyhow::Result<ExitCode> {
             failed_required |= server.required;
         }
     }
+    let out = render(&registry.catalog(), as_json)?;
+    write_stdout(&out)?;
+    pool.shutdown().await;
+    Ok(if failed_required {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Live tools: one a line with the first line of the description, or the full entries.
+fn render(catalog: &Catalog, as_json: bool) -> anyhow::Result<String> {
     let mut out = String::new();
     if as_json {
-        let entries: Vec<_> = settled
-            .catalog
+        let entries: Vec<_> = catalog
             .iter()
             .filter(|e| !e.gone)
-            .map(|e| json!({"name": e.name.as_str(), "server": &*e.server, "tool": &*e.tool}))
+            .map(|e| json!({"name": e.name.as_str(), "server": &*e.server, "tool": e.tool.parse()}))
             .collect();
         out = serde_json::to_string_pretty(&entries)?;
         out.push('\n');
     } else {
-        let entries: Vec<_> = settled.catalog.iter().filter(|e| !e.gone).collect();
+        let entries: Vec<_> = catalog.iter().filter(|e| !e.gone).collect();
         let width = entries
             .iter()
             .map(|e| e.name.as_str().len())
             .max()
             .unwrap_or(0);
         for e in entries {
-            let description = e.tool.description.as_deref().unwrap_or("");
+            let description = e.tool.description().unwrap_or_default();
             let first = description.lines().next().unwrap_or("").trim();
             let line = format!("{:<width$}  {first}", e.name.as_str());
             out.push_str(line.trim_end());
             out.push('\n');
         }
     }
-    write_stdout(&out)?;
-    settled.pool.shutdown().await;
-    Ok(if failed_required {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(out)
 }

@@ -2,12 +2,16 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::downstream::{Event, Pool};
+use crate::ingest::{Batch, Registry};
 
 mod check;
 mod import;
@@ -144,12 +148,47 @@ pub(crate) fn cancel_on_interrupt(token: &CancellationToken) {
     });
 }
 
-/// Starts every server and waits until each settled, reaping them on Ctrl-C: what the
-/// one-shot commands (`list`, `search`, `stats`) need before they print anything.
-async fn settle(config: &Config) -> crate::downstream::Settled {
+/// Starts every server, waits until each one's first attempt has concluded (each bounded
+/// by its `startup_timeout`; Ctrl-C reaps them), then takes every list they sent through
+/// the one ingest path, as `serve` would: what the one-shot commands print from. The
+/// caller ends the pool with [`Pool::shutdown`].
+///
+/// # Errors
+/// When the search index cannot be created.
+async fn connect_all(config: &Arc<Config>) -> anyhow::Result<(Pool, Registry)> {
+    let (pool, events) = start_all(config);
+    pool.settled().await;
+    let registry = ingest_first_lists(config, events).await?;
+    Ok((pool, registry))
+}
+
+/// Starts every server; Ctrl-C reaps them.
+fn start_all(config: &Config) -> (Pool, mpsc::UnboundedReceiver<Event>) {
     let root = CancellationToken::new();
     cancel_on_interrupt(&root);
-    crate::downstream::settle(config, root).await
+    Pool::start(config, root)
+}
+
+/// Takes every list queued in `events` through [`Registry::apply`], in one batch.
+///
+/// # Errors
+/// When the search index cannot be created.
+async fn ingest_first_lists(
+    config: &Arc<Config>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+) -> anyhow::Result<Registry> {
+    let mut batch = Batch::default();
+    while let Ok(event) = events.try_recv() {
+        batch.add(event);
+    }
+    let registry = Registry::new(config.clone())?;
+    // Indexing is CPU work: off the runtime's threads.
+    let registry = tokio::task::spawn_blocking(move || {
+        registry.apply(batch);
+        registry
+    })
+    .await?;
+    Ok(registry)
 }
 
 /// Writes a command's whole output to stdout at once.

@@ -3,13 +3,12 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use super::{load_config, runtime, settle, write_stdout};
+use super::{connect_all, load_config, runtime, write_stdout};
 use crate::config::Config;
 use crate::exposure::ExposedList;
-use crate::search::SearchIndex;
 use crate::server::meta::search_tools;
-use crate::server::search_doc;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,72 +26,51 @@ pub struct Args {
 }
 
 pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+    let config = Arc::new(load_config(config)?);
     runtime()?.block_on(search(&config, args))
 }
 
-async fn search(config: &Config, args: Args) -> anyhow::Result<ExitCode> {
-    let settled = settle(config).await;
-    // Fed server by server, as `serve` feeds it while servers connect.
-    let mut index = SearchIndex::new()?;
-    for (i, server) in config.servers.iter().enumerate() {
-        let text = server.search_text(settled.instructions[i].as_deref());
-        index.upsert(
-            settled
-                .catalog
-                .server_entries(i)
-                .map(|entry| search_doc(entry, &text)),
-        )?;
-    }
+async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
+    let (pool, registry) = connect_all(config).await?;
     let request = search_tools::Args {
         query: args.query,
         limit: args.limit,
         server: args.server,
     };
-    let result = search_tools::run(
-        &settled.catalog,
-        &index,
+    let found = search_tools::run(
+        &registry.catalog(),
+        &registry.index(),
         &ExposedList::new(),
         &request,
         config.settings.search_limit,
     );
-    settled.pool.shutdown().await;
-
-    let structured = result.structured_content.unwrap_or_default();
-    let mut out = String::new();
-    if result.is_error == Some(true) {
-        let message: Vec<String> = result
-            .content
-            .iter()
-            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-            .collect();
-        anyhow::bail!("{}", message.join(" "));
-    }
-    if args.json {
-        out = serde_json::to_string_pretty(&structured)?;
+    pool.shutdown().await;
+    let found = found.map_err(anyhow::Error::msg)?;
+    let out = if args.json {
+        let mut out = serde_json::to_string_pretty(&found)?;
         out.push('\n');
+        out
     } else {
-        let hits = structured["tools"].as_array().cloned().unwrap_or_default();
-        if hits.is_empty() {
-            out.push_str("no tools match\n");
-        }
-        let width = hits
-            .iter()
-            .filter_map(|h| h["name"].as_str())
-            .map(str::len)
-            .max()
-            .unwrap_or(0);
-        for hit in &hits {
-            let line = format!(
-                "{:>7.2}  {:<width$}  {}",
-                hit["score"].as_f64().unwrap_or_default(),
-                hit["name"].as_str().unwrap_or_default(),
-                hit["description"].as_str().unwrap_or_default(),
-            );
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-    }
+        table(&found)
+    };
     write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One hit a line: score, qualified name, description.
+fn table(found: &search_tools::Found) -> String {
+    let mut out = String::new();
+    if found.tools.is_empty() {
+        out.push_str("no tools match\n");
+    }
+    let width = found.tools.iter().map(|h| h.name.len()).max().unwrap_or(0);
+    for hit in &found.tools {
+        let line = format!(
+            "{:>7.2}  {:<width$}  {}",
+            hit.score, hit.name, hit.description
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }

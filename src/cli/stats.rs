@@ -5,19 +5,29 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use super::{load_config, runtime, settle, write_stdout};
+use super::{connect_all, load_config, runtime, write_stdout};
+use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::listed_form;
 use crate::server::meta::MetaTool;
 
 pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+    let config = Arc::new(load_config(config)?);
     runtime()?.block_on(stats(&config))
 }
 
-async fn stats(config: &Config) -> anyhow::Result<ExitCode> {
-    let settled = settle(config).await;
+async fn stats(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
+    let (pool, registry) = connect_all(config).await?;
+    let out = render(config, &registry.catalog());
+    pool.shutdown().await;
+    write_stdout(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The table: per server its tools, flat and deferred token estimates; then the totals.
+fn render(config: &Config, catalog: &Catalog) -> String {
     let settings = &config.settings;
     let size = |tool: &rmcp::model::Tool| serde_json::to_string(tool).map_or(0, |s| s.len());
 
@@ -32,11 +42,7 @@ async fn stats(config: &Config) -> anyhow::Result<ExitCode> {
         .sum();
     let mut deferred = meta;
     for (i, server) in config.servers.iter().enumerate() {
-        let entries: Vec<_> = settled
-            .catalog
-            .server_entries(i)
-            .filter(|e| !e.gone)
-            .collect();
+        let entries: Vec<_> = catalog.server_entries(i).filter(|e| !e.gone).collect();
         let listed =
             |e: &&crate::catalog::CatalogEntry| size(&listed_form(e, settings.claude_always_load));
         let server_flat: usize = entries.iter().map(listed).sum();
@@ -76,9 +82,7 @@ async fn stats(config: &Config) -> anyhow::Result<ExitCode> {
             100.0 * deferred as f64 / flat as f64
         ));
     }
-    settled.pool.shutdown().await;
-    write_stdout(&out)?;
-    Ok(ExitCode::SUCCESS)
+    out
 }
 
 fn tokens(bytes: usize) -> String {

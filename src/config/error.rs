@@ -74,11 +74,7 @@ pub(super) fn server_table(name: &str) -> String {
 
 /// A TOML key as written: bare when it can be, quoted otherwise.
 pub(super) fn bare_or_quoted(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !name.is_empty() && name.chars().all(crate::catalog::is_name_char) {
         name.to_owned()
     } else {
         format!("{name:?}")

@@ -106,7 +106,7 @@ pub struct Config {
 /// The `[settings]` table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    pub exposure: Exposure,
+    pub exposure: ExposureMode,
     pub max_name_length: usize,
     pub search_limit: usize,
     pub core_wait: Duration,
@@ -128,7 +128,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            exposure: Exposure::Deferred,
+            exposure: ExposureMode::Deferred,
             max_name_length: DEFAULT_MAX_NAME_LENGTH,
             search_limit: DEFAULT_SEARCH_LIMIT,
             core_wait: DEFAULT_CORE_WAIT,
@@ -155,7 +155,7 @@ pub enum ClientEra {
 
 /// What the client's `tools/list` shows (DESIGN.md section 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Exposure {
+pub enum ExposureMode {
     /// Meta tools and core tools; `select_tools` appends.
     Deferred,
     /// The list never changes; `select_tools` only returns schemas.
@@ -367,7 +367,11 @@ impl Config {
         path: &Path,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
-        raw::parse(text, path, env)
+        // Raw shapes in, validated shape out: `raw` never sees `validate`, nor the reverse
+        // (ripgrep's lowargs → hiargs).
+        let source = error::Source::new(path, text);
+        let file = raw::decode(text, &source)?;
+        validate::build(file, &source, env)
     }
 
     /// The output budget of the server at `index`: its own `max_output_tokens`, else the

@@ -11,7 +11,6 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::error::{ConfigError, Source, server_table};
-use super::{Config, validate};
 use crate::suggest;
 
 /// A value with the span of its key (or, for array elements, of the element itself).
@@ -151,17 +150,6 @@ const CODEX_ONLY_KEYS: &[&str] = &[
     "oauth_resource",
     "name",
 ];
-
-/// Parses and validates `text` (read from `path`), expanding `${VAR}` through `env`.
-pub(super) fn parse(
-    text: &str,
-    path: &std::path::Path,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Config, ConfigError> {
-    let source = Source::new(path, text);
-    let file = decode(text, &source)?;
-    validate::build(file, &source, env)
-}
 
 /// The raw shapes of `text`, or the first problem in file order.
 pub(super) fn decode(text: &str, source: &Source<'_>) -> Result<RawFile, ConfigError> {

@@ -175,7 +175,7 @@ fn codex_block_loads_unchanged() {
 fn empty_file_gives_defaults() {
     let config = ok("");
     assert_eq!(config.settings, Settings::default());
-    assert_eq!(config.settings.exposure, Exposure::Deferred);
+    assert_eq!(config.settings.exposure, ExposureMode::Deferred);
     assert_eq!(config.settings.max_name_length, DEFAULT_MAX_NAME_LENGTH);
     assert_eq!(config.settings.search_limit, DEFAULT_SEARCH_LIMIT);
     assert_eq!(config.settings.core_wait, DEFAULT_CORE_WAIT);
@@ -216,7 +216,7 @@ fn settings_parse_and_convert_units() {
     assert_eq!(
         config.settings,
         Settings {
-            exposure: Exposure::Proxy,
+            exposure: ExposureMode::Proxy,
             max_name_length: 48,
             search_limit: 20,
             core_wait: Duration::ZERO,
@@ -230,7 +230,7 @@ fn settings_parse_and_convert_units() {
     );
     assert_eq!(
         ok("[settings]\nexposure = \"all\"\n").settings.exposure,
-        Exposure::All
+        ExposureMode::All
     );
 }
 

@@ -14,11 +14,12 @@ use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, RawToolOverride, S};
 use super::{
-    AlwaysLoad, ClientEra, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
+    AlwaysLoad, ClientEra, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExposureMode,
     MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
     MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE,
     ServerConfig, Settings, ToolOverride, Transport,
 };
+use crate::catalog::is_name_char;
 use crate::suggest;
 
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -102,9 +103,9 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
     let exposure = match exposure {
         None => defaults.exposure,
         Some(value) => match value.get_ref().as_str() {
-            "deferred" => Exposure::Deferred,
-            "proxy" => Exposure::Proxy,
-            "all" => Exposure::All,
+            "deferred" => ExposureMode::Deferred,
+            "proxy" => ExposureMode::Proxy,
+            "all" => ExposureMode::All,
             other => {
                 const MODES: &[&str] = &["deferred", "proxy", "all"];
                 return Err(source.error(
@@ -811,21 +812,12 @@ impl Server<'_, '_> {
 }
 
 fn is_name(s: &str) -> bool {
-    s.chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    s.chars().all(is_name_char)
 }
 
+/// `s` with every character outside the name set replaced, as qualified names are.
 fn sanitize(s: &str) -> String {
-    let out: String = s
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let out = crate::catalog::sanitize(s);
     if out.is_empty() {
         "server".to_owned()
     } else {

@@ -39,7 +39,6 @@ mod launcher;
 mod listing;
 mod process;
 mod session_watch;
-mod settle;
 mod supervisor;
 mod upstream;
 pub mod watchdog;
@@ -47,7 +46,6 @@ pub mod watchdog;
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
 pub use environment::{ChildEnv, DEFAULT_ENV_VARS};
 pub use process::STDERR_CAP_BYTES;
-pub use settle::{Settled, settle};
 pub use upstream::{CallOrigin, ClientLink, Upstream, UpstreamFuture, input_method};
 
 use handler::ProgressRoutes;
@@ -167,8 +165,9 @@ impl fmt::Display for ServerState {
 
 #[derive(Debug, thiserror::Error)]
 pub enum DownstreamError {
-    #[error("server '{server}' is not connected ({state})")]
-    NotReady { server: String, state: String },
+    /// The model reads this: the state without the child's stderr.
+    #[error("server '{server}' is not connected ({})", state.for_model())]
+    NotReady { server: String, state: ServerState },
     #[error("server '{server}' did not answer {tool} within {after:?}")]
     Timeout {
         server: String,
@@ -544,7 +543,7 @@ impl ServerHandle {
     ) -> Result<ServerResult, DownstreamError> {
         let live = self.live().ok_or_else(|| DownstreamError::NotReady {
             server: self.name.to_string(),
-            state: self.state().for_model(),
+            state: self.state(),
         })?;
         let in_flight = options.origin.map(|origin| live.calls.begin(origin));
         let mut handle = match live

@@ -79,13 +79,10 @@ pub struct Hit {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("search index: {0}")]
-pub struct SearchError(String);
-
-impl From<tantivy::TantivyError> for SearchError {
-    fn from(e: tantivy::TantivyError) -> Self {
-        SearchError(e.to_string())
-    }
+pub enum SearchError {
+    /// tantivy could not create, write or reload the in-RAM index.
+    #[error("search index: {0}")]
+    Index(#[from] tantivy::TantivyError),
 }
 
 /// Per-field weights of a query term's BM25 score (BM25F-style; tantivy's k1 and b are fixed,
@@ -149,7 +146,9 @@ pub struct SearchIndex {
     fields: Fields,
     boosts: Boosts,
     analyzers: Analyzers,
-    writer: IndexWriter<TantivyDocument>,
+    /// Kept only while a batch is written: an idle writer holds its indexing thread and
+    /// arena, and a session mostly searches.
+    index: Index,
     reader: IndexReader,
     /// Compact whole names (see `analysis::name_key`) of every document, so a query only
     /// builds exact-name clauses for keys that exist.
@@ -194,9 +193,6 @@ impl SearchIndex {
             plain: analysis::plain_analyzer(q),
             prefix: analysis::prefix_analyzer(q),
         };
-        // One indexing thread: documents get ids in the order they were given.
-        let writer = index.writer_with_num_threads(1, WRITER_MEMORY)?;
-        writer.set_merge_policy(Box::new(NoMergePolicy));
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
@@ -205,7 +201,7 @@ impl SearchIndex {
             fields,
             boosts,
             analyzers,
-            writer,
+            index,
             reader,
             keys_by_doc: BTreeMap::new(),
             key_counts: HashMap::new(),
@@ -221,10 +217,11 @@ impl SearchIndex {
         &mut self,
         docs: impl IntoIterator<Item = ToolDoc<'a>>,
     ) -> Result<(), SearchError> {
+        let writer = self.writer()?;
         for doc in docs {
-            self.writer.delete_term(self.id_term(doc.id));
+            writer.delete_term(self.id_term(doc.id));
             let document = self.fields.document(&doc, &mut self.analyzers.index_text);
-            self.writer.add_document(document)?;
+            writer.add_document(document)?;
             let mut keys: Vec<String> = [
                 name_key(&doc.tool.name),
                 name_key(doc.qualified_name),
@@ -237,7 +234,15 @@ impl SearchIndex {
             keys.dedup();
             self.set_keys(doc.id, Some(keys));
         }
-        self.commit()
+        self.commit(writer)
+    }
+
+    /// A writer for one batch. One indexing thread: documents get ids in the order they
+    /// were given.
+    fn writer(&self) -> Result<IndexWriter<TantivyDocument>, SearchError> {
+        let writer = self.index.writer_with_num_threads(1, WRITER_MEMORY)?;
+        writer.set_merge_policy(Box::new(NoMergePolicy));
+        Ok(writer)
     }
 
     /// Removes documents by id (unknown ids are ignored).
@@ -245,11 +250,12 @@ impl SearchIndex {
     /// # Errors
     /// When the index cannot be written.
     pub fn remove(&mut self, ids: impl IntoIterator<Item = EntryId>) -> Result<(), SearchError> {
+        let writer = self.writer()?;
         for id in ids {
-            self.writer.delete_term(self.id_term(id));
+            writer.delete_term(self.id_term(id));
             self.set_keys(id, None);
         }
-        self.commit()
+        self.commit(writer)
     }
 
     /// Number of documents in the index.
@@ -289,9 +295,9 @@ impl SearchIndex {
     /// documents until a merge purges them, so with them scores would depend on segment
     /// layout; without them every statistic is an exact sum and layout cannot change a score
     /// (ties break by catalog order, never by address). And at most [`MAX_SEGMENTS`].
-    fn commit(&mut self) -> Result<(), SearchError> {
-        self.writer.commit()?;
-        let mut metas = self.writer.index().searchable_segment_metas()?;
+    fn commit(&mut self, mut writer: IndexWriter<TantivyDocument>) -> Result<(), SearchError> {
+        writer.commit()?;
+        let mut metas = self.index.searchable_segment_metas()?;
         metas.sort_by_key(|m| std::cmp::Reverse(m.max_doc()));
         let mut merge: Vec<SegmentId> = Vec::new();
         if metas.len() > MAX_SEGMENTS {
@@ -307,8 +313,10 @@ impl SearchIndex {
             }
         }
         if !merge.is_empty() {
-            self.writer.merge(&merge).wait()?;
+            writer.merge(&merge).wait()?;
         }
+        // Its thread is joined before the next batch starts one.
+        writer.wait_merging_threads()?;
         self.reader.reload()?;
         Ok(())
     }

@@ -6,15 +6,13 @@
 //! says so with its cause; otherwise "did you mean" offers that server's tools and never
 //! another server's. Causes are [`ServerState::for_model`]: no stderr of the child.
 
-use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
-
+use super::meta::search_tools::Unavailable;
 use crate::catalog::{Catalog, QualifiedName, SEPARATOR};
 use crate::config::Config;
 use crate::downstream::{ServerHandle, ServerState};
 
 /// The enabled servers that are not serving now, with their state for the model.
-pub(crate) fn unavailable(config: &Config, handles: &[ServerHandle]) -> Vec<(String, String)> {
+pub(crate) fn unavailable(config: &Config, handles: &[ServerHandle]) -> Vec<Unavailable> {
     config
         .servers
         .iter()
@@ -26,37 +24,12 @@ pub(crate) fn unavailable(config: &Config, handles: &[ServerHandle]) -> Vec<(Str
                 state,
                 ServerState::Failed { .. } | ServerState::Restarting { .. }
             )
-            .then(|| (server.name.clone(), state.for_model()))
+            .then(|| Unavailable {
+                server: server.name.clone(),
+                state: state.for_model(),
+            })
         })
         .collect()
-}
-
-/// Adds `unavailable: [{server, state}]` to a `search_tools` result (and a line to its
-/// text) when some server is not serving, so the model knows what it cannot find.
-pub(crate) fn annotate_search(result: &mut CallToolResult, unavailable: &[(String, String)]) {
-    if unavailable.is_empty() {
-        return;
-    }
-    let list: Vec<Value> = unavailable
-        .iter()
-        .map(|(server, state)| json!({"server": server, "state": state}))
-        .collect();
-    if let Some(Value::Object(map)) = result.structured_content.as_mut() {
-        map.insert("unavailable".to_owned(), Value::Array(list));
-    }
-    let line = unavailable
-        .iter()
-        .map(|(server, state)| format!("{server} ({state})"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    for content in &mut result.content {
-        if let Some(old) = content.as_text().map(|t| t.text.clone()) {
-            *content = rmcp::model::ContentBlock::text(format!(
-                "{old}\nServers not available now, whose tools are missing here: {line}."
-            ));
-            break;
-        }
-    }
 }
 
 /// Why `name` resolved to nothing, for the model.

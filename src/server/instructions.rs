@@ -1,11 +1,11 @@
 //! The `instructions` of our handshake: built from the config alone, so every session with
 //! the same config gets the same bytes (DESIGN.md invariant 3). No counts, no state.
 
-use crate::config::{Config, Exposure};
+use crate::config::{Config, ExposureMode};
 
 pub fn build(config: &Config) -> String {
     let mut text = String::from(match config.settings.exposure {
-        Exposure::Deferred => {
+        ExposureMode::Deferred => {
             "This server gives you the tools of the MCP servers listed below; only a few are loaded \
 at first. To use one:\n\
 1. search_tools {query} finds tools by what they do (or by name).\n\
@@ -13,13 +13,13 @@ at first. To use one:\n\
 returned.\n\
 3. Call a loaded tool directly, or any tool through call_tool {name, arguments}.\n"
         }
-        Exposure::Proxy => {
+        ExposureMode::Proxy => {
             "This server gives you the tools of the MCP servers listed below through three tools:\n\
 1. search_tools {query} finds tools by what they do (or by name).\n\
 2. select_tools {names} returns their full schemas.\n\
 3. call_tool {name, arguments} calls one.\n"
         }
-        Exposure::All => {
+        ExposureMode::All => {
             "This server gives you every tool of the MCP servers listed below, named \
 <server>__<tool>. search_tools {query} finds tools by what they do; call_tool {name, arguments} \
 calls any of them by name.\n"

@@ -1,20 +1,21 @@
 //! The MCP server the client talks to: a hand-written rmcp `ServerHandler`.
 //!
-//! It owns the meta tools, answers `tools/list` from the append-only [`ExposedList`], routes
-//! every other call to its downstream server by qualified name, and tells the client when
-//! the list grew. Prompts, resources, templates and completions pass through as they would
-//! directly ([`prompts`], [`resources`], [`completions`]); requests downstream servers send
-//! their client go through [`client_requests`]. It is the only writer of the exposed lists
+//! It answers `tools/list` from the append-only [`ExposedList`], runs the meta tools (one
+//! file each under [`meta`], each owning its behaviour end to end), routes every other call
+//! to its downstream server ([`route`]), and tells the client when a list grew
+//! ([`arrivals`] turns what [`crate::ingest`] learnt into appends and notifications).
+//! Prompts, resources, templates and completions pass through as they would directly
+//! ([`prompts`], [`resources`], [`completions`]); requests downstream servers send their
+//! client go through [`client_requests`]. It is the only writer of the exposed lists
 //! (DESIGN.md section 2). Locks are std mutexes held for a few lines and never across
 //! `.await`; the lock order is catalog, then index, then exposure; the prompt and resource
 //! locks are never held with another.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     DiscoverRequestMethod, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
     Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
@@ -26,14 +27,13 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
-use crate::catalog::{Catalog, CatalogEntry, EntryId, ServerKey};
-use crate::config::{AlwaysLoad, ClientEra, Config, Exposure};
-use crate::downstream::{
-    CallOptions, DownstreamError, Event, ProgressRoute, ServerHandle, ServerState,
-};
-use crate::exposure::{ExposedList, listed_form};
-use crate::search::{SearchIndex, ToolDoc};
+use crate::config::{AlwaysLoad, ClientEra, Config};
+use crate::downstream::{DownstreamError, Event, ServerHandle, ServerState};
+use crate::exposure::ExposedList;
+use crate::ingest::Registry;
+use crate::sync::lock;
 
+mod arrivals;
 pub(crate) mod availability;
 mod client_requests;
 mod completions;
@@ -45,18 +45,19 @@ mod notify;
 mod output_limit;
 mod prompts;
 mod resources;
+mod route;
 mod serve;
 
 pub use serve::serve;
 
 use client_requests::ClientRequests;
-use meta::{MetaTool, call_tool::Validator};
-use notify::{Change, Notifier};
+use meta::MetaTool;
+use notify::Notifier;
 use prompts::Prompts;
 use resources::Resources;
 
 /// How often a wait for starting servers re-checks them.
-const SETTLE_POLL: Duration = Duration::from_millis(5);
+const WAIT_POLL: Duration = Duration::from_millis(5);
 
 /// The handler rmcp drives; cheap to clone.
 #[derive(Clone)]
@@ -65,26 +66,21 @@ pub struct DeferServer {
 }
 
 struct State {
-    config: Config,
+    config: Arc<Config>,
     /// Built once from the config: `get_info` is called often and must not vary.
     info: ServerConfig,
     handles: Vec<ServerHandle>,
-    catalog: RwLock<Catalog>,
-    index: RwLock<SearchIndex>,
+    /// The catalog, the search index and what else the servers' lists told us.
+    registry: Arc<Registry>,
     exposed: Mutex<Exposed>,
-    /// Per server, the `instructions` of its last handshake, which the index uses.
-    instructions: Mutex<Vec<Option<String>>>,
     notifier: Notifier,
-    validators: Mutex<HashMap<EntryId, CachedValidator>>,
+    /// `call_tool`'s compiled input schemas.
+    validators: meta::call_tool::Validators,
     prompts: Mutex<Prompts>,
     resources: Mutex<Resources>,
     /// Requests downstream servers send to the client, and the client's capabilities.
     client: ClientRequests,
 }
-
-/// A compiled `inputSchema`, with the definition it was compiled from: a changed tool has
-/// a new `Arc`, which makes the entry stale.
-type CachedValidator = (Arc<Tool>, Arc<Validator>);
 
 struct Exposed {
     list: ExposedList,
@@ -94,8 +90,9 @@ struct Exposed {
 }
 
 impl DeferServer {
-    /// Builds the handler and starts the one task that writes the catalog from `events`.
-    /// `client` is the table the downstream connections ask the client through.
+    /// Builds the handler and starts the one task that takes `events` in
+    /// ([`arrivals::take_events`]). `client` is the table the downstream connections ask
+    /// the client through.
     ///
     /// # Errors
     /// When the search index cannot be created.
@@ -105,6 +102,7 @@ impl DeferServer {
         events: mpsc::UnboundedReceiver<Event>,
         client: ClientRequests,
     ) -> anyhow::Result<DeferServer> {
+        let config = Arc::new(config);
         let settings = &config.settings;
         let mut list = ExposedList::new();
         for meta in MetaTool::ALL {
@@ -133,223 +131,27 @@ impl DeferServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(instructions::build(&config));
-        let instructions = vec![None; config.servers.len()];
         let state = Arc::new(State {
-            catalog: RwLock::new(Catalog::new(settings.max_name_length)),
-            index: RwLock::new(SearchIndex::new()?),
+            registry: Arc::new(Registry::new(config.clone())?),
             exposed: Mutex::new(Exposed {
                 list,
                 listed: false,
             }),
-            instructions: Mutex::new(instructions),
             notifier: Notifier::new(),
-            validators: Mutex::new(HashMap::new()),
-            prompts: Mutex::new(Prompts::new(settings.max_name_length)),
+            validators: meta::call_tool::Validators::default(),
+            prompts: Mutex::new(Prompts::new()),
             resources: Mutex::new(Resources::new()),
             client,
             info,
             handles,
             config,
         });
-        tokio::spawn(write_catalog(state.clone(), events));
+        tokio::spawn(arrivals::take_events(state.clone(), events));
         Ok(DeferServer { state })
     }
 }
 
-/// The one catalog writer: applies each server's lists, then tells the client if a list
-/// grew; passes resource updates on.
-/// One server's complete tool list and the `instructions` of its handshake, as a
-/// supervisor sends them.
-type ToolList = (usize, Vec<Tool>, Option<String>);
-
-async fn write_catalog(state: Arc<State>, mut events: mpsc::UnboundedReceiver<Event>) {
-    while let Some(event) = events.recv().await {
-        // Everything already queued goes in one go: tool lists in one batch, one index
-        // commit for many servers (200 servers joining at once were ingested one by one,
-        // ~60 ms each). A server's prompts and resources, sent before its tools, are applied
-        // as they come.
-        let mut batch = Vec::new();
-        let mut next = Some(event);
-        while let Some(event) = next.take() {
-            match event {
-                Event::Tools {
-                    server,
-                    tools,
-                    instructions,
-                } => batch.push((server, tools, instructions)),
-                Event::Prompts { server, prompts } => {
-                    if state.apply_prompts(server, prompts) > 0 {
-                        state.notifier.changed(Change::Prompts).await;
-                    }
-                }
-                Event::Resources {
-                    server,
-                    resources,
-                    templates,
-                } => {
-                    let grew = lock(&state.resources).apply(server, resources, templates);
-                    if grew {
-                        state.notifier.changed(Change::Resources).await;
-                    }
-                }
-                Event::ResourceUpdated { server, uri } => {
-                    tracing::debug!(server, %uri, "resource updated");
-                    state.notifier.resource_updated(&uri).await;
-                }
-            }
-            next = events.try_recv().ok();
-        }
-        if batch.is_empty() {
-            continue;
-        }
-        // Indexing is CPU work (a tantivy commit, ~20 ms for a server joining a 10k catalog):
-        // off the runtime's one thread, so calls keep flowing meanwhile.
-        let applying = state.clone();
-        let appended = tokio::task::spawn_blocking(move || applying.apply(batch)).await;
-        match appended {
-            Ok(0) => {}
-            Ok(_) => {
-                state.notifier.tools_changed().await;
-            }
-            Err(err) => tracing::error!(error = %err, "catalog update panicked"),
-        }
-    }
-}
-
 impl State {
-    /// Takes one server's prompts; returns how many were appended to the client's list.
-    fn apply_prompts(&self, server: usize, prompts: Vec<rmcp::model::Prompt>) -> usize {
-        let Some(config) = self.config.servers.get(server) else {
-            tracing::error!(server, "event for a server that is not configured");
-            return 0;
-        };
-        let key = ServerKey {
-            name: &config.name,
-            prefix: &config.prefix,
-            index: server,
-        };
-        lock(&self.prompts).apply(key, prompts)
-    }
-
-    /// Takes servers' current lists into the catalog and the index (one commit for the
-    /// batch); appends what the exposure mode shows. Returns how many tools were appended to
-    /// the client's list.
-    fn apply(&self, batch: Vec<ToolList>) -> usize {
-        let mut reindexed: Vec<(Vec<CatalogEntry>, String)> = Vec::with_capacity(batch.len());
-        let mut servers = Vec::with_capacity(batch.len());
-        for (server, tools, instructions) in batch {
-            if let Some((entries, text)) = self.update(server, tools, instructions) {
-                reindexed.push((entries, text));
-                servers.push(server);
-            }
-        }
-        let docs = reindexed
-            .iter()
-            .flat_map(|(entries, text)| entries.iter().map(move |entry| search_doc(entry, text)));
-        if let Err(err) = write(&self.index).upsert(docs) {
-            tracing::error!(error = %err, "search index update failed");
-        }
-        let catalog = read(&self.catalog);
-        let mut exposed = lock(&self.exposed);
-        if !exposed.listed {
-            return 0;
-        }
-        servers
-            .into_iter()
-            .map(|server| self.expose_pending(&catalog, &mut exposed.list, Some(server)))
-            .sum()
-    }
-
-    /// Takes one server's list into the catalog; returns the entries to re-index and the
-    /// server's search text, or `None` for a server that is not configured.
-    fn update(
-        &self,
-        server: usize,
-        tools: Vec<Tool>,
-        instructions: Option<String>,
-    ) -> Option<(Vec<CatalogEntry>, String)> {
-        let Some(config) = self.config.servers.get(server) else {
-            tracing::error!(server, "event for a server that is not configured");
-            return None;
-        };
-        let (server_text, new_instructions) = {
-            let mut known = lock(&self.instructions);
-            let changed = known[server] != instructions;
-            known[server] = instructions;
-            (config.search_text(known[server].as_deref()), changed)
-        };
-        // The catalog lock covers the update only; indexing (a tantivy commit) runs on copies
-        // so searches and `tools/list` never wait for it.
-        let (update, reindex) = {
-            let mut catalog = write(&self.catalog);
-            let update = catalog.update_server(
-                ServerKey {
-                    name: &config.name,
-                    prefix: &config.prefix,
-                    index: server,
-                },
-                tools,
-            );
-            // New handshake instructions change the text of every tool of the server.
-            let reindex: Vec<CatalogEntry> = if new_instructions {
-                catalog.server_entries(server).cloned().collect()
-            } else {
-                (update.added.iter().chain(&update.changed))
-                    .filter_map(|&id| catalog.get(id).cloned())
-                    .collect()
-            };
-            (update, reindex)
-        };
-        tracing::info!(
-            server = %config.name,
-            added = update.added.len(),
-            changed = update.changed.len(),
-            removed = update.removed.len(),
-            "tools listed"
-        );
-        let catalog = read(&self.catalog);
-        let exposed = lock(&self.exposed);
-        for id in &update.changed {
-            if let Some(entry) = catalog.get(*id)
-                && exposed.list.contains(entry.name.as_str())
-            {
-                tracing::warn!(
-                    server = %config.name,
-                    tool = %entry.original_name(),
-                    "a listed tool changed its definition downstream; the client keeps the one it has"
-                );
-            }
-        }
-        Some((reindex, server_text))
-    }
-
-    /// Appends, in config order, every tool the exposure mode shows that is not listed yet:
-    /// core tools, and in `all` mode everything. `server` limits the walk to one server.
-    fn expose_pending(
-        &self,
-        catalog: &Catalog,
-        exposed: &mut ExposedList,
-        server: Option<usize>,
-    ) -> usize {
-        let settings = &self.config.settings;
-        let entries: Box<dyn Iterator<Item = _>> = match server {
-            Some(index) => Box::new(catalog.server_entries(index)),
-            None => Box::new(catalog.iter()),
-        };
-        let mut appended = 0;
-        for entry in entries {
-            if entry.gone || exposed.contains(entry.name.as_str()) {
-                continue;
-            }
-            let shown = settings.exposure == Exposure::All
-                || self.config.servers[entry.server_index].is_core(entry.original_name());
-            if shown && exposed.append(listed_form(entry, settings.claude_always_load)) {
-                appended += 1;
-            }
-        }
-        appended
-    }
-
     /// Waits, at most `core_wait`, until every server with core tools has listed them or
     /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
     async fn wait_for_core(&self) {
@@ -391,7 +193,7 @@ impl State {
             .collect();
         loop {
             let pending = {
-                let catalog = read(&self.catalog);
+                let catalog = self.registry.catalog();
                 awaited.iter().any(|&i| {
                     !catalog.has_listed(i)
                         && self.handles.get(i).is_some_and(|h| {
@@ -402,200 +204,13 @@ impl State {
             if !pending || tokio::time::Instant::now() >= deadline {
                 return;
             }
-            tokio::time::sleep(SETTLE_POLL).await;
+            tokio::time::sleep(WAIT_POLL).await;
         }
-    }
-
-    /// A compiled validator for the entry's current `inputSchema`, cached until it changes.
-    fn validator(&self, id: EntryId, tool: &Arc<Tool>) -> Option<Arc<Validator>> {
-        if let Some((cached_tool, validator)) = lock(&self.validators).get(&id)
-            && Arc::ptr_eq(cached_tool, tool)
-        {
-            return Some(validator.clone());
-        }
-        match Validator::new(&tool.input_schema) {
-            Ok(validator) => {
-                let validator = Arc::new(validator);
-                lock(&self.validators).insert(id, (tool.clone(), validator.clone()));
-                Some(validator)
-            }
-            Err(err) => {
-                tracing::warn!(tool = %tool.name, error = %err, "inputSchema does not compile; not validating");
-                None
-            }
-        }
-    }
-
-    /// Sends one call to the tool's server and returns its result unchanged; a failure of
-    /// the server becomes an error result naming it (DESIGN.md invariant 4). `client_tool`
-    /// is the name the client called (a retry after `InputRequiredResult` must repeat it).
-    async fn route(
-        &self,
-        id: EntryId,
-        mut request: CallToolRequestParams,
-        client_tool: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        let Some((server, original, gone)) = read(&self.catalog)
-            .get(id)
-            .map(|e| (e.server_index, e.original_name().to_owned(), e.gone))
-        else {
-            return meta::error_result("Unknown tool.").into();
-        };
-        let Some(handle) = self.handles.get(server).cloned() else {
-            return meta::error_result("Unknown server.").into();
-        };
-        if gone {
-            return meta::error_result(format!(
-                "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
-                handle.name()
-            ))
-            .into();
-        }
-        request.name = original.into();
-        // The client's `_meta` reaches rmcp in the context, not in the params.
-        let client_meta = request.meta.take().unwrap_or_else(|| context.meta.clone());
-        request.meta = envelope::forwarded_meta(&client_meta);
-        let mut forwarding = None;
-        let progress = client_meta.get_progress_token().map(|client_token| {
-            let (tx, mut rx) = mpsc::unbounded_channel();
-            let peer = context.peer.clone();
-            forwarding = Some(tokio::spawn(async move {
-                while let Some(param) = rx.recv().await {
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
-                    }
-                }
-            }));
-            ProgressRoute { tx, client_token }
-        });
-        // The next round of a 2026-07-28 retry is not the downstream's business.
-        request.input_responses = None;
-        request.request_state = None;
-        let max_output_tokens = self.config.max_output_tokens(server);
-        self.client
-            .run(context, client_tool, move |origin, cancel| async move {
-                let options = CallOptions {
-                    cancel,
-                    progress,
-                    origin: Some(origin),
-                };
-                let mut result = match handle.call(request, options).await {
-                    Ok(result) => result,
-                    Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
-                    // A server's error message may quote a URL or a token back at us.
-                    Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
-                };
-                envelope::mark_complete(&mut result.result_type);
-                output_limit::apply(&mut result, max_output_tokens);
-                // The call has dropped its end of the channel: once the forwarder has
-                // written the last progress, the result may follow. A client drops progress
-                // that arrives after the result of its request (the Python SDK does).
-                if let Some(forwarding) = forwarding
-                    && let Err(err) = forwarding.await
-                {
-                    tracing::warn!(error = %err, "progress forwarding failed");
-                }
-                result
-            })
-            .await
-    }
-
-    async fn call_meta(
-        &self,
-        tool: MetaTool,
-        request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        self.wait_for_servers().await;
-        let arguments = request.arguments;
-        let result = match tool {
-            MetaTool::SearchTools => {
-                meta::parse_arguments(tool, arguments).map(|a| self.search(&a).into())
-            }
-            MetaTool::SelectTools => match meta::parse_arguments(tool, arguments) {
-                Ok(args) => Ok(self.select(&args).await.into()),
-                Err(result) => Err(result),
-            },
-            MetaTool::CallTool => match meta::parse_arguments(tool, arguments) {
-                Ok(args) => Ok(self.call_by_name(args, context).await),
-                Err(result) => Err(result),
-            },
-        };
-        result.unwrap_or_else(|invalid| (*invalid).into())
-    }
-
-    fn search(&self, args: &meta::search_tools::Args) -> CallToolResult {
-        let catalog = read(&self.catalog);
-        let index = read(&self.index);
-        let exposed = lock(&self.exposed);
-        let mut result = meta::search_tools::run(
-            &catalog,
-            &index,
-            &exposed.list,
-            args,
-            self.config.settings.search_limit,
-        );
-        availability::annotate_search(
-            &mut result,
-            &availability::unavailable(&self.config, &self.handles),
-        );
-        result
     }
 
     /// Why `name` resolved to nothing (see [`availability::Unknown`]).
-    fn unknown(&self, catalog: &Catalog, name: &str) -> availability::Unknown {
+    fn unknown(&self, catalog: &crate::catalog::Catalog, name: &str) -> availability::Unknown {
         availability::Unknown::of(&self.config, &self.handles, catalog, name)
-    }
-
-    /// Appends, notifies, then holds the result until the client has re-listed.
-    async fn select(&self, args: &meta::select_tools::Args) -> CallToolResult {
-        let settings = &self.config.settings;
-        let seen = self.notifier.relist_count();
-        let outcome = {
-            let catalog = read(&self.catalog);
-            let mut exposed = lock(&self.exposed);
-            meta::select_tools::run(
-                &catalog,
-                &mut exposed.list,
-                args,
-                settings.exposure,
-                settings.claude_always_load,
-                &|name| self.unknown(&catalog, name),
-            )
-        };
-        if outcome.appended > 0 && self.notifier.tools_changed().await {
-            self.notifier
-                .hold_until_relist(seen, settings.relist_wait)
-                .await;
-        }
-        outcome.result
-    }
-
-    /// `call_tool`: resolves the name, validates the arguments, routes the call.
-    async fn call_by_name(
-        &self,
-        args: meta::call_tool::Args,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        let resolved = {
-            let catalog = read(&self.catalog);
-            meta::call_tool::resolve(&catalog, &args.name, &|name| self.unknown(&catalog, name))
-        };
-        let (id, definition) = match resolved {
-            Ok(found) => found,
-            Err(message) => return meta::error_result(message).into(),
-        };
-        let arguments = args.arguments.unwrap_or_default();
-        if let Some(validator) = self.validator(id, &definition)
-            && let Err(errors) = validator.check(&arguments)
-        {
-            return meta::error_result(meta::call_tool::mismatch(&args.name, &errors)).into();
-        }
-        let mut inner = CallToolRequestParams::new(definition.name.clone());
-        inner.arguments = Some(arguments);
-        self.route(id, inner, MetaTool::CallTool.name(), context)
-            .await
     }
 }
 
@@ -686,7 +301,7 @@ impl ServerHandler for DeferServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.state.wait_for_first_list().await;
-        let prompts = lock(&self.state.prompts).list();
+        let prompts = self.state.list_prompts();
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
@@ -705,7 +320,7 @@ impl ServerHandler for DeferServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.state.wait_for_first_list().await;
-        let resources = lock(&self.state.resources).list();
+        let resources = self.state.list_resources();
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -715,7 +330,7 @@ impl ServerHandler for DeferServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         self.state.wait_for_first_list().await;
-        let templates = lock(&self.state.resources).list_templates();
+        let templates = self.state.list_resource_templates();
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
@@ -765,7 +380,7 @@ impl ServerHandler for DeferServer {
             state.wait_for_core().await;
         }
         let tools: Vec<Tool> = {
-            let catalog = read(&state.catalog);
+            let catalog = state.registry.catalog();
             let mut exposed = lock(&state.exposed);
             if !exposed.listed {
                 exposed.listed = true;
@@ -792,26 +407,9 @@ impl ServerHandler for DeferServer {
         if let Some(request_state) = request.request_state.as_deref() {
             return state.client.resume(&request, request_state, &context).await;
         }
-        if let Some(tool) = MetaTool::from_name(&request.name) {
-            return Ok(state.call_meta(tool, request, &context).await);
-        }
-        let name = meta::clean_name(&request.name)
-            .map_err(|message| McpError::invalid_params(message, None))?
-            .to_owned();
-        let mut id = read(&state.catalog).by_name(&name).map(|e| e.id);
-        if id.is_none() {
-            state.wait_for_servers().await;
-            id = read(&state.catalog).by_name(&name).map(|e| e.id);
-        }
-        match id {
-            Some(id) => Ok(state.route(id, request, &name, &context).await),
-            None => {
-                let message = state.unknown(&read(&state.catalog), &name).message(&name);
-                Err(McpError::invalid_params(
-                    format!("{message} Then select_tools or call_tool."),
-                    None,
-                ))
-            }
+        match MetaTool::from_name(&request.name) {
+            Some(tool) => Ok(meta::apply(state, tool, request, &context).await),
+            None => state.call_direct(request, &context).await,
         }
     }
 }
@@ -836,33 +434,4 @@ fn deadline_after(after: Duration) -> tokio::time::Instant {
     let now = tokio::time::Instant::now();
     now.checked_add(after)
         .unwrap_or_else(|| now + Duration::from_secs(86_400))
-}
-
-/// The search document of a catalog entry.
-pub(crate) fn search_doc<'a>(entry: &'a CatalogEntry, server_text: &'a str) -> ToolDoc<'a> {
-    ToolDoc {
-        id: entry.id,
-        server_index: entry.server_index,
-        qualified_name: entry.name.as_str(),
-        server: &entry.server,
-        server_text,
-        tool: &entry.tool,
-    }
-}
-
-/// A panic while one of these locks is held is a bug, but serving the data as it stands
-/// beats taking the whole session down with it.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -12,13 +12,13 @@ use rmcp::model::{GetPromptRequestParams, GetPromptResult, Prompt};
 use rmcp::service::RequestContext;
 
 use super::envelope::{forwarded_meta, mark_complete};
-use super::{State, downstream_error, lock};
-use crate::catalog::{PromptCatalog, ServerKey};
+use super::{State, downstream_error};
+use crate::catalog::PromptCatalog;
 use crate::exposure::ExposedList;
+use crate::sync::lock;
 
-/// The prompt catalog and the list the client sees.
+/// The prompt list the client sees (the catalog is [`crate::ingest`]'s).
 pub(super) struct Prompts {
-    catalog: PromptCatalog,
     shown: ExposedList<Prompt>,
     /// The client has listed once: from now on new prompts are appended as they arrive.
     /// Before that they wait, so the first list is in config order.
@@ -26,34 +26,32 @@ pub(super) struct Prompts {
 }
 
 impl Prompts {
-    pub fn new(max_name_length: usize) -> Prompts {
+    pub fn new() -> Prompts {
         Prompts {
-            catalog: PromptCatalog::new(max_name_length),
             shown: ExposedList::new(),
             listed: false,
         }
     }
 
-    /// Takes a server's current prompts. Returns how many were appended to the client's
-    /// list (none before its first `prompts/list`).
-    pub fn apply(&mut self, server: ServerKey<'_>, prompts: Vec<Prompt>) -> usize {
-        let added = self.catalog.update_server(server, prompts);
-        if !self.listed || added == 0 {
+    /// Appends the live prompts of `server` the client has not seen; returns how many
+    /// (none before its first `prompts/list`).
+    pub fn append_server(&mut self, catalog: &PromptCatalog, server: usize) -> usize {
+        if !self.listed {
             return 0;
         }
         let shown = &mut self.shown;
-        self.catalog
-            .server_entries(server.index)
+        catalog
+            .server_entries(server)
             .filter(|entry| !entry.gone)
             .filter(|entry| shown.append(entry.listed_form()))
             .count()
     }
 
     /// The client's list; the first call fills it with every prompt known, in config order.
-    pub fn list(&mut self) -> Vec<Prompt> {
+    pub fn list(&mut self, catalog: &PromptCatalog) -> Vec<Prompt> {
         if !self.listed {
             self.listed = true;
-            for entry in self.catalog.iter().filter(|e| !e.gone) {
+            for entry in catalog.iter().filter(|e| !e.gone) {
                 self.shown.append(entry.listed_form());
             }
         }
@@ -66,6 +64,12 @@ impl Prompts {
 }
 
 impl State {
+    /// `prompts/list`.
+    pub(super) fn list_prompts(&self) -> Vec<Prompt> {
+        let catalog = self.registry.prompts();
+        lock(&self.prompts).list(&catalog)
+    }
+
     /// `prompts/get`: the owning server answers, asked with the prompt's original name.
     pub(super) async fn get_prompt(
         &self,
@@ -110,8 +114,8 @@ impl State {
 
     /// The server, original name and gone flag of a prompt by its qualified name.
     fn prompt_owner(&self, name: &str) -> Option<(usize, String, bool)> {
-        let prompts = lock(&self.prompts);
-        let entry = prompts.catalog.by_name(name)?;
+        let prompts = self.registry.prompts();
+        let entry = prompts.by_name(name)?;
         Some((
             entry.server_index,
             entry.original_name().to_owned(),
@@ -129,6 +133,26 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::ServerKey;
+
+    /// The prompt catalog and the client's list, applied as `ingest` and `arrivals` do.
+    struct Harness {
+        catalog: PromptCatalog,
+        shown: Prompts,
+    }
+
+    impl Harness {
+        fn apply(&mut self, server: ServerKey<'_>, prompts: Vec<Prompt>) -> usize {
+            if self.catalog.update_server(server, prompts) == 0 {
+                return 0;
+            }
+            self.shown.append_server(&self.catalog, server.index)
+        }
+
+        fn list(&mut self) -> Vec<Prompt> {
+            self.shown.list(&self.catalog)
+        }
+    }
 
     fn key(index: usize) -> ServerKey<'static> {
         let name = ["a", "b"][index];
@@ -151,7 +175,10 @@ mod tests {
 
     #[test]
     fn the_first_list_is_in_config_order_and_later_ones_only_append() {
-        let mut prompts = Prompts::new(64);
+        let mut prompts = Harness {
+            catalog: PromptCatalog::new(64),
+            shown: Prompts::new(),
+        };
         assert_eq!(prompts.apply(key(1), vec![prompt("late", "b")]), 0);
         prompts.apply(key(0), vec![prompt("early", "a")]);
         let first = prompts.list();

@@ -17,13 +17,14 @@ use rmcp::model::{ReadResourceRequestParams, ReadResourceResult, Resource, Resou
 use rmcp::service::RequestContext;
 
 use super::envelope::{forwarded_meta, mark_complete};
-use super::{State, downstream_error, lock};
+use super::{State, downstream_error};
 use crate::catalog::{ResourceCatalog, Route};
 use crate::exposure::ExposedList;
+use crate::sync::lock;
 
-/// The resource catalog, the two lists the client sees, and its subscriptions.
+/// The two lists the client sees and its subscriptions (the catalog is
+/// [`crate::ingest`]'s).
 pub(super) struct Resources {
-    catalog: ResourceCatalog,
     shown: ExposedList<Resource>,
     templates_shown: ExposedList<ResourceTemplate>,
     /// The client has listed resources (templates) once: from now on new ones are appended
@@ -44,7 +45,6 @@ struct Subscription {
 impl Resources {
     pub fn new() -> Resources {
         Resources {
-            catalog: ResourceCatalog::new(),
             shown: ExposedList::new(),
             templates_shown: ExposedList::new(),
             listed: false,
@@ -53,23 +53,17 @@ impl Resources {
         }
     }
 
-    /// Takes a server's current resources and templates. Returns whether either list the
-    /// client has seen grew.
-    pub fn apply(
-        &mut self,
-        server: usize,
-        resources: Vec<Resource>,
-        templates: Vec<ResourceTemplate>,
-    ) -> bool {
-        self.catalog.update_server(server, resources, templates);
+    /// Appends the resources and templates of `server` the client has not seen. Returns
+    /// whether either list the client has seen grew.
+    pub fn append_server(&mut self, catalog: &ResourceCatalog, server: usize) -> bool {
         let mut grew = false;
         if self.listed {
-            for resource in self.catalog.server_resources(server) {
+            for resource in catalog.server_resources(server) {
                 grew |= self.shown.append(resource.clone());
             }
         }
         if self.templates_listed {
-            for template in self.catalog.server_templates(server) {
+            for template in catalog.server_templates(server) {
                 grew |= self.templates_shown.append(template.clone());
             }
         }
@@ -77,10 +71,10 @@ impl Resources {
     }
 
     /// The client's resource list; the first call fills it in config order.
-    pub fn list(&mut self) -> Vec<Resource> {
+    pub fn list(&mut self, catalog: &ResourceCatalog) -> Vec<Resource> {
         if !self.listed {
             self.listed = true;
-            for resource in self.catalog.resources() {
+            for resource in catalog.resources() {
                 self.shown.append(resource.clone());
             }
         }
@@ -92,10 +86,10 @@ impl Resources {
     }
 
     /// The client's template list; the first call fills it in config order.
-    pub fn list_templates(&mut self) -> Vec<ResourceTemplate> {
+    pub fn list_templates(&mut self, catalog: &ResourceCatalog) -> Vec<ResourceTemplate> {
         if !self.templates_listed {
             self.templates_listed = true;
-            for template in self.catalog.templates() {
+            for template in catalog.templates() {
                 self.templates_shown.append(template.clone());
             }
         }
@@ -105,38 +99,47 @@ impl Resources {
             .map(|t| ResourceTemplate::clone(t))
             .collect()
     }
+}
 
-    /// The servers to ask about `uri`, in the order to ask them.
-    fn candidates(&self, uri: &str) -> Vec<usize> {
-        match self.catalog.route(uri) {
-            Route::Listed(server) | Route::Template(server) => vec![server],
-            Route::Unclaimed => self.catalog.servers().collect(),
-        }
-    }
-
-    fn is_unclaimed(&self, uri: &str) -> bool {
-        self.catalog.route(uri) == Route::Unclaimed
-    }
-
-    /// The server of a template (or, failing that, of a listed URI), for completions.
-    pub fn completion_owner(&self, uri: &str) -> Option<usize> {
-        self.catalog
-            .template_owner(uri)
-            .or_else(|| match self.catalog.route(uri) {
-                Route::Listed(server) => Some(server),
-                _ => None,
-            })
+/// The servers to ask about `uri`, in the order to ask them.
+fn candidates(catalog: &ResourceCatalog, uri: &str) -> Vec<usize> {
+    match catalog.route(uri) {
+        Route::Listed(server) | Route::Template(server) => vec![server],
+        Route::Unclaimed => catalog.servers().collect(),
     }
 }
 
+/// The server of a template (or, failing that, of a listed URI), for completions.
+fn completion_owner(catalog: &ResourceCatalog, uri: &str) -> Option<usize> {
+    catalog
+        .template_owner(uri)
+        .or_else(|| match catalog.route(uri) {
+            Route::Listed(server) => Some(server),
+            _ => None,
+        })
+}
+
 impl State {
+    /// `resources/list`.
+    pub(super) fn list_resources(&self) -> Vec<Resource> {
+        let catalog = self.registry.resources();
+        lock(&self.resources).list(&catalog)
+    }
+
+    /// `resources/templates/list`.
+    pub(super) fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
+        let catalog = self.registry.resources();
+        lock(&self.resources).list_templates(&catalog)
+    }
+
     /// The servers to ask about `uri`; waits for starting servers first when nothing
     /// known claims it, as a call by an unknown tool name does.
     async fn resource_candidates(&self, uri: &str) -> Vec<usize> {
-        if lock(&self.resources).is_unclaimed(uri) {
+        let unclaimed = self.registry.resources().route(uri) == Route::Unclaimed;
+        if unclaimed {
             self.wait_for_servers().await;
         }
-        lock(&self.resources).candidates(uri)
+        candidates(&self.registry.resources(), uri)
     }
 
     /// `resources/read`, routed as the module doc says. With several candidates the first
@@ -237,13 +240,54 @@ impl State {
 
     /// The server that answers completions for a template (or resource) URI.
     pub(super) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
-        lock(&self.resources).completion_owner(uri)
+        completion_owner(&self.registry.resources(), uri)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The resource catalog and the client's lists, applied as `ingest` and `arrivals` do.
+    struct Harness {
+        catalog: ResourceCatalog,
+        shown: Resources,
+    }
+
+    impl Harness {
+        fn new() -> Harness {
+            Harness {
+                catalog: ResourceCatalog::new(),
+                shown: Resources::new(),
+            }
+        }
+
+        fn apply(
+            &mut self,
+            server: usize,
+            resources: Vec<Resource>,
+            templates: Vec<ResourceTemplate>,
+        ) -> bool {
+            self.catalog.update_server(server, resources, templates);
+            self.shown.append_server(&self.catalog, server)
+        }
+
+        fn list(&mut self) -> Vec<Resource> {
+            self.shown.list(&self.catalog)
+        }
+
+        fn list_templates(&mut self) -> Vec<ResourceTemplate> {
+            self.shown.list_templates(&self.catalog)
+        }
+
+        fn candidates(&self, uri: &str) -> Vec<usize> {
+            candidates(&self.catalog, uri)
+        }
+
+        fn completion_owner(&self, uri: &str) -> Option<usize> {
+            completion_owner(&self.catalog, uri)
+        }
+    }
 
     fn resource(uri: &str) -> Resource {
         Resource::new(uri, uri)
@@ -255,7 +299,7 @@ mod tests {
 
     #[test]
     fn a_shared_uri_is_listed_once_and_the_list_only_grows() {
-        let mut resources = Resources::new();
+        let mut resources = Harness::new();
         resources.apply(1, vec![resource("a://shared"), resource("b://1")], vec![]);
         resources.apply(0, vec![resource("a://shared")], vec![]);
         let first = resources.list();
@@ -272,7 +316,7 @@ mod tests {
 
     #[test]
     fn templates_are_listed_in_config_order_and_route_unlisted_uris() {
-        let mut resources = Resources::new();
+        let mut resources = Harness::new();
         resources.apply(1, vec![], vec![ResourceTemplate::new("t://{id}", "t")]);
         resources.apply(0, vec![], vec![]);
         let templates = resources.list_templates();

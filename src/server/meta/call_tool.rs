@@ -1,14 +1,24 @@
 //! `call_tool`: calls any catalog tool by name, loaded or not, after checking its arguments
 //! against the tool's `inputSchema`. The path for clients that ignore list-changed.
+//!
+//! All of it is here: [`apply`] resolves the name ([`resolve`]), validates the arguments
+//! with a compiled schema ([`Validators`] caches them), then sends the call down the same
+//! [`route`](crate::server::route) a direct `tools/call` takes.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::{JsonObject, Tool};
+use rmcp::RoleServer;
+use rmcp::model::{CallToolRequestParams, CallToolResponse, JsonObject};
+use rmcp::service::RequestContext;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::catalog::{Catalog, EntryId, Resolution};
+use super::{MetaTool, error_result};
+use crate::catalog::{Catalog, EntryId, Resolution, ToolJson};
+use crate::server::State;
 use crate::server::availability::Unknown;
+use crate::sync::lock;
 
 pub const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
 is loaded in your tool list. Arguments are checked against the tool's input schema first; errors \
@@ -37,16 +47,47 @@ pub fn input_schema() -> Value {
     })
 }
 
+/// Resolves, validates, calls.
+pub(in crate::server) async fn apply(
+    state: &State,
+    args: Args,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResponse {
+    let resolved = {
+        let catalog = state.registry.catalog();
+        resolve(&catalog, &args.name, &|name| state.unknown(&catalog, name))
+    };
+    let (id, original, definition) = match resolved {
+        Ok(found) => found,
+        Err(message) => return error_result(message).into(),
+    };
+    let arguments = args.arguments.unwrap_or_default();
+    if let Some(validator) = state.validators.get(id, &definition)
+        && let Err(errors) = validator.check(&arguments)
+    {
+        return error_result(mismatch(&args.name, &errors)).into();
+    }
+    let mut inner = CallToolRequestParams::new(original);
+    inner.arguments = Some(arguments);
+    state
+        .route(id, inner, MetaTool::CallTool.name(), context)
+        .await
+}
+
 /// The entry `name` designates, or a message the model can act on; `unknown` explains a
 /// name that resolves to nothing.
 pub fn resolve(
     catalog: &Catalog,
     name: &str,
     unknown: &dyn Fn(&str) -> Unknown,
-) -> Result<(EntryId, Arc<Tool>), String> {
+) -> Result<(EntryId, String, ToolJson), String> {
     let name = super::clean_name(name)?;
     match catalog.resolve(name) {
-        Resolution::Found(entry) => Ok((entry.id, entry.tool.clone())),
+        Resolution::Found(entry) => Ok((
+            entry.id,
+            entry.original_name().to_owned(),
+            entry.tool.clone(),
+        )),
         Resolution::Ambiguous(names) => Err(format!(
             "'{name}' is ambiguous: {}. Call it by one of these names.",
             names
@@ -67,6 +108,45 @@ pub fn mismatch(name: &str, errors: &[String]) -> String {
     )
 }
 
+/// Compiled input schemas by catalog entry, each with the definition it was compiled from:
+/// a changed tool has a new `Arc`, which makes its entry stale. Compiling costs far more
+/// than a call (a large schema takes milliseconds); a schema compiles once per definition.
+#[derive(Default)]
+pub(in crate::server) struct Validators(Mutex<HashMap<EntryId, Compiled>>);
+
+/// A validator and the definition it was compiled from.
+type Compiled = (ToolJson, Arc<Validator>);
+
+impl Validators {
+    /// The validator of the entry's current definition; `None` when its schema does not
+    /// compile (logged: the server then judges the arguments itself).
+    pub fn get(&self, id: EntryId, tool: &ToolJson) -> Option<Arc<Validator>> {
+        if let Some((cached_tool, validator)) = lock(&self.0).get(&id)
+            && cached_tool.same(tool)
+        {
+            return Some(validator.clone());
+        }
+        // Parsed and compiled outside the lock: other calls need not wait for it.
+        let parsed = tool.parse();
+        match Validator::new(&parsed.input_schema) {
+            Ok(validator) => {
+                let validator = Arc::new(validator);
+                lock(&self.0).insert(id, (tool.clone(), validator.clone()));
+                Some(validator)
+            }
+            Err(err) => {
+                tracing::warn!(tool = %parsed.name, error = %err, "not validating");
+                None
+            }
+        }
+    }
+}
+
+/// An `inputSchema` that cannot be compiled: invalid, or pointing at a remote `$ref`.
+#[derive(Debug, thiserror::Error)]
+#[error("inputSchema does not compile: {0}")]
+pub struct SchemaError(#[from] Box<jsonschema::ValidationError<'static>>);
+
 /// A compiled `inputSchema`.
 pub struct Validator(jsonschema::Validator);
 
@@ -76,10 +156,10 @@ impl Validator {
     /// # Errors
     /// The schema itself is invalid or points at a remote `$ref`; the caller then skips
     /// validation and lets the server judge.
-    pub fn new(schema: &JsonObject) -> Result<Validator, String> {
-        jsonschema::validator_for(&Value::Object(schema.clone()))
-            .map(Validator)
-            .map_err(|err| err.to_string())
+    pub fn new(schema: &JsonObject) -> Result<Validator, SchemaError> {
+        let validator =
+            jsonschema::validator_for(&Value::Object(schema.clone())).map_err(Box::new)?;
+        Ok(Validator(validator))
     }
 
     /// Every failing path with its reason, as lines the model can act on.
@@ -110,6 +190,7 @@ impl Validator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::Tool;
 
     fn object(value: Value) -> JsonObject {
         match value {
@@ -134,6 +215,32 @@ mod tests {
         assert!(errors.iter().any(|e| e.starts_with("/a:")), "{errors:?}");
         assert!(errors.iter().any(|e| e.contains("\"b\"")), "{errors:?}");
         assert!(validator.check(&object(json!({"a": 1, "b": 2}))).is_ok());
+    }
+
+    #[test]
+    fn a_validator_is_compiled_once_per_definition() {
+        let tool = |description: &str| -> ToolJson {
+            let tool: Tool = serde_json::from_value(json!({
+                "name": "t",
+                "description": description,
+                "inputSchema": {"type": "object"}
+            }))
+            .unwrap_or_else(|e| panic!("{e}"));
+            ToolJson::new(&tool)
+        };
+        let validators = Validators::default();
+        let (old, new) = (tool("old"), tool("new"));
+        let first = validators.get(EntryId(0), &old);
+        let again = validators.get(EntryId(0), &old);
+        assert!(matches!((&first, &again), (Some(a), Some(b)) if Arc::ptr_eq(a, b)));
+        let changed = validators.get(EntryId(0), &new);
+        assert!(matches!((&first, &changed), (Some(a), Some(b)) if !Arc::ptr_eq(a, b)));
+        let broken: Tool = serde_json::from_value(
+            json!({"name": "b", "inputSchema": {"type": "object", "minimum": "x"}}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let broken = ToolJson::new(&broken);
+        assert!(validators.get(EntryId(1), &broken).is_none());
     }
 
     #[test]

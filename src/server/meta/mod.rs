@@ -1,16 +1,25 @@
 //! The three tools mcp-defer itself offers: `search_tools`, `select_tools`, `call_tool`.
 //!
 //! Their definitions are fixed text (no counts, no server lists: those change and would
-//! break the client's cache; the catalog of servers lives in the instructions). Each tool's
-//! arguments are parsed once into a typed struct; [`MetaTool`] dispatches.
+//! break the client's cache; the catalog of servers lives in the instructions). Each tool
+//! owns its behaviour end to end in its own file, as mini-redis's `cmd/`: arguments parsed
+//! once into a typed `Args`, an `apply` that does the work, and a typed result serialized
+//! once. [`apply`] dispatches.
 
 use std::sync::Arc;
 
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::config::Exposure;
+use super::State;
+use crate::config::ExposureMode;
 use crate::exposure::mark_always_load;
 
 pub(crate) mod call_tool;
@@ -59,7 +68,7 @@ impl MetaTool {
 
     /// The listed definition. Depends on the settings only, so it is the same in every
     /// session with the same config.
-    pub fn definition(self, exposure: Exposure, claude_always_load: bool) -> Tool {
+    pub fn definition(self, exposure: ExposureMode, claude_always_load: bool) -> Tool {
         // Annotations: searching is read-only; selecting twice changes nothing more; what
         // call_tool does depends on the tool it calls, so it claims nothing.
         let (description, input, output, annotations) = match self {
@@ -75,7 +84,7 @@ impl MetaTool {
                 None,
                 Some(
                     ToolAnnotations::new()
-                        .read_only(exposure == Exposure::Proxy)
+                        .read_only(exposure == ExposureMode::Proxy)
                         .idempotent(true),
                 ),
             ),
@@ -104,6 +113,33 @@ impl MetaTool {
         }
         tool
     }
+}
+
+/// Runs a meta tool, once the servers still starting have listed (at most their
+/// `startup_timeout`): an early search or call should see what is coming. Invalid
+/// arguments are an error result the model can act on.
+pub(super) async fn apply(
+    state: &State,
+    tool: MetaTool,
+    request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResponse {
+    state.wait_for_servers().await;
+    let arguments = request.arguments;
+    let result = match tool {
+        MetaTool::SearchTools => {
+            parse_arguments(tool, arguments).map(|a| search_tools::apply(state, &a).into())
+        }
+        MetaTool::SelectTools => match parse_arguments(tool, arguments) {
+            Ok(args) => Ok(select_tools::apply(state, &args).await.into()),
+            Err(result) => Err(result),
+        },
+        MetaTool::CallTool => match parse_arguments(tool, arguments) {
+            Ok(args) => Ok(call_tool::apply(state, args, context).await),
+            Err(result) => Err(result),
+        },
+    };
+    result.unwrap_or_else(|invalid| (*invalid).into())
 }
 
 /// A JSON object literal as rmcp's `JsonObject`.
@@ -155,7 +191,13 @@ pub(crate) fn error_result(text: impl Into<String>) -> CallToolResult {
 
 /// A result whose `structuredContent` is what Claude Code and Codex show the model, and
 /// whose text serves clients without structured results.
-pub(crate) fn structured_result(text: String, structured: Value, is_error: bool) -> CallToolResult {
+pub(crate) fn structured_result(
+    text: String,
+    structured: &impl Serialize,
+    is_error: bool,
+) -> CallToolResult {
+    // Our result structs hold strings, numbers and tools only: they always serialize.
+    let structured = serde_json::to_value(structured).unwrap_or_default();
     let mut result = if is_error {
         CallToolResult::structured_error(structured)
     } else {
@@ -173,10 +215,10 @@ mod tests {
     #[test]
     fn definitions_are_fixed_and_carry_always_load() {
         for meta in MetaTool::ALL {
-            let a = serde_json::to_string(&meta.definition(Exposure::Deferred, true)).ok();
-            let b = serde_json::to_string(&meta.definition(Exposure::Deferred, true)).ok();
+            let a = serde_json::to_string(&meta.definition(ExposureMode::Deferred, true)).ok();
+            let b = serde_json::to_string(&meta.definition(ExposureMode::Deferred, true)).ok();
             assert_eq!(a, b);
-            let tool = meta.definition(Exposure::Deferred, true);
+            let tool = meta.definition(ExposureMode::Deferred, true);
             let always = tool
                 .meta
                 .as_ref()

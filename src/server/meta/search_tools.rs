@@ -1,13 +1,18 @@
 //! `search_tools`: ranks the catalog for a query. Read-only: it never changes the list.
+//!
+//! The answer is a [`Found`], serialized once as `structuredContent`, its text rendered
+//! from the same struct.
 
 use rmcp::model::CallToolResult;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{MAX_SEARCH_LIMIT, error_result, structured_result};
 use crate::catalog::Catalog;
 use crate::exposure::ExposedList;
 use crate::search::SearchIndex;
+use crate::server::{State, availability};
+use crate::sync::lock;
 
 pub const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
 Returns the best matches (name, server, short description, whether loaded). Load the ones you \
@@ -65,14 +70,75 @@ pub fn output_schema() -> Value {
     })
 }
 
+/// Runs a search for the model, noting servers that are not serving.
+pub(in crate::server) fn apply(state: &State, args: &Args) -> CallToolResult {
+    let found = {
+        let catalog = state.registry.catalog();
+        let index = state.registry.index();
+        let exposed = lock(&state.exposed);
+        run(
+            &catalog,
+            &index,
+            &exposed.list,
+            args,
+            state.config.settings.search_limit,
+        )
+    };
+    let unavailable = availability::unavailable(&state.config, &state.handles);
+    match found {
+        Ok(found) => Found {
+            unavailable,
+            ..found
+        }
+        .result(),
+        Err(message) => error_result(message + &unavailable_line(&unavailable)),
+    }
+}
+
+/// What `search_tools` answers: `structuredContent` is this struct, the text is rendered
+/// from it ([`Found::text`]); `mcp-defer search` prints it.
+#[derive(Debug, Default, Clone, PartialEq, Serialize)]
+pub struct Found {
+    pub tools: Vec<Hit>,
+    /// Enabled servers that are not serving now, whose tools cannot be found.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<Unavailable>,
+}
+
+/// One ranked tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The qualified name, to select or call it by.
+    pub name: String,
+    pub server: String,
+    /// The tool's name on its server.
+    pub tool: String,
+    /// The first paragraph, at most [`EXCERPT_CHARS`] characters.
+    pub description: String,
+    /// Rounded to two decimals: enough to compare, no noise in the model's context.
+    pub score: f64,
+    /// Already in the client's tool list.
+    pub loaded: bool,
+}
+
+/// A server that is not serving, with its state as the model may read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Unavailable {
+    pub server: String,
+    pub state: String,
+}
+
 /// Runs a search. Pure over its inputs, so it is tested without a server.
+///
+/// # Errors
+/// A message for the model when `server` names no server with tools.
 pub fn run(
     catalog: &Catalog,
     index: &SearchIndex,
     exposed: &ExposedList,
     args: &Args,
     default_limit: usize,
-) -> CallToolResult {
+) -> Result<Found, String> {
     let limit = args
         .limit
         .unwrap_or(default_limit)
@@ -89,7 +155,7 @@ pub fn run(
                 }
                 v
             });
-        return error_result(format!(
+        return Err(format!(
             "No server named '{server}' has tools. Servers with tools: {}.",
             known.join(", ")
         ));
@@ -99,37 +165,62 @@ pub fn run(
         .first()
         .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
     hits.retain(|hit| hit.score >= floor);
-    let mut text = String::new();
-    let tools: Vec<Value> = hits
+    let tools = hits
         .iter()
         .filter_map(|hit| catalog.get(hit.id).filter(|e| !e.gone).map(|e| (e, hit)))
-        .map(|(entry, hit)| {
-            let loaded = exposed.contains(entry.name.as_str());
-            let description = excerpt(entry.tool.description.as_deref().unwrap_or(""));
-            // Two decimals: enough to compare, no noise in the model's context.
-            let score = (f64::from(hit.score) * 100.0).round() / 100.0;
-            text.push_str(&format!(
-                "{} ({}/{}){}: {}\n",
-                entry.name,
-                entry.server,
-                entry.original_name(),
-                if loaded { " [loaded]" } else { "" },
-                description
-            ));
-            json!({
-                "name": entry.name.as_str(),
-                "server": &*entry.server,
-                "tool": entry.original_name(),
-                "description": description,
-                "score": score,
-                "loaded": loaded,
-            })
+        .map(|(entry, hit)| Hit {
+            name: entry.name.to_string(),
+            server: entry.server.to_string(),
+            tool: entry.original_name().to_owned(),
+            description: excerpt(&entry.tool.description().unwrap_or_default()),
+            score: (f64::from(hit.score) * 100.0).round() / 100.0,
+            loaded: exposed.contains(entry.name.as_str()),
         })
         .collect();
-    if tools.is_empty() {
-        text.push_str("No tools match. Try other words, or a server's name.");
+    Ok(Found {
+        tools,
+        unavailable: Vec::new(),
+    })
+}
+
+impl Found {
+    pub fn result(&self) -> CallToolResult {
+        structured_result(self.text(), self, false)
     }
-    structured_result(text, json!({ "tools": tools }), false)
+
+    /// One line a tool, `name (server/tool) [loaded]: description`, and a line naming the
+    /// servers that are not available.
+    pub fn text(&self) -> String {
+        let mut text = String::new();
+        for hit in &self.tools {
+            text.push_str(&format!(
+                "{} ({}/{}){}: {}\n",
+                hit.name,
+                hit.server,
+                hit.tool,
+                if hit.loaded { " [loaded]" } else { "" },
+                hit.description
+            ));
+        }
+        if self.tools.is_empty() {
+            text.push_str("No tools match. Try other words, or a server's name.");
+        }
+        text.push_str(&unavailable_line(&self.unavailable));
+        text
+    }
+}
+
+/// A line naming the servers that are not serving, so the model knows what it cannot
+/// find; empty when all are.
+fn unavailable_line(unavailable: &[Unavailable]) -> String {
+    if unavailable.is_empty() {
+        return String::new();
+    }
+    let servers = (unavailable.iter())
+        .map(|u| format!("{} ({})", u.server, u.state))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("\nServers not available now, whose tools are missing here: {servers}.")
 }
 
 /// The first [`EXCERPT_CHARS`] characters of the first paragraph, cut at a word.
@@ -184,8 +275,9 @@ mod tests {
             ],
         );
         let mut index = SearchIndex::new().unwrap_or_else(|e| panic!("{e}"));
+        let indexed: Vec<_> = catalog.iter().map(crate::ingest::Indexed::of).collect();
         index
-            .upsert(catalog.iter().map(|e| crate::server::search_doc(e, "")))
+            .upsert(indexed.iter().map(|e| e.doc("")))
             .unwrap_or_else(|e| panic!("{e}"));
         let raw = index.search("time zone", 10, None);
         assert_eq!(raw.len(), 2, "the index itself finds both: {raw:?}");
@@ -195,10 +287,41 @@ mod tests {
             limit: None,
             server: None,
         };
-        let result = run(&catalog, &index, &ExposedList::new(), &args, 8);
+        let result = run(&catalog, &index, &ExposedList::new(), &args, 8)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .result();
         let tools = result.structured_content.unwrap_or_default()["tools"].clone();
         assert_eq!(tools.as_array().map(Vec::len), Some(1), "{tools:#}");
         assert_eq!(tools[0]["name"], "s__convert_time_zone");
+    }
+
+    #[test]
+    fn the_text_is_rendered_from_the_struct() {
+        let mut found = Found {
+            tools: vec![Hit {
+                name: "s__t".into(),
+                server: "s".into(),
+                tool: "t".into(),
+                description: "Does t.".into(),
+                score: 1.25,
+                loaded: true,
+            }],
+            unavailable: Vec::new(),
+        };
+        assert_eq!(found.text(), "s__t (s/t) [loaded]: Does t.\n");
+        let structured = found.result().structured_content.unwrap_or_default();
+        assert_eq!(structured["tools"][0]["score"], 1.25);
+        assert!(structured.get("unavailable").is_none(), "{structured}");
+        found.tools.clear();
+        found.unavailable.push(Unavailable {
+            server: "down".into(),
+            state: "failed: gone".into(),
+        });
+        assert_eq!(
+            found.text(),
+            "No tools match. Try other words, or a server's name.\nServers not available now, \
+             whose tools are missing here: down (failed: gone)."
+        );
     }
 
     #[test]

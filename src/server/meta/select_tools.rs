@@ -1,25 +1,28 @@
 //! `select_tools`: appends named tools to the client's list and returns their schemas.
 //!
 //! The schemas come back in the result too, so a client that never re-lists (Codex by
-//! default) still has the contract, and can call the tools through `call_tool`.
+//! default) still has the contract, and can call the tools through `call_tool`. All of it
+//! is here: [`apply`] appends, notifies and holds the result until the client re-listed.
 
 use rmcp::model::{CallToolResult, Tool};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{MAX_SELECT, structured_result};
+use super::{MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
-use crate::config::Exposure;
+use crate::config::ExposureMode;
 use crate::exposure::{ExposedList, listed_form};
+use crate::server::State;
 use crate::server::availability::Unknown;
+use crate::sync::lock;
 
-pub fn description(exposure: Exposure) -> &'static str {
+pub fn description(exposure: ExposureMode) -> &'static str {
     match exposure {
-        Exposure::Proxy => {
+        ExposureMode::Proxy => {
             "Get the full schemas of tools found with search_tools, by name. Call them through \
              call_tool {name, arguments}."
         }
-        Exposure::Deferred | Exposure::All => {
+        ExposureMode::Deferred | ExposureMode::All => {
             "Load tools found with search_tools, by name: they are added to the end of your tool \
              list and can be called directly. Their full schemas are also returned here; if a \
              loaded tool does not show up in your list, call it through call_tool."
@@ -50,137 +53,191 @@ pub fn input_schema() -> Value {
     })
 }
 
-/// What a selection did.
-#[derive(Debug)]
-pub struct Outcome {
-    pub result: CallToolResult,
-    /// Tools appended to the exposed list: the caller notifies the client when non-zero.
-    pub appended: usize,
+/// Appends the named tools, tells the client, then holds the result until the client has
+/// re-listed (at most `relist_wait`): a client that re-lists while the call is pending
+/// (OpenCode, Gemini CLI) then has the tools in its very next request (DESIGN.md 7a).
+pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
+    let settings = &state.config.settings;
+    let seen = state.notifier.relist_count();
+    let (selection, appended) = {
+        let catalog = state.registry.catalog();
+        let mut exposed = lock(&state.exposed);
+        run(
+            &catalog,
+            &mut exposed.list,
+            args,
+            settings.exposure,
+            settings.claude_always_load,
+            &|name| state.unknown(&catalog, name),
+        )
+    };
+    if appended > 0 && state.notifier.tools_changed().await {
+        state
+            .notifier
+            .hold_until_relist(seen, settings.relist_wait)
+            .await;
+    }
+    match selection {
+        Ok(selection) => selection.result(settings.exposure),
+        Err(message) => error_result(message),
+    }
 }
 
-/// Resolves the names and, unless in proxy mode, appends what is new to `exposed`.
+/// What `select_tools` answers: `structuredContent` is this struct, the text is rendered
+/// from it ([`Selection::text`]).
+#[derive(Debug, Default, Serialize)]
+pub struct Selection {
+    /// The full definitions, as listed, of the tools named (newly or earlier in this call).
+    pub loaded: Vec<Tool>,
+    /// Qualified names of tools that were already in the list.
+    pub already_loaded: Vec<String>,
+    pub unknown: Vec<UnknownName>,
+    /// What to do when a loaded tool does not show up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+}
+
+/// A name that loaded nothing, and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnknownName {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub did_you_mean: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl UnknownName {
+    fn new(name: &str) -> UnknownName {
+        UnknownName {
+            name: name.to_owned(),
+            did_you_mean: None,
+            reason: None,
+        }
+    }
+}
+
+/// Resolves the names and, unless in proxy mode, appends what is new to `exposed`. Returns
+/// the selection (or why the arguments are refused) and how many tools were appended.
 pub fn run(
     catalog: &Catalog,
     exposed: &mut ExposedList,
     args: &Args,
-    exposure: Exposure,
+    exposure: ExposureMode,
     claude_always_load: bool,
     explain: &dyn Fn(&str) -> Unknown,
-) -> Outcome {
+) -> (Result<Selection, String>, usize) {
     if let Err(message) = check_names(&args.names) {
-        return Outcome {
-            result: super::error_result(message),
-            appended: 0,
-        };
+        return (Err(message), 0);
     }
-    let mut loaded: Vec<Tool> = Vec::new();
-    let mut already: Vec<String> = Vec::new();
-    let mut unknown: Vec<Value> = Vec::new();
+    let mut selection = Selection::default();
     let mut appended = 0;
     for name in dedup(&args.names) {
         match catalog.resolve(name) {
-            Resolution::Found(entry) if entry.gone => unknown.push(json!({
-                "name": name,
-                "reason": format!("server '{}' no longer offers it", entry.server),
-            })),
+            Resolution::Found(entry) if entry.gone => selection.unknown.push(UnknownName {
+                reason: Some(format!("server '{}' no longer offers it", entry.server)),
+                ..UnknownName::new(name)
+            }),
             Resolution::Found(entry) if exposed.contains(entry.name.as_str()) => {
-                already.push(entry.name.to_string());
+                selection.already_loaded.push(entry.name.to_string());
             }
             Resolution::Found(entry) => {
                 let tool = listed_form(entry, claude_always_load);
-                if exposure != Exposure::Proxy && exposed.append(tool.clone()) {
+                if exposure != ExposureMode::Proxy && exposed.append(tool.clone()) {
                     appended += 1;
                 }
-                if !loaded.iter().any(|t| t.name == tool.name) {
-                    loaded.push(tool);
+                if !selection.loaded.iter().any(|t| t.name == tool.name) {
+                    selection.loaded.push(tool);
                 }
             }
-            Resolution::Ambiguous(names) => unknown.push(json!({
-                "name": name,
-                "did_you_mean": names.iter().map(|n| n.as_str()).collect::<Vec<_>>().join(" or "),
-            })),
-            Resolution::Unknown { .. } => unknown.push(match explain(name) {
-                Unknown::ServerDown { server, state } => json!({
-                    "name": name,
-                    "reason": format!("server '{server}' is not available: {state}"),
-                }),
-                Unknown::Tool {
-                    suggestion: Some(s),
-                } => {
-                    json!({"name": name, "did_you_mean": s.as_str()})
-                }
-                Unknown::Tool { suggestion: None } => json!({"name": name}),
+            Resolution::Ambiguous(names) => selection.unknown.push(UnknownName {
+                did_you_mean: Some(
+                    names
+                        .iter()
+                        .map(|n| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                ),
+                ..UnknownName::new(name)
+            }),
+            Resolution::Unknown { .. } => selection.unknown.push(match explain(name) {
+                Unknown::ServerDown { server, state } => UnknownName {
+                    reason: Some(format!("server '{server}' is not available: {state}")),
+                    ..UnknownName::new(name)
+                },
+                Unknown::Tool { suggestion } => UnknownName {
+                    did_you_mean: suggestion.map(|s| s.to_string()),
+                    ..UnknownName::new(name)
+                },
             }),
         }
     }
-    let text = summary(&loaded, &already, &unknown, exposure);
-    let is_error = loaded.is_empty() && already.is_empty();
-    let mut structured = json!({
-        "loaded": loaded,
-        "already_loaded": already,
-        "unknown": unknown,
-    });
-    if !loaded.is_empty() {
-        structured["note"] = Value::from(match exposure {
-            Exposure::Proxy => "Call these through call_tool {name, arguments}.",
-            Exposure::Deferred | Exposure::All => {
+    if !selection.loaded.is_empty() {
+        selection.note = Some(match exposure {
+            ExposureMode::Proxy => "Call these through call_tool {name, arguments}.",
+            ExposureMode::Deferred | ExposureMode::All => {
                 "Loaded into your tool list. If one is not there yet, call it through call_tool {name, arguments}."
             }
         });
     }
-    Outcome {
-        result: structured_result(text, structured, is_error),
-        appended,
-    }
+    (Ok(selection), appended)
 }
 
-/// `Loaded: a, b. Already loaded: c. Unknown: x (did you mean y?)`
-fn summary(loaded: &[Tool], already: &[String], unknown: &[Value], exposure: Exposure) -> String {
-    let mut parts = Vec::new();
-    if !loaded.is_empty() {
-        let names: Vec<&str> = loaded.iter().map(|t| &*t.name).collect();
-        let verb = if exposure == Exposure::Proxy {
-            "Schemas"
-        } else {
-            "Loaded"
-        };
-        parts.push(format!("{verb}: {}.", names.join(", ")));
+impl Selection {
+    /// The result: `isError` only when nothing was loaded or already loaded.
+    pub fn result(&self, exposure: ExposureMode) -> CallToolResult {
+        let is_error = self.loaded.is_empty() && self.already_loaded.is_empty();
+        structured_result(self.text(exposure), self, is_error)
     }
-    if !already.is_empty() {
-        parts.push(format!("Already loaded: {}.", already.join(", ")));
-    }
-    if !unknown.is_empty() {
-        let names: Vec<String> = unknown
-            .iter()
-            .map(|u| {
-                let name = u["name"].as_str().unwrap_or_default();
-                match (u.get("did_you_mean"), u.get("reason")) {
-                    (Some(s), _) => {
-                        format!("{name} (did you mean {}?)", s.as_str().unwrap_or_default())
-                    }
-                    (None, Some(r)) => format!("{name} ({})", r.as_str().unwrap_or_default()),
-                    (None, None) => name.to_owned(),
-                }
-            })
-            .collect();
-        parts.push(format!(
-            "Unknown: {}. Use search_tools to find names.",
-            names.join(", ")
-        ));
-    }
-    let mut text = parts.join(" ");
-    if !loaded.is_empty() {
-        text.push_str(if exposure == Exposure::Proxy {
-            " Call them through call_tool."
-        } else {
-            " If a loaded tool does not show up in your list, call it through call_tool."
-        });
-        for tool in loaded {
-            text.push('\n');
-            text.push_str(&serde_json::to_string(tool).unwrap_or_default());
+
+    /// `Loaded: a, b. Already loaded: c. Unknown: x (did you mean y?)`, then each loaded
+    /// tool's definition on a line of its own.
+    pub fn text(&self, exposure: ExposureMode) -> String {
+        let mut parts = Vec::new();
+        if !self.loaded.is_empty() {
+            let names: Vec<&str> = self.loaded.iter().map(|t| &*t.name).collect();
+            let verb = if exposure == ExposureMode::Proxy {
+                "Schemas"
+            } else {
+                "Loaded"
+            };
+            parts.push(format!("{verb}: {}.", names.join(", ")));
         }
+        if !self.already_loaded.is_empty() {
+            parts.push(format!(
+                "Already loaded: {}.",
+                self.already_loaded.join(", ")
+            ));
+        }
+        if !self.unknown.is_empty() {
+            let names: Vec<String> = self
+                .unknown
+                .iter()
+                .map(|u| match (&u.did_you_mean, &u.reason) {
+                    (Some(s), _) => format!("{} (did you mean {s}?)", u.name),
+                    (None, Some(r)) => format!("{} ({r})", u.name),
+                    (None, None) => u.name.clone(),
+                })
+                .collect();
+            parts.push(format!(
+                "Unknown: {}. Use search_tools to find names.",
+                names.join(", ")
+            ));
+        }
+        let mut text = parts.join(" ");
+        if !self.loaded.is_empty() {
+            text.push_str(if exposure == ExposureMode::Proxy {
+                " Call them through call_tool."
+            } else {
+                " If a loaded tool does not show up in your list, call it through call_tool."
+            });
+            for tool in &self.loaded {
+                text.push('\n');
+                text.push_str(&serde_json::to_string(tool).unwrap_or_default());
+            }
+        }
+        text
     }
-    text
 }
 
 /// The schema's `minItems`/`maxItems` and the name rule, enforced before any work.
@@ -211,4 +268,100 @@ fn dedup(names: &[String]) -> impl Iterator<Item = &str> {
     (0..trimmed.len())
         .filter(move |&i| !trimmed[..i].contains(&trimmed[i]))
         .map(move |i| names[i].trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::ServerKey;
+
+    fn catalog() -> Catalog {
+        let mut catalog = Catalog::new(64);
+        let tool = |name: &str| -> Tool {
+            serde_json::from_value(json!({"name": name, "inputSchema": {"type": "object"}}))
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        catalog.update_server(
+            ServerKey {
+                name: "s",
+                prefix: "s",
+                index: 0,
+            },
+            vec![tool("read"), tool("write")],
+        );
+        catalog
+    }
+
+    fn select(
+        catalog: &Catalog,
+        exposed: &mut ExposedList,
+        names: &[&str],
+        exposure: ExposureMode,
+    ) -> (Selection, usize) {
+        let args = Args {
+            names: names.iter().map(|n| (*n).to_owned()).collect(),
+        };
+        let unknown = |_: &str| Unknown::Tool { suggestion: None };
+        let (selection, appended) = run(catalog, exposed, &args, exposure, true, &unknown);
+        (selection.unwrap_or_else(|e| panic!("{e}")), appended)
+    }
+
+    #[test]
+    fn loads_once_and_reports_each_name_in_its_own_field() {
+        let catalog = catalog();
+        let mut exposed = ExposedList::new();
+        let names = ["s__read", " s/read ", "s__read", "nope"];
+        let (first, appended) = select(&catalog, &mut exposed, &names, ExposureMode::Deferred);
+        assert_eq!(appended, 1);
+        assert_eq!(first.loaded.len(), 1, "one tool, however it was named");
+        assert_eq!(first.unknown, [UnknownName::new("nope")]);
+        let (second, appended) =
+            select(&catalog, &mut exposed, &["s__read"], ExposureMode::Deferred);
+        assert_eq!(appended, 0);
+        assert_eq!(second.already_loaded, ["s__read"]);
+        assert!(second.note.is_none());
+        let text = first.text(ExposureMode::Deferred);
+        // Named again another way in the same call, it was already there.
+        let head = "Loaded: s__read. Already loaded: s__read. Unknown: nope.";
+        assert!(text.starts_with(head), "{text}");
+    }
+
+    #[test]
+    fn proxy_mode_returns_schemas_and_appends_nothing() {
+        let catalog = catalog();
+        let mut exposed = ExposedList::new();
+        let (selection, appended) =
+            select(&catalog, &mut exposed, &["s__write"], ExposureMode::Proxy);
+        assert_eq!((appended, exposed.len()), (0, 0));
+        let result = selection.result(ExposureMode::Proxy);
+        assert_ne!(result.is_error, Some(true));
+        let structured = result.structured_content.unwrap_or_default();
+        assert_eq!(structured["loaded"][0]["name"], "s__write");
+        assert_eq!(
+            structured["note"],
+            "Call these through call_tool {name, arguments}."
+        );
+    }
+
+    #[test]
+    fn nothing_loaded_is_an_error_and_bad_arguments_are_refused() {
+        let catalog = catalog();
+        let mut exposed = ExposedList::new();
+        let (selection, _) = select(&catalog, &mut exposed, &["x"], ExposureMode::Deferred);
+        assert_eq!(
+            selection.result(ExposureMode::Deferred).is_error,
+            Some(true)
+        );
+        let args = Args { names: Vec::new() };
+        let unknown = |_: &str| Unknown::Tool { suggestion: None };
+        let (refused, _) = run(
+            &catalog,
+            &mut exposed,
+            &args,
+            ExposureMode::Deferred,
+            true,
+            &unknown,
+        );
+        assert!(refused.is_err());
+    }
 }

@@ -1,0 +1,123 @@
+//! Where a `tools/call` for a downstream tool goes: the one path to a server, for direct
+//! calls by qualified name and for `call_tool` ([`super::meta::call_tool`]) alike.
+//!
+//! The tool's server gets the call under the tool's original name, with the client's
+//! `_meta` minus the protocol envelope; its progress comes back under the client's token,
+//! requests it sends its client during the call are tied to this call, and whatever goes
+//! wrong downstream comes back as an error result naming the server (DESIGN.md invariant 4).
+
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use tokio::sync::mpsc;
+
+use super::{State, envelope, meta, output_limit};
+use crate::catalog::EntryId;
+use crate::downstream::{CallOptions, DownstreamError, ProgressRoute};
+
+impl State {
+    /// A direct `tools/call` of a downstream tool by its qualified name. A name we do not
+    /// know yet waits for starting servers first (an early call sees what is coming).
+    ///
+    /// # Errors
+    /// `invalid_params` for an empty, over-long or unknown name, with what to do instead.
+    pub(super) async fn call_direct(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = meta::clean_name(&request.name)
+            .map_err(|message| McpError::invalid_params(message, None))?
+            .to_owned();
+        let mut id = self.registry.catalog().by_name(&name).map(|e| e.id);
+        if id.is_none() {
+            self.wait_for_servers().await;
+            id = self.registry.catalog().by_name(&name).map(|e| e.id);
+        }
+        match id {
+            Some(id) => Ok(self.route(id, request, &name, context).await),
+            None => {
+                let message = self.unknown(&self.registry.catalog(), &name).message(&name);
+                Err(McpError::invalid_params(
+                    format!("{message} Then select_tools or call_tool."),
+                    None,
+                ))
+            }
+        }
+    }
+
+    /// Sends one call to the tool's server and returns its result unchanged; a failure of
+    /// the server becomes an error result naming it (DESIGN.md invariant 4). `client_tool`
+    /// is the name the client called (a retry after `InputRequiredResult` must repeat it).
+    pub(super) async fn route(
+        &self,
+        id: EntryId,
+        mut request: CallToolRequestParams,
+        client_tool: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let Some((server, original, gone)) = (self.registry.catalog())
+            .get(id)
+            .map(|e| (e.server_index, e.original_name().to_owned(), e.gone))
+        else {
+            return meta::error_result("Unknown tool.").into();
+        };
+        let Some(handle) = self.handles.get(server).cloned() else {
+            return meta::error_result("Unknown server.").into();
+        };
+        if gone {
+            return meta::error_result(format!(
+                "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
+                handle.name()
+            ))
+            .into();
+        }
+        request.name = original.into();
+        // The client's `_meta` reaches rmcp in the context, not in the params.
+        let client_meta = request.meta.take().unwrap_or_else(|| context.meta.clone());
+        request.meta = envelope::forwarded_meta(&client_meta);
+        let mut forwarding = None;
+        let progress = client_meta.get_progress_token().map(|client_token| {
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let peer = context.peer.clone();
+            forwarding = Some(tokio::spawn(async move {
+                while let Some(param) = rx.recv().await {
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            }));
+            ProgressRoute { tx, client_token }
+        });
+        // The next round of a 2026-07-28 retry is not the downstream's business.
+        request.input_responses = None;
+        request.request_state = None;
+        let max_output_tokens = self.config.max_output_tokens(server);
+        self.client
+            .run(context, client_tool, move |origin, cancel| async move {
+                let options = CallOptions {
+                    cancel,
+                    progress,
+                    origin: Some(origin),
+                };
+                let mut result = match handle.call(request, options).await {
+                    Ok(result) => result,
+                    Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
+                    // A server's error message may quote a URL or a token back at us.
+                    Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
+                };
+                envelope::mark_complete(&mut result.result_type);
+                output_limit::apply(&mut result, max_output_tokens);
+                // The call has dropped its end of the channel: once the forwarder has
+                // written the last progress, the result may follow. A client drops progress
+                // that arrives after the result of its request (the Python SDK does).
+                if let Some(forwarding) = forwarding
+                    && let Err(err) = forwarding.await
+                {
+                    tracing::warn!(error = %err, "progress forwarding failed");
+                }
+                result
+            })
+            .await
+    }
+}
