@@ -41,6 +41,9 @@ pub struct Registry {
     instructions: Mutex<Vec<Option<String>>>,
     prompts: RwLock<PromptCatalog>,
     resources: RwLock<ResourceCatalog>,
+    /// Per server, whether its tools are in the committed index. The catalog has them a
+    /// moment earlier; a search that waited for the server must not find an empty index.
+    searchable: Mutex<Vec<bool>>,
 }
 
 /// One server's complete tool list and the `instructions` of its handshake.
@@ -161,6 +164,7 @@ impl Registry {
             instructions: Mutex::new(vec![None; config.servers.len()]),
             prompts: RwLock::new(PromptCatalog::new(max_name_length)),
             resources: RwLock::new(ResourceCatalog::new()),
+            searchable: Mutex::new(vec![false; config.servers.len()]),
             config,
         })
     }
@@ -190,6 +194,14 @@ impl Registry {
             .filter_map(|list| self.enter_catalog(list))
             .collect();
         self.feed_index(&entered);
+        {
+            let mut searchable = lock(&self.searchable);
+            for e in &entered {
+                if let Some(flag) = searchable.get_mut(e.server) {
+                    *flag = true;
+                }
+            }
+        }
         update.tools = entered.into_iter().map(|e| (e.server, e.changes)).collect();
         update
     }
@@ -280,6 +292,12 @@ impl Registry {
             prefix: &config.prefix,
             index,
         })
+    }
+
+    /// Whether the server's tools have been listed and committed to the search index: what
+    /// a search that waits for starting servers waits for.
+    pub fn is_searchable(&self, server: usize) -> bool {
+        lock(&self.searchable).get(server).copied().unwrap_or(false)
     }
 
     pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {

@@ -51,6 +51,7 @@ fn found(registry: &Registry, query: &str) -> Vec<String> {
 #[test]
 fn a_batch_of_lists_is_catalogued_and_searchable_in_one_apply() {
     let registry = Registry::new(config(&["a", "b"])).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!registry.is_searchable(0) && !registry.is_searchable(1));
     let update = apply(
         &registry,
         vec![
@@ -60,6 +61,7 @@ fn a_batch_of_lists_is_catalogued_and_searchable_in_one_apply() {
     );
     let servers: Vec<usize> = update.tools.iter().map(|(s, _)| *s).collect();
     assert_eq!(servers, [1, 0], "in the order the lists came");
+    assert!(registry.is_searchable(0) && registry.is_searchable(1));
     assert_eq!(found(&registry, "forecast"), ["b__weather"]);
     assert_eq!(found(&registry, "current time"), ["a__clock"]);
     let names: Vec<String> = (registry.catalog().iter())

@@ -192,15 +192,12 @@ impl State {
             .map(|(i, _)| i)
             .collect();
         loop {
-            let pending = {
-                let catalog = self.registry.catalog();
-                awaited.iter().any(|&i| {
-                    !catalog.has_listed(i)
-                        && self.handles.get(i).is_some_and(|h| {
-                            matches!(h.state(), ServerState::Starting | ServerState::Ready { .. })
-                        })
-                })
-            };
+            let pending = awaited.iter().any(|&i| {
+                !self.registry.is_searchable(i)
+                    && self.handles.get(i).is_some_and(|h| {
+                        matches!(h.state(), ServerState::Starting | ServerState::Ready { .. })
+                    })
+            });
             if !pending || tokio::time::Instant::now() >= deadline {
                 return;
             }
