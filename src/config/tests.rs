@@ -152,6 +152,7 @@ fn codex_block_loads_unchanged() {
         url,
         bearer_token,
         headers,
+        ..
     } = &github.transport
     else {
         panic!("github is http");
