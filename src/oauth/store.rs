@@ -246,3 +246,54 @@ impl CredentialStore for ServerCredentials {
         self.file.remove(&self.url).map_err(store_error).map(|_| ())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    fn login(client_id: &str) -> Login {
+        Login {
+            credentials: StoredCredentials::new(client_id.to_owned(), None, vec![], None),
+            client_secret: Some("s3cret-client".to_owned()),
+            redirect_uri: None,
+        }
+    }
+
+    #[test]
+    fn saved_file_is_owner_only_and_keyed_by_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = TokenFile::at(dir.path().join("sub").join(FILE_NAME));
+        file.save("https://a.example/mcp", login("a")).unwrap();
+        file.save("https://b.example/mcp", login("b")).unwrap();
+        let mode = std::fs::metadata(file.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let a = file.load("https://a.example/mcp").unwrap().unwrap();
+        assert_eq!(a.credentials.client_id, "a");
+        assert!(file.load("https://c.example/mcp").unwrap().is_none());
+        assert!(format!("{a:?}").contains("<redacted>"));
+        assert!(!format!("{a:?}").contains("s3cret-client"));
+    }
+
+    #[test]
+    fn removing_the_last_login_removes_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = TokenFile::at(dir.path().join(FILE_NAME));
+        file.save("https://a.example/mcp", login("a")).unwrap();
+        assert!(file.remove("https://a.example/mcp").unwrap());
+        assert!(!file.path().exists());
+        assert!(!file.remove("https://a.example/mcp").unwrap());
+    }
+
+    #[test]
+    fn a_foreign_file_is_an_error_naming_the_position_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = TokenFile::at(dir.path().join(FILE_NAME));
+        std::fs::write(file.path(), "{\"x\": \"tok-abc\"").unwrap();
+        let err = file.load("x").unwrap_err().to_string();
+        assert!(err.contains("line 1"), "{err}");
+        assert!(!err.contains("tok-abc"), "{err}");
+    }
+}
