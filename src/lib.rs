@@ -15,6 +15,8 @@
 //!   ingested; `server/meta/<tool>.rs` is each meta tool end to end (`call_tool.rs`:
 //!   resolve, validate, call); `server/route.rs` is where every `tools/call` goes
 //!   downstream.
+//! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
+//!   authorized HTTP client `downstream` connects with.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.
@@ -30,6 +32,7 @@ pub mod downstream;
 pub mod exposure;
 pub mod framing;
 pub mod ingest;
+pub mod oauth;
 pub mod redact;
 pub mod search;
 pub mod server;

@@ -17,6 +17,7 @@ mod import;
 mod interop;
 mod launcher;
 mod list;
+mod oauth;
 mod output_limit;
 mod overrides;
 mod passthrough;

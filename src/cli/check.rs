@@ -36,7 +36,7 @@ async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
         .servers
         .iter()
         .zip(&rows)
-        .filter(|(s, r)| s.required && r.status == "failed")
+        .filter(|(s, r)| s.required && matches!(r.status, "failed" | "needs login"))
         .map(|(s, _)| s.name.clone())
         .collect::<Vec<_>>();
     write_stdout(&table)?;
@@ -153,6 +153,7 @@ impl Row {
                 };
                 ("failed", dash(), dash(), cause)
             }
+            ServerState::NeedsLogin { cause } => ("needs login", dash(), dash(), cause.clone()),
             ServerState::Disabled => ("disabled", dash(), dash(), String::new()),
             ServerState::Starting => ("starting", dash(), dash(), String::new()),
         };

@@ -24,7 +24,10 @@ async fn list(config: &Arc<Config>, as_json: bool) -> anyhow::Result<ExitCode> {
     let mut failed_required = false;
     for (handle, server) in pool.iter().zip(&config.servers) {
         let state = handle.state();
-        if let ServerState::Failed { .. } | ServerState::Restarting { .. } = state {
+        if let ServerState::NeedsLogin { cause } = &state {
+            eprintln!("mcp-defer: server '{}' {cause}", handle.name());
+            failed_required |= server.required;
+        } else if let ServerState::Failed { .. } | ServerState::Restarting { .. } = state {
             let cause = state.to_string();
             let cause = cause.strip_prefix("failed: ").unwrap_or(&cause);
             eprintln!("mcp-defer: server '{}' failed: {cause}", handle.name());

@@ -16,6 +16,7 @@ use crate::ingest::{Batch, Registry};
 mod check;
 mod import;
 mod list;
+mod login;
 mod search;
 mod stats;
 
@@ -57,6 +58,10 @@ enum Command {
     Stats(ConfigArg),
     /// Print (or --write) a servers.toml made from another client's MCP servers.
     Import(import::Args),
+    /// Log in to a remote (OAuth) server: prints a URL to open, stores the tokens.
+    Login(login::Args),
+    /// Delete the stored login of a remote server.
+    Logout(login::LogoutArgs),
     /// Internal: kills the servers' process groups once the mcp-defer that started it is
     /// gone (see `downstream::watchdog`).
     #[command(name = "__watchdog", hide = true)]
@@ -85,7 +90,10 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let spawns_servers = !matches!(cli.command, Some(Command::Import(_) | Command::Watchdog));
+    let spawns_servers = !matches!(
+        cli.command,
+        Some(Command::Import(_) | Command::Login(_) | Command::Logout(_) | Command::Watchdog)
+    );
     if spawns_servers && let Err(err) = crate::downstream::watchdog::start() {
         tracing::warn!(error = %err, "no watchdog: if mcp-defer is killed, grandchildren of servers may outlive it");
     }
@@ -96,6 +104,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Search { config, args }) => search::run(config.config, args),
         Some(Command::Stats(args)) => stats::run(args.config),
         Some(Command::Import(args)) => import::run(args),
+        Some(Command::Login(args)) => login::login(args),
+        Some(Command::Logout(args)) => login::logout(args),
         Some(Command::Serve(args)) => serve(args.config),
         None => serve(None),
     }

@@ -37,8 +37,9 @@
 //! # Codex keys
 //! Every key Codex accepts in a server table loads. Those that mean nothing to a proxy
 //! (`experimental_environment`, `supports_parallel_tool_calls`, `default_tools_approval_mode`,
-//! `scopes`, `oauth`, `oauth_resource`, `name`, and `approval_mode` under `tools.<tool>`)
-//! are type-checked and ignored;
+//! `oauth`, `oauth_resource`, `name`, and `approval_mode` under `tools.<tool>`)
+//! are type-checked and ignored; `scopes` is what `mcp-defer login` asks for, beside our
+//! `oauth_client_id` and `oauth_client_secret_env_var` (HTTP servers only);
 //! `startup_timeout_ms` is read when `startup_timeout_sec` is absent; an inline
 //! `bearer_token` is rejected, as Codex rejects it.
 
@@ -298,7 +299,35 @@ pub enum Transport {
         bearer_token: Option<String>,
         /// `http_headers` plus resolved `env_http_headers` (which win on a shared name).
         headers: BTreeMap<String, String>,
+        /// How `mcp-defer login` registers and what it asks for, if the server uses OAuth.
+        oauth: OAuthClient,
     },
+}
+
+/// The OAuth client settings of an HTTP server: all optional, since discovery and dynamic
+/// client registration need none of them.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OAuthClient {
+    /// `oauth_client_id`: a client registered beforehand; skips dynamic registration.
+    pub client_id: Option<String>,
+    /// Resolved from `oauth_client_secret_env_var` at load time.
+    pub client_secret: Option<String>,
+    /// Codex's `scopes`: what to ask for; empty lets the server's metadata decide.
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    /// The secret never reaches a log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("scopes", &self.scopes)
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for Transport {
@@ -325,11 +354,13 @@ impl std::fmt::Debug for Transport {
                 url,
                 bearer_token,
                 headers,
+                oauth,
             } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("bearer_token", &bearer_token.as_ref().map(|_| "<redacted>"))
                 .field("headers", &headers.keys().collect::<Vec<_>>())
+                .field("oauth", oauth)
                 .finish(),
         }
     }

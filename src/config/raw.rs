@@ -74,6 +74,13 @@ pub(super) struct RawServer {
     pub http_headers: Option<S<Pairs>>,
     /// Header name → name of the environment variable holding its value.
     pub env_http_headers: Option<S<Pairs>>,
+    /// Codex's OAuth scopes to ask for at `mcp-defer login` (else the server's own).
+    pub scopes: Option<S<Vec<S<String>>>>,
+    /// Ours: a client registered with the authorization server beforehand, for servers
+    /// without dynamic client registration.
+    pub oauth_client_id: Option<S<String>>,
+    /// Ours: the variable holding that client's secret (never the secret inline).
+    pub oauth_client_secret_env_var: Option<S<String>>,
     pub enabled: Option<S<bool>>,
     pub required: Option<S<bool>>,
     pub startup_timeout_sec: Option<S<f64>>,
@@ -122,6 +129,9 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "bearer_token_env_var",
     "http_headers",
     "env_http_headers",
+    "scopes",
+    "oauth_client_id",
+    "oauth_client_secret_env_var",
     "enabled",
     "required",
     "startup_timeout_sec",
@@ -145,7 +155,6 @@ const CODEX_ONLY_KEYS: &[&str] = &[
     "experimental_environment",
     "supports_parallel_tool_calls",
     "default_tools_approval_mode",
-    "scopes",
     "oauth",
     "oauth_resource",
     "name",
@@ -252,6 +261,9 @@ fn decode_server(
         bearer_token_env_var: None,
         http_headers: None,
         env_http_headers: None,
+        scopes: None,
+        oauth_client_id: None,
+        oauth_client_secret_env_var: None,
         enabled: None,
         required: None,
         startup_timeout_sec: None,
@@ -319,9 +331,10 @@ fn decode_server(
                 cx.one_of(key, value, &["auto", "prompt", "approve"])?;
                 ignore(&mut s, "default_tools_approval_mode");
             }
-            "scopes" => {
-                cx.strings(key, value)?;
-                ignore(&mut s, "scopes");
+            "scopes" => s.scopes = Some(cx.strings(key, value)?),
+            "oauth_client_id" => s.oauth_client_id = Some(cx.string(key, value)?),
+            "oauth_client_secret_env_var" => {
+                s.oauth_client_secret_env_var = Some(cx.string(key, value)?)
             }
             "oauth" => {
                 cx.table(key, value, "write `oauth = { client_id = \"...\" }`")?;

@@ -152,6 +152,7 @@ fn codex_block_loads_unchanged() {
         url,
         bearer_token,
         headers,
+        ..
     } = &github.transport
     else {
         panic!("github is http");
@@ -1256,5 +1257,42 @@ fn max_output_tokens_per_server_wins_over_settings() {
         &lines(&["[settings]", "max_output_tokens = -1"]),
         2,
         &["[settings] `max_output_tokens` is -1"],
+    );
+}
+
+#[test]
+fn oauth_keys_configure_the_login_of_http_servers_only() {
+    let config = ok(&lines(&[
+        "[mcp_servers.remote]",
+        "url = \"https://mcp.example.com/mcp\"",
+        "scopes = [\"read\", \"write\"]",
+        "oauth_client_id = \"preregistered\"",
+        "oauth_client_secret_env_var = \"DOCS_KEY\"",
+    ]));
+    let Transport::Http { oauth, .. } = &config.servers[0].transport else {
+        panic!("http");
+    };
+    assert_eq!(oauth.client_id.as_deref(), Some("preregistered"));
+    assert_eq!(oauth.client_secret.as_deref(), Some(DOCS_KEY));
+    assert_eq!(oauth.scopes, ["read", "write"]);
+    assert!(!format!("{config:?}").contains(DOCS_KEY));
+
+    fails(
+        &lines(&[
+            "[mcp_servers.local]",
+            "command = \"srv\"",
+            "oauth_client_id = \"x\"",
+        ]),
+        3,
+        &["oauth_client_id"],
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.remote]",
+            "url = \"https://mcp.example.com/mcp\"",
+            "oauth_client_secret_env_var = \"DOCS_KEY\"",
+        ]),
+        3,
+        &["needs `oauth_client_id`"],
     );
 }

@@ -16,8 +16,8 @@ use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, RawToolO
 use super::{
     AlwaysLoad, ClientEra, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExposureMode,
     MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
-    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE,
-    ServerConfig, Settings, ToolOverride, Transport,
+    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, OAuthClient, PREFIX_ROOM,
+    SEARCH_LIMIT_RANGE, ServerConfig, Settings, ToolOverride, Transport,
 };
 use crate::catalog::is_name_char;
 use crate::suggest;
@@ -272,6 +272,9 @@ impl Server<'_, '_> {
             bearer_token_env_var,
             http_headers,
             env_http_headers,
+            scopes,
+            oauth_client_id,
+            oauth_client_secret_env_var,
             enabled,
             required,
             startup_timeout_sec,
@@ -358,6 +361,12 @@ impl Server<'_, '_> {
                     ),
                     ("http_headers", http_headers.as_ref().map(S::span)),
                     ("env_http_headers", env_http_headers.as_ref().map(S::span)),
+                    ("scopes", scopes.as_ref().map(S::span)),
+                    ("oauth_client_id", oauth_client_id.as_ref().map(S::span)),
+                    (
+                        "oauth_client_secret_env_var",
+                        oauth_client_secret_env_var.as_ref().map(S::span),
+                    ),
                 ];
                 self.reject_foreign(
                     &foreign,
@@ -382,7 +391,14 @@ impl Server<'_, '_> {
                     "an HTTP server (`url`)",
                     "use `http_headers` or `env_http_headers` for settings",
                 )?;
-                self.http(url, bearer_token_env_var, http_headers, env_http_headers)?
+                let oauth = self.oauth(scopes, oauth_client_id, oauth_client_secret_env_var)?;
+                self.http(
+                    url,
+                    bearer_token_env_var,
+                    http_headers,
+                    env_http_headers,
+                    oauth,
+                )?
             }
         };
 
@@ -774,6 +790,7 @@ impl Server<'_, '_> {
         bearer_token_env_var: Option<S<String>>,
         http_headers: Option<S<Pairs>>,
         env_http_headers: Option<S<Pairs>>,
+        oauth: OAuthClient,
     ) -> Result<Transport, ConfigError> {
         let url_span = url.span();
         let url = self.expand(url, "url")?;
@@ -807,6 +824,40 @@ impl Server<'_, '_> {
             url,
             bearer_token,
             headers,
+            oauth,
+        })
+    }
+
+    /// The OAuth client settings `mcp-defer login` uses; the secret is read from its
+    /// variable now, as `bearer_token_env_var` is.
+    fn oauth(
+        &self,
+        scopes: Option<S<Vec<S<String>>>>,
+        client_id: Option<S<String>>,
+        client_secret_env_var: Option<S<String>>,
+    ) -> Result<OAuthClient, ConfigError> {
+        if let (Some(var), None) = (&client_secret_env_var, &client_id) {
+            return Err(self.error(
+                var.span(),
+                Some("oauth_client_secret_env_var"),
+                "needs `oauth_client_id`: a secret belongs to a client registered beforehand; \
+                 add `oauth_client_id = \"...\"`",
+            ));
+        }
+        let client_secret = client_secret_env_var
+            .map(|var| self.resolve(&var, "oauth_client_secret_env_var"))
+            .transpose()?;
+        if let Some(secret) = &client_secret {
+            crate::redact::register_secret(secret);
+        }
+        Ok(OAuthClient {
+            client_id: client_id
+                .map(|id| self.expand(id, "oauth_client_id"))
+                .transpose()?,
+            client_secret,
+            scopes: scopes
+                .map(|list| list.into_inner().into_iter().map(S::into_inner).collect())
+                .unwrap_or_default(),
         })
     }
 }

@@ -99,6 +99,11 @@ pub enum ServerState {
         /// never for the model, which gets `cause` alone.
         stderr: Option<String>,
     },
+    /// An HTTP server answered 401 and there is no usable OAuth login for it: `cause`
+    /// names the command that fixes it. Tried again once a login is stored.
+    NeedsLogin {
+        cause: String,
+    },
     /// Gave up for good: retrying cannot help (command not found, missing directory).
     Failed {
         cause: String,
@@ -116,9 +121,9 @@ impl ServerState {
     /// The cause of a failed or restarting connection.
     pub fn cause(&self) -> Option<&str> {
         match self {
-            ServerState::Restarting { cause, .. } | ServerState::Failed { cause, .. } => {
-                Some(cause)
-            }
+            ServerState::Restarting { cause, .. }
+            | ServerState::Failed { cause, .. }
+            | ServerState::NeedsLogin { cause } => Some(cause),
             _ => None,
         }
     }
@@ -159,6 +164,7 @@ impl fmt::Display for ServerState {
                 }
             }
             ServerState::Disabled => f.write_str("disabled in the config"),
+            ServerState::NeedsLogin { cause } => f.write_str(cause),
         }
     }
 }

@@ -79,6 +79,9 @@ pub(super) enum ConnectError {
     },
     #[error("invalid HTTP header {name}: {message}")]
     Header { name: String, message: String },
+    /// The server wants an OAuth login we do not have (or whose refresh was refused).
+    #[error("{}", crate::oauth::needs_login(server))]
+    NeedsLogin { server: String },
 }
 
 impl ConnectError {
@@ -209,6 +212,15 @@ impl Supervisor {
                 connected = self.connect(&link) => connected,
             };
             let (cause, stderr) = match connected {
+                Err(err @ ConnectError::NeedsLogin { .. }) => {
+                    let cause = err.to_string();
+                    tracing::warn!(%cause, "server needs a login; waiting for one");
+                    self.state.send_replace(ServerState::NeedsLogin { cause });
+                    tokio::select! {
+                        () = self.stop.cancelled() => return,
+                        () = login_changed() => continue,
+                    }
+                }
                 Err(err) if err.is_permanent() => {
                     let (cause, stderr) = redacted(&err.to_string(), err.stderr());
                     tracing::error!(%cause, stderr = stderr.as_deref().unwrap_or(""), "server failed; not retrying");
@@ -286,6 +298,11 @@ impl Supervisor {
                                 message,
                                 stderr: child.stderr.tail(),
                             },
+                            // Only an HTTP answer asks for a login; a child cannot.
+                            StartError::NeedsLogin => ConnectError::Handshake {
+                                message: "the server asked for an OAuth login".to_owned(),
+                                stderr: child.stderr.tail(),
+                            },
                             StartError::Handshake(message) => match child.cause().await {
                                 Some((status, stderr)) => ConnectError::Exited { status, stderr },
                                 None => ConnectError::Handshake {
@@ -308,19 +325,57 @@ impl Supervisor {
                 url,
                 bearer_token,
                 headers,
+                oauth,
             } => {
                 let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(http_headers(headers)?);
+                // A configured token or Authorization header is the user's choice of
+                // credentials; a stored login is used only where there is neither.
+                let configured = bearer_token.is_some()
+                    || headers
+                        .keys()
+                        .any(|name| name.eq_ignore_ascii_case("authorization"));
                 if let Some(token) = bearer_token {
                     config = config.auth_header(token.clone());
                 }
-                let transport = SessionWatch::new(
-                    StreamableHttpClientTransport::from_config(config),
-                    broken.clone(),
-                );
-                let start = handshake(handler, transport, ct.clone(), &self.config);
+                let start = async {
+                    let login = if configured {
+                        None
+                    } else {
+                        let file = crate::oauth::TokenFile::default_location().ok();
+                        match file {
+                            Some(file) => crate::oauth::stored_session(url, oauth, &file)
+                                .await
+                                .map_err(|err| StartError::Handshake(chain(&err)))?,
+                            None => None,
+                        }
+                    };
+                    let http = http_client();
+                    match login {
+                        Some(manager) => {
+                            let client = rmcp::transport::AuthClient::new(http, manager);
+                            let transport = SessionWatch::new(
+                                StreamableHttpClientTransport::with_client(client, config),
+                                broken.clone(),
+                            );
+                            handshake(handler, transport, ct.clone(), &self.config).await
+                        }
+                        None => {
+                            let transport = SessionWatch::new(
+                                StreamableHttpClientTransport::with_client(http, config),
+                                broken.clone(),
+                            );
+                            handshake(handler, transport, ct.clone(), &self.config).await
+                        }
+                    }
+                };
                 match tokio::time::timeout(after, start).await {
                     Ok(Ok((running, offer))) => (running, offer, None),
+                    Ok(Err(StartError::NeedsLogin)) => {
+                        return Err(ConnectError::NeedsLogin {
+                            server: self.name.to_string(),
+                        });
+                    }
                     Ok(Err(StartError::Handshake(message))) => {
                         return Err(ConnectError::Http {
                             url: url.clone(),
@@ -561,7 +616,56 @@ impl Supervisor {
 
 enum StartError {
     Handshake(String),
+    /// The server answered 401 with a challenge, and no stored login satisfied it.
+    NeedsLogin,
     List(String),
+}
+
+/// Whether the handshake failed on the server's 401 challenge (no token, or one that is
+/// rejected even after a refresh): a login is the fix, not a retry.
+fn asks_for_login(err: &rmcp::service::ClientInitializeError) -> bool {
+    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = err else {
+        return false;
+    };
+    matches!(
+        error.error.downcast_ref::<HttpError>(),
+        Some(HttpError::AuthRequired(_))
+            | Some(HttpError::Auth(
+                rmcp::transport::AuthError::AuthorizationRequired
+                    | rmcp::transport::AuthError::TokenRefreshRejected(_)
+            ))
+    )
+}
+
+/// How often a server that needs a login looks for one in the token file.
+const LOGIN_POLL: Duration = Duration::from_secs(2);
+
+/// Resolves once the token file changed (a `mcp-defer login` in another terminal): the
+/// server is then tried again, so a running session picks up the login without a restart.
+async fn login_changed() {
+    let stamp = || {
+        crate::oauth::TokenFile::default_location()
+            .ok()
+            .and_then(|file| std::fs::metadata(file.path()).ok())
+            .and_then(|meta| meta.modified().ok())
+    };
+    let before = stamp();
+    loop {
+        tokio::time::sleep(LOGIN_POLL).await;
+        if stamp() != before {
+            return;
+        }
+    }
+}
+
+/// The HTTP client for Streamable HTTP servers, as rmcp builds its default one: no idle
+/// pooling (a reused connection whose last body was not drained stalls ~40 ms).
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap_or_default()
 }
 
 async fn handshake<T, E, A>(
@@ -574,10 +678,13 @@ where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let running = handler
-        .serve_with_ct(transport, ct)
-        .await
-        .map_err(|err| StartError::Handshake(init_cause(&err)))?;
+    let running = handler.serve_with_ct(transport, ct).await.map_err(|err| {
+        if asks_for_login(&err) {
+            StartError::NeedsLogin
+        } else {
+            StartError::Handshake(init_cause(&err))
+        }
+    })?;
     let peer = running.peer();
     let tools = listing::tools(peer, config)
         .await

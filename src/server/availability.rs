@@ -22,7 +22,9 @@ pub(crate) fn unavailable(config: &Config, handles: &[ServerHandle]) -> Vec<Unav
             let state = handle.state();
             matches!(
                 state,
-                ServerState::Failed { .. } | ServerState::Restarting { .. }
+                ServerState::Failed { .. }
+                    | ServerState::Restarting { .. }
+                    | ServerState::NeedsLogin { .. }
             )
             .then(|| Unavailable {
                 server: server.name.clone(),
@@ -56,12 +58,14 @@ impl Unknown {
         };
         let state = handles.get(index).map(ServerHandle::state);
         match state {
-            Some(state @ (ServerState::Failed { .. } | ServerState::Restarting { .. })) => {
-                Unknown::ServerDown {
-                    server: config.servers[index].name.clone(),
-                    state: state.for_model(),
-                }
-            }
+            Some(
+                state @ (ServerState::Failed { .. }
+                | ServerState::Restarting { .. }
+                | ServerState::NeedsLogin { .. }),
+            ) => Unknown::ServerDown {
+                server: config.servers[index].name.clone(),
+                state: state.for_model(),
+            },
             Some(ServerState::Disabled) => Unknown::ServerDown {
                 server: config.servers[index].name.clone(),
                 state: ServerState::Disabled.to_string(),

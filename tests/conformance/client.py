@@ -9,6 +9,14 @@ the suite checks is what mcp-defer did as that server's client. The SDK client d
 and elicitation with callbacks that answer as a user would, so a downstream request that
 mcp-defer forwards gets a real answer.
 
+Auth scenarios (`auth/*`): the server answers 401 until it gets a token. The script first runs
+`mcp-defer login conf` (discovery, registration, authorization code with PKCE through a
+loopback redirect) and plays the browser: it fetches the printed authorization URL and follows
+its redirects to mcp-defer's callback, as conformance clients do. Then it calls the scenario's
+tool through mcp-defer with the stored token. XDG_DATA_HOME points into a temporary folder, so
+the user's own logins are never touched. A scenario's client credentials
+(MCP_CONFORMANCE_CONTEXT) become `oauth_client_id` and `oauth_client_secret_env_var`.
+
 Exits 0 when the client saw what the scenario should give it, 1 with a message otherwise (the
 suite then fails the scenario even where its own checks passed). MCP_DEFER_BIN overrides the
 binary (default: target/debug/mcp-defer of this repository).
@@ -16,8 +24,10 @@ binary (default: target/debug/mcp-defer of this repository).
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 import anyio
@@ -40,16 +50,48 @@ def text_of(result):
     return " ".join(c.text for c in result.content if getattr(c, "text", None))
 
 
-def write_config(folder, url):
+def write_config(folder, url, context):
     config = Path(folder) / "servers.toml"
+    oauth = ""
+    if context.get("client_id"):
+        oauth += f"oauth_client_id = {json.dumps(context['client_id'])}\n"
+    if context.get("client_secret"):
+        os.environ["CONFORMANCE_CLIENT_SECRET"] = context["client_secret"]
+        oauth += 'oauth_client_secret_env_var = "CONFORMANCE_CLIENT_SECRET"\n'
     config.write_text(
         "[mcp_servers.conf]\n"
         f"url = {json.dumps(url)}\n"
         "startup_timeout_sec = 10\n"
         # A scenario's client has 30 s in all: a call that hangs should fail inside that.
         "tool_timeout_sec = 15\n"
+        + oauth
     )
     return config
+
+
+def login(binary, config):
+    """`mcp-defer login conf`, with this script as the browser: open the printed URL and
+    follow the authorization server's redirect to mcp-defer's loopback callback."""
+    process = subprocess.Popen(
+        [binary, "login", "conf", "--config", str(config), "--no-browser", "--timeout", "20"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    opened = False
+    for line in process.stdout:
+        line = line.strip()
+        if not opened and line.startswith("http"):
+            opened = True
+            try:
+                with urllib.request.urlopen(line, timeout=15) as page:
+                    page.read()
+            except Exception as error:  # the login's own output says what went wrong
+                print(f"browser step: {error}", file=sys.stderr)
+    process.wait(timeout=30)
+    errors = process.stderr.read()
+    if process.returncode != 0:
+        fail(f"mcp-defer login exited {process.returncode}: {errors.strip()}")
 
 
 class Client:
@@ -122,6 +164,13 @@ async def run(scenario, session, client):
         result, text = await call(session, name, {})
         if result.is_error or "Reconnection test completed successfully" not in text:
             fail(f"test_reconnection answered: {text!r}")
+    elif scenario.startswith("auth/"):
+        # By name, not through search_tools: what these scenarios judge is the login and the
+        # token on each request (and a search can run between a list entering the catalog
+        # and the index: see ingest::Registry::apply).
+        result, text = await call(session, f"{SERVER}__test-tool", {})
+        if result.is_error or text != "test":
+            fail(f"test-tool answered: {text!r}")
     else:
         fail(f"no client behaviour written for scenario {scenario!r}")
 
@@ -130,9 +179,16 @@ async def main(url):
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     binary = os.environ.get("MCP_DEFER_BIN", str(REPO / "target" / "debug" / "mcp-defer"))
     client = Client()
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     with tempfile.TemporaryDirectory(prefix="mcp-defer-conformance-") as folder:
-        config = write_config(folder, url)
-        params = StdioServerParameters(command=binary, args=["serve", "--config", str(config)])
+        os.environ["XDG_DATA_HOME"] = str(Path(folder) / "data")
+        config = write_config(folder, url, context)
+        if scenario.startswith("auth/"):
+            login(binary, config)
+        # The SDK passes a child only a few variables unless told: XDG_DATA_HOME must reach it.
+        params = StdioServerParameters(
+            command=binary, args=["serve", "--config", str(config)], env=dict(os.environ)
+        )
         async with stdio_client(params) as (read, write):
             async with ClientSession(
                 read,

@@ -1,7 +1,7 @@
 //! Codex: `[mcp_servers.<name>]` tables in `$CODEX_HOME/config.toml` or
 //! `~/.codex/config.toml`, already our format: the keys mcp-defer reads are carried as they
-//! are. Codex signs in to HTTP servers with `codex mcp login`, configured by `scopes` and
-//! `oauth_resource`, which are carried too (the loader accepts them).
+//! are. Codex signs in to HTTP servers with `codex mcp login`, configured by `scopes` (which
+//! `mcp-defer login` reads too) and `oauth_resource`; both are carried.
 
 use std::path::{Path, PathBuf};
 
@@ -69,7 +69,7 @@ pub(super) fn import(text: &str, path: &Path) -> anyhow::Result<Imported> {
             bearer_token_env_var: credentials.then(String::new),
             ..Default::default()
         };
-        if let Some(why) = as_server.oauth_note(Client::Codex) {
+        if let Some(why) = as_server.oauth_note(Client::Codex, name) {
             out.note(format!("{name}: {why}"));
         }
         out.put(name, table);

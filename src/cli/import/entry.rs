@@ -96,7 +96,7 @@ pub(super) fn convert(
             );
         }
     }
-    // OAuth settings: the server is kept, and the caller says it cannot log in yet.
+    // OAuth settings: the server is kept, and the caller names the `mcp-defer login` to run.
     let oauth_keys: &[&str] = match dialect {
         Dialect::Claude | Dialect::Vscode => &["oauth"],
         Dialect::Cursor => &["auth"],

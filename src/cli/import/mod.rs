@@ -7,7 +7,7 @@
 //! [`gemini`] (Gemini CLI and Qwen Code, which share the format) and [`opencode`].
 //! What cannot be carried (a legacy SSE server, mcp-defer itself, a key we do not read) is
 //! left out with a line on stderr saying why; servers that sign in with OAuth are carried
-//! with a line saying mcp-defer cannot log in to them yet. The output is validated by the
+//! with a line naming the `mcp-defer login` command that signs in to them. The output is validated by the
 //! same loader `serve` uses. Notes name servers, keys and variables, never values: env
 //! values and headers may be secrets.
 //!
@@ -138,7 +138,7 @@ impl Imported {
                 for note in &server.notes {
                     self.note(format!("{name}: {note}"));
                 }
-                if let Some(why) = server.oauth_note(client) {
+                if let Some(why) = server.oauth_note(client, name) {
                     self.note(format!("{name}: {why}"));
                 }
                 let stdio = server.command.is_some();

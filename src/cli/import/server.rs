@@ -32,10 +32,11 @@ pub(in crate::cli) struct Server {
 }
 
 impl Server {
-    /// Why the user should know this server may need a login mcp-defer cannot do yet: its
-    /// source configures OAuth, or it is a remote HTTP server with no credentials at all,
-    /// which is how Claude Code, Codex, Cursor and VS Code keep servers they sign in to.
-    pub fn oauth_note(&self, client: Client) -> Option<String> {
+    /// Why the user should know this server may need `mcp-defer login` (the other client's
+    /// login is its own, in its own store): its source configures OAuth, or it is a remote
+    /// HTTP server with no credentials at all, which is how Claude Code, Codex, Cursor and
+    /// VS Code keep servers they sign in to.
+    pub fn oauth_note(&self, client: Client, name: &str) -> Option<String> {
         let url = self.url.as_deref()?;
         let credentials = self.bearer_token_env_var.is_some()
             || self.headers.iter().any(|(name, _)| {
@@ -47,17 +48,16 @@ impl Server {
             .any(|p| url.starts_with(p));
         if self.oauth {
             Some(format!(
-                "carried over, but {} signs in to it with OAuth, which mcp-defer cannot do yet; \
-                 it fails to connect until then (a token in `bearer_token_env_var` works if the \
-                 server accepts one)",
+                "carried over, but {} signs in to it with OAuth and keeps that login to \
+                 itself; run `mcp-defer login {name}` once (until then `check` shows it \
+                 as needing a login)",
                 client.label()
             ))
         } else if !credentials && !local {
-            Some(
+            Some(format!(
                 "a remote server with no credentials in the file; if it needs an OAuth \
-                 login, mcp-defer cannot do that yet and `check` shows it failing"
-                    .to_owned(),
-            )
+                 login, `check` says so: run `mcp-defer login {name}` once"
+            ))
         } else {
             None
         }

@@ -84,6 +84,14 @@ fn claude_oauth_servers_are_carried_with_a_note() {
         notes.contains("slack: carried over, but Claude Code signs in to it with OAuth"),
         "{notes}"
     );
+    assert!(
+        notes.contains("run `mcp-defer login slack` once"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("notion` once") || notes.contains("login notion"),
+        "{notes}"
+    );
     assert!(!notes.contains("local"), "{notes}");
     assert!(
         !notes.contains("1601185624273"),

@@ -1,0 +1,268 @@
+//! OAuth for remote servers without the conformance suite: a protected server started by
+//! the test (401 with a `WWW-Authenticate` challenge, its metadata, a token endpoint that
+//! refuses refreshes), `check` and `logout` run as real processes, and the token file
+//! they share under a temporary `XDG_DATA_HOME`.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+
+use crate::util::{Dir, row, stderr, stdout};
+
+const ACCESS: &str = "at-SECRET-4c8e1d";
+const REFRESH: &str = "rt-SECRET-93ab07";
+
+/// An MCP endpoint at `/mcp` that wants a token it never accepts, with the metadata that
+/// says where to get one. Records each request's head and body.
+struct Protected {
+    base: String,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Protected {
+    fn start() -> Protected {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (b, s) = (base.clone(), seen.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let request = read_request(&mut stream);
+                s.lock().unwrap().push(request.clone());
+                let _ = stream.write_all(answer(&b, &request).as_bytes());
+            }
+        });
+        Protected { base, seen }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/mcp", self.base)
+    }
+
+    fn seen(&self) -> String {
+        self.seen.lock().unwrap().join("\n----\n")
+    }
+}
+
+fn read_request(stream: &mut std::net::TcpStream) -> String {
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let text = String::from_utf8_lossy(&data).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if data.len() >= end + 4 + length {
+                return text;
+            }
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return String::from_utf8_lossy(&data).to_string(),
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+fn answer(base: &str, request: &str) -> String {
+    let target = request.split(' ').nth(1).unwrap_or("");
+    let json = |status: &str, body: serde_json::Value| {
+        let body = body.to_string();
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    if target.starts_with("/.well-known/oauth-protected-resource") {
+        json(
+            "200 OK",
+            serde_json::json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
+        )
+    } else if target.starts_with("/.well-known/oauth-authorization-server")
+        || target.starts_with("/.well-known/openid-configuration")
+    {
+        json(
+            "200 OK",
+            serde_json::json!({
+                "issuer": base,
+                "authorization_endpoint": format!("{base}/authorize"),
+                "token_endpoint": format!("{base}/token"),
+                "registration_endpoint": format!("{base}/register"),
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+            }),
+        )
+    } else if target == "/token" {
+        json(
+            "400 Bad Request",
+            serde_json::json!({"error": "invalid_grant"}),
+        )
+    } else {
+        let body = "{\"error\":\"invalid_token\"}";
+        format!(
+            "HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer error=\"invalid_token\", \
+             resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"\r\n\
+             content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    }
+}
+
+/// A servers.toml with one remote server at `url`, and the data folder for tokens.
+fn setup(url: &str) -> (Dir, std::path::PathBuf) {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.remote]\nurl = {}\nstartup_timeout_sec = 20\n",
+        serde_json::to_string(url).unwrap()
+    ));
+    let data = dir.file("data");
+    (dir, data)
+}
+
+/// What `mcp-defer login` leaves in the token file for `url`.
+fn stored_login(url: &str) -> serde_json::Value {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    serde_json::json!({url: {
+        "credentials": {
+            "client_id": "test-client",
+            "token_response": {
+                "access_token": ACCESS,
+                "token_type": "bearer",
+                "expires_in": 3600,
+                "refresh_token": REFRESH,
+            },
+            "granted_scopes": [],
+            "token_received_at": now,
+        },
+        "redirect_uri": "http://127.0.0.1:1/callback",
+    }})
+}
+
+fn token_file(data: &std::path::Path) -> std::path::PathBuf {
+    data.join("mcp-defer").join("oauth.json")
+}
+
+#[test]
+fn check_says_needs_login_with_the_command_and_does_not_retry() {
+    let server = Protected::start();
+    let (dir, data) = setup(&server.url());
+    let started = std::time::Instant::now();
+    let out = dir
+        .command(&["check"])
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    let table = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
+    let remote = row(&table, "remote");
+    assert_eq!(remote[1], "needs login", "{table}");
+    assert_eq!(
+        remote[4], "needs login: run `mcp-defer login remote`",
+        "{table}"
+    );
+    // Settled on the first 401, not after the 20 s startup timeout or a backoff loop.
+    assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
+    let posts = server.seen().matches("POST /mcp").count();
+    assert_eq!(posts, 1, "one attempt, no retries: {}", server.seen());
+}
+
+#[test]
+fn a_stored_token_is_sent_refreshed_on_401_and_never_logged() {
+    let server = Protected::start();
+    let (dir, data) = setup(&server.url());
+    let file = token_file(&data);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, stored_login(&server.url()).to_string()).unwrap();
+
+    let out = dir
+        .command(&["check"])
+        .env("XDG_DATA_HOME", &data)
+        .env("RUST_LOG", "trace")
+        .output()
+        .unwrap();
+    let (table, log) = (stdout(&out), stderr(&out));
+    let seen = server.seen();
+    assert!(
+        seen.contains(&format!("authorization: Bearer {ACCESS}"))
+            || seen.contains(&format!("Authorization: Bearer {ACCESS}")),
+        "the stored token was not sent: {seen}"
+    );
+    // The 401 made it refresh once; the refusal means a new login, not a loop.
+    assert!(seen.contains("POST /token"), "no refresh: {seen}");
+    assert!(seen.contains(REFRESH), "refresh token not sent: {seen}");
+    assert_eq!(row(&table, "remote")[1], "needs login", "{table}\n{log}");
+    assert!(log.lines().count() > 20, "trace logging was on: {log}");
+    for secret in [ACCESS, REFRESH] {
+        assert!(!log.contains(secret), "{secret} in stderr:\n{log}");
+        assert!(!table.contains(secret), "{secret} in stdout:\n{table}");
+    }
+}
+
+#[test]
+fn logout_deletes_the_servers_tokens_only() {
+    let (dir, data) = setup("https://one.example/mcp");
+    let file = token_file(&data);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let mut both = stored_login("https://one.example/mcp");
+    both.as_object_mut().unwrap().extend(
+        stored_login("https://two.example/mcp")
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    std::fs::write(&file, both.to_string()).unwrap();
+
+    let out = dir
+        .command(&["logout", "remote"])
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Logged out of 'remote'"),
+        "{}",
+        stdout(&out)
+    );
+    let left: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(left.get("https://one.example/mcp").is_none(), "{left}");
+    assert!(left.get("https://two.example/mcp").is_some(), "{left}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "rewritten token file mode {mode:o}");
+
+    let again = dir
+        .command(&["logout", "remote"])
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    assert!(stdout(&again).contains("No login stored for 'remote'"));
+}
+
+#[test]
+fn login_refuses_a_stdio_server_and_names_unknown_ones() {
+    let dir = Dir::new();
+    dir.config("[mcp_servers.local]\ncommand = \"true\"\n");
+    let out = dir.command(&["login", "local"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("stdio server"), "{}", stderr(&out));
+    let out = dir.command(&["login", "locl"]).output().unwrap();
+    assert!(
+        stderr(&out).contains("no server 'locl'"),
+        "{}",
+        stderr(&out)
+    );
+}
