@@ -10,6 +10,9 @@
 //! [settings]                      # optional; every key has a default
 //! exposure = "deferred"           # "deferred" | "proxy" | "all"
 //!
+//! [settings.search]
+//! semantic = "static"             # "static" (built-in embeddings) | "off" (words only)
+//!
 //! [mcp_servers.docs]              # a Codex block, pasted unchanged
 //! command = "npx"
 //! args = ["-y", "@example/docs-mcp", "--root", "${HOME}/docs"]
@@ -98,6 +101,8 @@ pub struct Settings {
     pub relist_wait: Duration,
     /// Put `_meta {"anthropic/alwaysLoad": true}` on every listed tool (DESIGN.md 7a).
     pub claude_always_load: bool,
+    /// `[settings.search] semantic`: the meaning-based tier fused with lexical search.
+    pub semantic: crate::search::Semantic,
 }
 
 impl Default for Settings {
@@ -109,6 +114,7 @@ impl Default for Settings {
             core_wait: DEFAULT_CORE_WAIT,
             relist_wait: DEFAULT_RELIST_WAIT,
             claude_always_load: true,
+            semantic: crate::search::Semantic::default(),
         }
     }
 }

@@ -32,6 +32,8 @@ pub(super) struct RawSettings {
     pub core_wait_ms: Option<S<i64>>,
     pub relist_wait_ms: Option<S<i64>>,
     pub claude_always_load: Option<S<bool>>,
+    /// `[settings.search] semantic`.
+    pub search_semantic: Option<S<String>>,
 }
 
 pub(super) enum RawAlwaysLoad {
@@ -85,7 +87,11 @@ const SETTINGS_KEYS: &[&str] = &[
     "core_wait_ms",
     "relist_wait_ms",
     "claude_always_load",
+    "search",
 ];
+
+/// Keys of `[settings.search]`.
+const SEARCH_KEYS: &[&str] = &["semantic"];
 
 /// The keys to use in a server table: Codex's, then ours.
 pub(crate) const SERVER_KEYS: &[&str] = &[
@@ -192,6 +198,19 @@ fn decode_settings(
             "core_wait_ms" => settings.core_wait_ms = Some(cx.integer(key, value)?),
             "relist_wait_ms" => settings.relist_wait_ms = Some(cx.integer(key, value)?),
             "claude_always_load" => settings.claude_always_load = Some(cx.boolean(key, value)?),
+            "search" => {
+                let cx = Cx {
+                    source,
+                    table: "[settings.search]".to_owned(),
+                };
+                let table = cx.table(key, value, "write `[settings.search]` above its keys")?;
+                for (key, value) in in_file_order(table) {
+                    match key.get_ref().as_ref() {
+                        "semantic" => settings.search_semantic = Some(cx.string(key, value)?),
+                        other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
+                    }
+                }
+            }
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }

@@ -207,6 +207,8 @@ fn settings_parse_and_convert_units() {
         "core_wait_ms = 0",
         "relist_wait_ms = 1_500",
         "claude_always_load = false",
+        "[settings.search]",
+        "semantic = \"off\"",
     ]));
     assert_eq!(
         config.settings,
@@ -217,6 +219,7 @@ fn settings_parse_and_convert_units() {
             core_wait: Duration::ZERO,
             relist_wait: Duration::from_millis(1500),
             claude_always_load: false,
+            semantic: crate::search::Semantic::Off,
         }
     );
     assert_eq!(
@@ -882,6 +885,30 @@ fn settings_values_are_checked() {
         &lines(&["settings = [1]"]),
         1,
         &["`settings`", "must be a table"],
+    );
+    fails(
+        &lines(&["[settings.search]", "semantic = \"statik\""]),
+        2,
+        &[
+            "[settings.search]",
+            "`semantic = \"statik\"`",
+            "\"static\", \"model\", \"off\"",
+            "did you mean `static`?",
+        ],
+    );
+    fails(
+        &lines(&["[settings.search]", "semantics = \"off\""]),
+        2,
+        &[
+            "[settings.search]",
+            "unknown key `semantics`",
+            "did you mean `semantic`?",
+        ],
+    );
+    fails(
+        &lines(&["[settings]", "search = 1"]),
+        2,
+        &["`search`", "must be a table"],
     );
 }
 

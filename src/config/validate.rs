@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
+use crate::search::Semantic;
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
@@ -70,6 +71,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         core_wait_ms,
         relist_wait_ms,
         claude_always_load,
+        search_semantic,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -113,6 +115,31 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             }
         },
     };
+    let semantic = match search_semantic {
+        None => defaults.semantic,
+        Some(value) => match Semantic::parse(value.get_ref()) {
+            Some(Semantic::Model) => {
+                return Err(source.error(
+                    value.span(),
+                    "[settings.search] `semantic = \"model\"`: the transformer tier is not \
+                     built yet; write `semantic = \"static\"` (the default)"
+                        .to_owned(),
+                ));
+            }
+            Some(semantic) => semantic,
+            None => {
+                let other = value.get_ref();
+                return Err(source.error(
+                    value.span(),
+                    format!(
+                        "[settings.search] `semantic = {other:?}` is not a tier; write one of \
+                         \"static\", \"model\", \"off\"{}",
+                        suggest::hint(other, &Semantic::NAMES)
+                    ),
+                ));
+            }
+        },
+    };
     let wait = |value: Option<S<i64>>, key: &str, default: Duration| {
         in_range(
             value,
@@ -145,6 +172,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         relist_wait: wait(relist_wait_ms, "relist_wait_ms", defaults.relist_wait)?,
         claude_always_load: claude_always_load
             .map_or(defaults.claude_always_load, |b| *b.get_ref()),
+        semantic,
     })
 }
 

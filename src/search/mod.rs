@@ -4,6 +4,11 @@
 //! arrive or change, and the index never reaches into the catalog or downstream itself. Equal
 //! scores rank in catalog order (DESIGN.md invariant 2). Must not import `downstream` or
 //! `server`. The rules and their measured gains are logged in `docs/search.md`.
+//!
+//! Beside the words, meaning: each tool also gets a vector from a static embedding model
+//! built into the binary (`semantic`), and a query's lexical and vector scores are
+//! normalised per query and fused ([`SearchIndex::explain`]), so "salary worth" finds a tool
+//! about "financial insights" that shares no word with it.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -22,12 +27,16 @@ mod analysis;
 mod collector;
 mod concepts;
 mod fields;
+mod semantic;
 #[cfg(test)]
 mod tests;
+
+pub use semantic::{ModelError, Semantic, StaticModel};
 
 use analysis::{name_key, part_count, tokens};
 use collector::{Ranked, TopRanked};
 use fields::Fields;
+use semantic::Vectors;
 
 /// In a large catalog a topic held by more than 1/this of the tools is skipped at query time:
 /// its IDF is at most ln 4, so it barely ranks, and walking its postings was most of the
@@ -56,6 +65,9 @@ const WRITER_MEMORY: usize = 64_000_000;
 /// growth that triggered it. Merging is synchronous and depends only on the upsert sequence.
 const MAX_SEGMENTS: usize = 2;
 const MERGE_ALL_RATIO: u32 = 8;
+/// Fusion looks at the best this many tools of each ranking (more if the caller asks for
+/// more): a tool below both lists' first hundred cannot reach a page of results.
+const FUSION_DEPTH: usize = 100;
 
 /// What the index needs of one catalog entry.
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +88,20 @@ pub struct ToolDoc<'a> {
 pub struct Hit {
     pub id: EntryId,
     pub score: f32,
+}
+
+/// One ranked result and how it got there (`mcp-defer search --explain`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Explained {
+    pub id: EntryId,
+    /// The score ranked by: the fused one, or the lexical one when vectors are off.
+    pub score: f32,
+    /// BM25 score and 1-based rank in the lexical ranking (`None`: not in its first
+    /// [`FUSION_DEPTH`]).
+    pub lexical: Option<(f32, usize)>,
+    /// Cosine with the query and 1-based rank by cosine (rank `None`: below the first
+    /// [`FUSION_DEPTH`]); `None` when no vector was compared.
+    pub vector: Option<(f32, Option<usize>)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -109,6 +135,9 @@ pub struct Boosts {
     pub shared_idf: bool,
     /// Drop request framing words ("can you help me") from queries.
     pub drop_filler: bool,
+    /// Share of the vector score in the fused score (0: lexical order, 1: vectors alone);
+    /// both scores are min-max normalised per query first. Unused with `Semantic::Off`.
+    pub vector: f32,
 }
 
 impl Default for Boosts {
@@ -128,6 +157,7 @@ impl Default for Boosts {
             topics: 0.5,
             shared_idf: true,
             drop_filler: true,
+            vector: 0.5,
         }
     }
 }
@@ -148,6 +178,9 @@ struct Analyzers {
 pub struct SearchIndex {
     fields: Fields,
     boosts: Boosts,
+    semantic: Semantic,
+    /// One vector per tool (empty with `Semantic::Off`).
+    vectors: Vectors,
     analyzers: Analyzers,
     writer: IndexWriter<TantivyDocument>,
     reader: IndexReader,
@@ -162,6 +195,8 @@ impl fmt::Debug for SearchIndex {
         f.debug_struct("SearchIndex")
             .field("docs", &self.keys_by_doc.len())
             .field("boosts", &self.boosts)
+            .field("semantic", &self.semantic)
+            .field("vectors", &self.vectors.len())
             .finish_non_exhaustive()
     }
 }
@@ -173,11 +208,25 @@ impl SearchIndex {
         SearchIndex::with_boosts(Boosts::default())
     }
 
+    /// An index with the given semantic tier and default weights.
+    ///
+    /// # Errors
+    /// When the index cannot be created.
+    pub fn with_semantic(semantic: Semantic) -> Result<SearchIndex, SearchError> {
+        SearchIndex::with_options(Boosts::default(), semantic)
+    }
+
     /// An index with non-default field weights (for tuning).
     ///
     /// # Errors
     /// When the index cannot be created.
     pub fn with_boosts(boosts: Boosts) -> Result<SearchIndex, SearchError> {
+        SearchIndex::with_options(boosts, Semantic::default())
+    }
+
+    /// # Errors
+    /// When the index cannot be created.
+    pub fn with_options(boosts: Boosts, semantic: Semantic) -> Result<SearchIndex, SearchError> {
         let (schema, fields) = Fields::schema();
         let index = Index::create_in_ram(schema);
         let manager = index.tokenizers();
@@ -204,6 +253,8 @@ impl SearchIndex {
         Ok(SearchIndex {
             fields,
             boosts,
+            semantic,
+            vectors: Vectors::default(),
             analyzers,
             writer,
             reader,
@@ -213,7 +264,9 @@ impl SearchIndex {
     }
 
     /// Adds documents, replacing any with the same id: one commit and one reader reload per
-    /// call.
+    /// call. CPU-bound (analysis, and each tool's embedding): callers on an async runtime
+    /// run it on the blocking pool. The tool vectors are computed here, on the caller's
+    /// thread, while tantivy indexes the documents on its own.
     ///
     /// # Errors
     /// When the index cannot be written.
@@ -221,10 +274,17 @@ impl SearchIndex {
         &mut self,
         docs: impl IntoIterator<Item = ToolDoc<'a>>,
     ) -> Result<(), SearchError> {
+        let model = self.model();
         for doc in docs {
             self.writer.delete_term(self.id_term(doc.id));
             let document = self.fields.document(&doc, &mut self.analyzers.index_text);
             self.writer.add_document(document)?;
+            if let Some(model) = model {
+                let vector = model.embed(&fields::embedding_text(&doc));
+                let order = fields::order_key(doc.server_index, doc.id.0);
+                self.vectors
+                    .set(doc.id, order, doc.server, vector.as_deref());
+            }
             let mut keys: Vec<String> = [
                 name_key(&doc.tool.name),
                 name_key(doc.qualified_name),
@@ -248,6 +308,7 @@ impl SearchIndex {
         for id in ids {
             self.writer.delete_term(self.id_term(id));
             self.set_keys(id, None);
+            self.vectors.remove(id);
         }
         self.commit()
     }
@@ -259,6 +320,15 @@ impl SearchIndex {
 
     pub fn is_empty(&self) -> bool {
         self.keys_by_doc.is_empty()
+    }
+
+    /// The embedding model of this index's tier, loaded on first use.
+    fn model(&self) -> Option<&'static StaticModel> {
+        match self.semantic {
+            // The transformer tier ranks with the static model until its vectors exist.
+            Semantic::Static | Semantic::Model => StaticModel::get(),
+            Semantic::Off => None,
+        }
     }
 
     fn id_term(&self, id: EntryId) -> Term {
@@ -317,10 +387,55 @@ impl SearchIndex {
     /// valid query (no query syntax); an empty query lists the filtered server's tools in
     /// catalog order, or nothing without a filter.
     pub fn search(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Hit> {
+        self.explain(query, limit, server)
+            .into_iter()
+            .map(|e| Hit {
+                id: e.id,
+                score: e.score,
+            })
+            .collect()
+    }
+
+    /// [`SearchIndex::search`] with each hit's lexical and vector evidence.
+    ///
+    /// Fusion: the lexical (BM25F) and vector (cosine) rankings each give their best
+    /// [`FUSION_DEPTH`] tools; each score is min-max normalised over the query's own
+    /// results (lexical: divided by the best, as a tool matching no word scores 0; cosine:
+    /// between the lowest and highest over the catalog), and the fused score is their
+    /// weighted sum ([`Boosts::vector`]). Normalising per query is what makes the two
+    /// scales comparable: BM25 grows with query length, cosine does not. Score fusion, not
+    /// rank fusion: RRF lost points on held-out data in the measurements behind issue 14.
+    pub fn explain(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Explained> {
         if limit == 0 {
             return Vec::new();
         }
         let query = bounded(query);
+        let vector = if self.vectors.len() > 0 {
+            self.model().and_then(|m| m.embed(query))
+        } else {
+            None
+        };
+        let Some(vector) = vector else {
+            return self
+                .lexical(query, limit, server)
+                .into_iter()
+                .enumerate()
+                .map(|(rank, r)| Explained {
+                    id: ranked_id(r),
+                    score: r.score,
+                    lexical: Some((r.score, rank + 1)),
+                    vector: None,
+                })
+                .collect();
+        };
+        let depth = limit.max(FUSION_DEPTH);
+        let lexical = self.lexical(query, depth, server);
+        let cosines = self.vectors.score(&vector, server);
+        fuse(&lexical, &cosines, self.boosts.vector, depth, limit)
+    }
+
+    /// The lexical ranking: BM25F over the fields, topics and exact names.
+    fn lexical(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Ranked> {
         let searcher = self.reader.searcher();
         let mut clauses = self.text_clauses(&searcher, query);
         clauses.extend(self.name_clauses(query));
@@ -349,7 +464,7 @@ impl SearchIndex {
             order_field: "order",
         };
         match searcher.search(query.as_ref(), &collector) {
-            Ok(ranked) => ranked.into_iter().map(hit).collect(),
+            Ok(ranked) => ranked,
             Err(error) => {
                 tracing::warn!(%error, "search failed");
                 Vec::new()
@@ -485,11 +600,104 @@ fn idf(doc_freq: u64, docs: u64) -> f32 {
     (1.0 + x).ln()
 }
 
-fn hit(r: Ranked) -> Hit {
-    Hit {
-        id: EntryId((r.order & u64::from(u32::MAX)) as u32),
-        score: r.score,
+/// The entry id is the low half of the order key (see `fields::order_key`).
+fn ranked_id(r: Ranked) -> EntryId {
+    EntryId((r.order & u64::from(u32::MAX)) as u32)
+}
+
+/// Fuses a lexical ranking with every tool's cosine (see [`SearchIndex::explain`]).
+fn fuse(
+    lexical: &[Ranked],
+    cosines: &[semantic::Scored],
+    weight: f32,
+    depth: usize,
+    limit: usize,
+) -> Vec<Explained> {
+    let weight = weight.clamp(0.0, 1.0);
+    let best_lexical = lexical.first().map_or(0.0, |r| r.score);
+    let (low, high) = cosines
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| {
+            (lo.min(s.cosine), hi.max(s.cosine))
+        });
+    let lex_norm = |score: f32| {
+        if best_lexical > 0.0 {
+            score / best_lexical
+        } else {
+            0.0
+        }
+    };
+    let vec_norm = |cosine: f32| {
+        if high > low {
+            (cosine - low) / (high - low)
+        } else {
+            0.0
+        }
+    };
+    // The best `depth` by cosine, best first (ties by catalog order).
+    let mut by_cosine: Vec<&semantic::Scored> = cosines.iter().collect();
+    let by_rank = |a: &&semantic::Scored, b: &&semantic::Scored| {
+        b.cosine.total_cmp(&a.cosine).then(a.order.cmp(&b.order))
+    };
+    if by_cosine.len() > depth {
+        by_cosine.select_nth_unstable_by(depth, by_rank);
+        by_cosine.truncate(depth);
     }
+    by_cosine.sort_unstable_by(by_rank);
+    let cosine_of: HashMap<EntryId, (f32, usize)> = by_cosine
+        .iter()
+        .enumerate()
+        .map(|(rank, s)| (s.id, (s.cosine, rank + 1)))
+        .collect();
+    let lexical_of: HashMap<EntryId, (f32, usize)> = lexical
+        .iter()
+        .enumerate()
+        .map(|(rank, r)| (ranked_id(*r), (r.score, rank + 1)))
+        .collect();
+    // Cosines of lexical hits below the vector depth: one pass over the rest.
+    let mut rest: HashMap<EntryId, f32> = HashMap::new();
+    if lexical_of.keys().any(|id| !cosine_of.contains_key(id)) {
+        for s in cosines {
+            if lexical_of.contains_key(&s.id) && !cosine_of.contains_key(&s.id) {
+                rest.insert(s.id, s.cosine);
+            }
+        }
+    }
+    let mut out: Vec<(u64, Explained)> = Vec::with_capacity(lexical.len() + by_cosine.len());
+    for r in lexical {
+        let id = ranked_id(*r);
+        let vector = cosine_of
+            .get(&id)
+            .map(|&(c, rank)| (c, Some(rank)))
+            .or_else(|| rest.get(&id).map(|&c| (c, None)));
+        let v = vector.map_or(0.0, |(c, _)| vec_norm(c));
+        out.push((
+            r.order,
+            Explained {
+                id,
+                score: (1.0 - weight) * lex_norm(r.score) + weight * v,
+                lexical: lexical_of.get(&id).copied(),
+                vector,
+            },
+        ));
+    }
+    for s in &by_cosine {
+        if lexical_of.contains_key(&s.id) {
+            continue;
+        }
+        out.push((
+            s.order,
+            Explained {
+                id: s.id,
+                score: weight * vec_norm(s.cosine),
+                lexical: None,
+                vector: cosine_of.get(&s.id).map(|&(c, rank)| (c, Some(rank))),
+            },
+        ));
+    }
+    out.sort_unstable_by(|(ao, a), (bo, b)| b.score.total_cmp(&a.score).then(ao.cmp(bo)));
+    out.truncate(limit);
+    out.into_iter().map(|(_, e)| e).collect()
 }
 
 /// The query cut to [`MAX_QUERY_CHARS`] characters.

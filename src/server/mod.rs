@@ -132,7 +132,7 @@ impl DeferServer {
         let instructions = vec![None; config.servers.len()];
         let state = Arc::new(State {
             catalog: RwLock::new(Catalog::new(settings.max_name_length)),
-            index: RwLock::new(SearchIndex::new()?),
+            index: RwLock::new(SearchIndex::with_semantic(settings.semantic)?),
             exposed: Mutex::new(Exposed {
                 list,
                 listed: false,
