@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::{load_config, runtime, settle, write_stdout};
+use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
-use crate::catalog::Catalog;
 use crate::search::{Explained, SearchIndex};
 use crate::server::meta::search_tools;
 use crate::server::search_doc;

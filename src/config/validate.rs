@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
-use crate::search::Semantic;
 use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, S};
 use super::{
     AlwaysLoad, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, Exposure,
     MAX_NAME_LENGTH_RANGE, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, ServerConfig, Settings,
     Transport,
 };
+use crate::search::Semantic;
 use crate::suggest;
 
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;

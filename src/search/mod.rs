@@ -614,6 +614,20 @@ fn fuse(
     limit: usize,
 ) -> Vec<Explained> {
     let weight = weight.clamp(0.0, 1.0);
+    // The best `depth` by cosine, best first (ties by catalog order).
+    let mut by_cosine: Vec<&semantic::Scored> = cosines.iter().collect();
+    let by_rank = |a: &&semantic::Scored, b: &&semantic::Scored| {
+        b.cosine.total_cmp(&a.cosine).then(a.order.cmp(&b.order))
+    };
+    if by_cosine.len() > depth {
+        by_cosine.select_nth_unstable_by(depth, by_rank);
+        by_cosine.truncate(depth);
+    }
+    by_cosine.sort_unstable_by(by_rank);
+    // Min-max per query. Lexical: the lowest is 0 (a tool matching no word), so divide by
+    // the best. Cosine: between the catalog's lowest and highest. Measured against z-scores
+    // and against min-max over only the first `depth` of each list: z-scores within ±0.005
+    // R@5, first-`depth` min-max 0.02 lower on MetaTool.
     let best_lexical = lexical.first().map_or(0.0, |r| r.score);
     let (low, high) = cosines
         .iter()
@@ -634,16 +648,6 @@ fn fuse(
             0.0
         }
     };
-    // The best `depth` by cosine, best first (ties by catalog order).
-    let mut by_cosine: Vec<&semantic::Scored> = cosines.iter().collect();
-    let by_rank = |a: &&semantic::Scored, b: &&semantic::Scored| {
-        b.cosine.total_cmp(&a.cosine).then(a.order.cmp(&b.order))
-    };
-    if by_cosine.len() > depth {
-        by_cosine.select_nth_unstable_by(depth, by_rank);
-        by_cosine.truncate(depth);
-    }
-    by_cosine.sort_unstable_by(by_rank);
     let cosine_of: HashMap<EntryId, (f32, usize)> = by_cosine
         .iter()
         .enumerate()

@@ -129,7 +129,7 @@ impl StaticModel {
                 tokenizer.get_vocab_size(true)
             )));
         }
-        let scales = scales
+        let scales: Vec<f32> = scales
             .data()
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
