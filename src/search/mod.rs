@@ -274,30 +274,52 @@ impl SearchIndex {
         &mut self,
         docs: impl IntoIterator<Item = ToolDoc<'a>>,
     ) -> Result<(), SearchError> {
+        let docs: Vec<ToolDoc<'a>> = docs.into_iter().collect();
         let model = self.model();
-        for doc in docs {
-            self.writer.delete_term(self.id_term(doc.id));
-            let document = self.fields.document(&doc, &mut self.analyzers.index_text);
-            self.writer.add_document(document)?;
-            if let Some(model) = model {
-                let vector = model.embed(&fields::embedding_text(&doc));
-                let order = fields::order_key(doc.server_index, doc.id.0);
-                self.vectors
-                    .set(doc.id, order, doc.server, vector.as_deref());
+        std::thread::scope(|scope| -> Result<(), SearchError> {
+            // Embedding workers run while this thread builds the lexical documents (and
+            // tantivy indexes them on its own thread).
+            let workers = match model {
+                Some(model) => embed_in_background(scope, model, &docs),
+                None => Vec::new(),
+            };
+            for doc in &docs {
+                self.writer.delete_term(self.id_term(doc.id));
+                let document = self.fields.document(doc, &mut self.analyzers.index_text);
+                self.writer.add_document(document)?;
+                self.set_name_keys(doc);
             }
-            let mut keys: Vec<String> = [
-                name_key(&doc.tool.name),
-                name_key(doc.qualified_name),
-                name_key(&format!("{}{}", doc.server, doc.tool.name)),
-            ]
-            .into_iter()
-            .filter(|k| !k.is_empty())
-            .collect();
-            keys.sort();
-            keys.dedup();
-            self.set_keys(doc.id, Some(keys));
-        }
+            let mut at = 0;
+            for (len, worker) in workers {
+                let vectors = worker.join().unwrap_or_else(|_| {
+                    tracing::error!("embedding worker panicked; those tools rank by words only");
+                    vec![None; len]
+                });
+                for (doc, vector) in docs[at..at + len].iter().zip(vectors) {
+                    let order = fields::order_key(doc.server_index, doc.id.0);
+                    self.vectors
+                        .set(doc.id, order, doc.server, vector.as_deref());
+                }
+                at += len;
+            }
+            Ok(())
+        })?;
         self.commit()
+    }
+
+    /// Records the compact names of `doc` for exact-name matching.
+    fn set_name_keys(&mut self, doc: &ToolDoc<'_>) {
+        let mut keys: Vec<String> = [
+            name_key(&doc.tool.name),
+            name_key(doc.qualified_name),
+            name_key(&format!("{}{}", doc.server, doc.tool.name)),
+        ]
+        .into_iter()
+        .filter(|k| !k.is_empty())
+        .collect();
+        keys.sort();
+        keys.dedup();
+        self.set_keys(doc.id, Some(keys));
     }
 
     /// Removes documents by id (unknown ids are ignored).
@@ -430,8 +452,15 @@ impl SearchIndex {
         };
         let depth = limit.max(FUSION_DEPTH);
         let lexical = self.lexical(query, depth, server);
-        let cosines = self.vectors.score(&vector, server);
-        fuse(&lexical, &cosines, self.boosts.vector, depth, limit)
+        let cosines = self.vectors.cosines(&vector, server);
+        fuse(
+            &lexical,
+            &self.vectors,
+            &cosines,
+            self.boosts.vector,
+            depth,
+            limit,
+        )
     }
 
     /// The lexical ranking: BM25F over the fields, topics and exact names.
@@ -600,24 +629,59 @@ fn idf(doc_freq: u64, docs: u64) -> f32 {
     (1.0 + x).ln()
 }
 
+/// Below this many tools an upsert embeds on one worker: a thread per few tools costs more
+/// than it saves.
+const EMBED_CHUNK: usize = 64;
+
+/// A worker thread handle that returns the vectors of its chunk, and the chunk's length.
+type EmbedWorker<'scope> = (
+    usize,
+    std::thread::ScopedJoinHandle<'scope, Vec<Option<Vec<f32>>>>,
+);
+
+/// Splits the tools' embedding over up to `available_parallelism` (at most 4) scoped
+/// threads, in order: 10k tools embed in about 1 s of CPU, which one thread would add to
+/// the first load in full.
+fn embed_in_background<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    model: &'static StaticModel,
+    docs: &[ToolDoc<'_>],
+) -> Vec<EmbedWorker<'scope>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let chunk = docs.len().div_ceil(threads).max(EMBED_CHUNK);
+    docs.chunks(chunk)
+        .map(|chunk| {
+            let texts: Vec<String> = chunk.iter().map(fields::embedding_text).collect();
+            let worker = scope.spawn(move || texts.iter().map(|t| model.embed(t)).collect());
+            (chunk.len(), worker)
+        })
+        .collect()
+}
+
 /// The entry id is the low half of the order key (see `fields::order_key`).
 fn ranked_id(r: Ranked) -> EntryId {
     EntryId((r.order & u64::from(u32::MAX)) as u32)
 }
 
-/// Fuses a lexical ranking with every tool's cosine (see [`SearchIndex::explain`]).
+/// Fuses a lexical ranking with every tool's cosine (`cosines`, row order of `vectors`, NaN
+/// for rows filtered out; see [`SearchIndex::explain`]).
 fn fuse(
     lexical: &[Ranked],
-    cosines: &[semantic::Scored],
+    vectors: &Vectors,
+    cosines: &[f32],
     weight: f32,
     depth: usize,
     limit: usize,
 ) -> Vec<Explained> {
     let weight = weight.clamp(0.0, 1.0);
-    // The best `depth` by cosine, best first (ties by catalog order).
-    let mut by_cosine: Vec<&semantic::Scored> = cosines.iter().collect();
-    let by_rank = |a: &&semantic::Scored, b: &&semantic::Scored| {
-        b.cosine.total_cmp(&a.cosine).then(a.order.cmp(&b.order))
+    // The best `depth` rows by cosine, best first (ties by catalog order).
+    let mut by_cosine: Vec<usize> = (0..cosines.len())
+        .filter(|&row| !cosines[row].is_nan())
+        .collect();
+    let by_rank = |&a: &usize, &b: &usize| {
+        cosines[b]
+            .total_cmp(&cosines[a])
+            .then(vectors.entry(a).1.cmp(&vectors.entry(b).1))
     };
     if by_cosine.len() > depth {
         by_cosine.select_nth_unstable_by(depth, by_rank);
@@ -625,14 +689,15 @@ fn fuse(
     }
     by_cosine.sort_unstable_by(by_rank);
     // Min-max per query. Lexical: the lowest is 0 (a tool matching no word), so divide by
-    // the best. Cosine: between the catalog's lowest and highest. Measured against z-scores
+    // the best. Cosine: between the lowest and highest compared. Measured against z-scores
     // and against min-max over only the first `depth` of each list: z-scores within ±0.005
     // R@5, first-`depth` min-max 0.02 lower on MetaTool.
     let best_lexical = lexical.first().map_or(0.0, |r| r.score);
     let (low, high) = cosines
         .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), s| {
-            (lo.min(s.cosine), hi.max(s.cosine))
+        .filter(|c| !c.is_nan())
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &c| {
+            (lo.min(c), hi.max(c))
         });
     let lex_norm = |score: f32| {
         if best_lexical > 0.0 {
@@ -648,54 +713,45 @@ fn fuse(
             0.0
         }
     };
-    let cosine_of: HashMap<EntryId, (f32, usize)> = by_cosine
+    let vector_rank: HashMap<usize, usize> = by_cosine
         .iter()
         .enumerate()
-        .map(|(rank, s)| (s.id, (s.cosine, rank + 1)))
+        .map(|(rank, &row)| (row, rank + 1))
         .collect();
-    let lexical_of: HashMap<EntryId, (f32, usize)> = lexical
-        .iter()
-        .enumerate()
-        .map(|(rank, r)| (ranked_id(*r), (r.score, rank + 1)))
-        .collect();
-    // Cosines of lexical hits below the vector depth: one pass over the rest.
-    let mut rest: HashMap<EntryId, f32> = HashMap::new();
-    if lexical_of.keys().any(|id| !cosine_of.contains_key(id)) {
-        for s in cosines {
-            if lexical_of.contains_key(&s.id) && !cosine_of.contains_key(&s.id) {
-                rest.insert(s.id, s.cosine);
-            }
-        }
-    }
+    let mut in_lexical: Vec<usize> = Vec::with_capacity(lexical.len());
     let mut out: Vec<(u64, Explained)> = Vec::with_capacity(lexical.len() + by_cosine.len());
-    for r in lexical {
+    for (rank, r) in lexical.iter().enumerate() {
         let id = ranked_id(*r);
-        let vector = cosine_of
-            .get(&id)
-            .map(|&(c, rank)| (c, Some(rank)))
-            .or_else(|| rest.get(&id).map(|&c| (c, None)));
+        let row = vectors.row_of(id).filter(|&row| row < cosines.len());
+        let vector = row
+            .map(|row| (cosines[row], vector_rank.get(&row).copied()))
+            .filter(|(c, _)| !c.is_nan());
+        if let Some(row) = row {
+            in_lexical.push(row);
+        }
         let v = vector.map_or(0.0, |(c, _)| vec_norm(c));
         out.push((
             r.order,
             Explained {
                 id,
                 score: (1.0 - weight) * lex_norm(r.score) + weight * v,
-                lexical: lexical_of.get(&id).copied(),
+                lexical: Some((r.score, rank + 1)),
                 vector,
             },
         ));
     }
-    for s in &by_cosine {
-        if lexical_of.contains_key(&s.id) {
+    for (rank, &row) in by_cosine.iter().enumerate() {
+        if in_lexical.contains(&row) {
             continue;
         }
+        let (id, order) = vectors.entry(row);
         out.push((
-            s.order,
+            order,
             Explained {
-                id: s.id,
-                score: weight * vec_norm(s.cosine),
+                id,
+                score: weight * vec_norm(cosines[row]),
                 lexical: None,
-                vector: cosine_of.get(&s.id).map(|&(c, rank)| (c, Some(rank))),
+                vector: Some((cosines[row], Some(rank + 1))),
             },
         ));
     }

@@ -22,8 +22,11 @@ static EMBEDDINGS: &[u8] = include_bytes!("model/embeddings.safetensors");
 static TOKENIZER: &[u8] = include_bytes!("model/tokenizer.json");
 
 /// At most this many tokens of a text are pooled: enough for any tool's description and
-/// parameters, and a bound on the work a huge schema or server instructions can cause.
+/// parameters, and a bound on the work a huge schema can cause.
 const MAX_TOKENS: usize = 512;
+/// Texts are cut to this many characters before tokenizing (512 tokens are rarely more
+/// than ~2,500 characters of English): tokenizing is most of an embedding's cost.
+const MAX_CHARS: usize = 3_000;
 
 /// Which meaning-based tier ranks beside the lexical engine (`[settings.search] semantic`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -149,6 +152,10 @@ impl StaticModel {
     /// The text's vector: mean of its token vectors, unit length. `None` when no token of
     /// the text is in the vocabulary (empty text, only unknown symbols).
     pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        let text = match text.char_indices().nth(MAX_CHARS) {
+            Some((end, _)) => &text[..end],
+            None => text,
+        };
         let encoding = self.tokenizer.encode_fast(text, false).ok()?;
         let mut sum = vec![0.0f32; self.dims];
         let mut n = 0usize;
@@ -194,13 +201,25 @@ pub(crate) fn quantize(v: &[f32]) -> (Vec<i8>, f32) {
     (q, scale)
 }
 
-/// Integer dot product: i8 products summed in i32 (no overflow below 2^17 dims), a shape
-/// that compilers vectorise.
+/// Integer dot product: i8 products summed in i32 (no overflow below 2^17 dims). Sixteen
+/// independent lanes so the compiler emits packed multiply-adds (SSE2 `pmaddwd` on any
+/// x86-64): the plain iterator sum did not vectorise (10k tools: ~550 µs per query).
 fn dot(a: &[i8], b: &[i8]) -> i32 {
-    a.iter()
-        .zip(b)
+    const LANES: usize = 16;
+    let mut acc = [0i32; LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: i32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
         .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum()
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..LANES {
+            acc[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    acc.iter().sum::<i32>() + tail
 }
 
 /// One catalog tool's place in [`Vectors`].
@@ -224,14 +243,6 @@ pub(crate) struct Vectors {
     rows: Vec<Row>,
     by_id: HashMap<EntryId, usize>,
     servers: Vec<String>,
-}
-
-/// A tool's cosine with the query.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Scored {
-    pub id: EntryId,
-    pub order: u64,
-    pub cosine: f32,
 }
 
 impl Vectors {
@@ -295,9 +306,9 @@ impl Vectors {
         self.data.truncate(last * self.dims);
     }
 
-    /// Every tool's cosine with `query` (unit length), of one server only if `server` is
-    /// given, in row order.
-    pub fn score(&self, query: &[f32], server: Option<&str>) -> Vec<Scored> {
+    /// Every row's cosine with `query` (unit length), in row order; rows of other servers
+    /// than `server` (when given) are NaN. Empty when nothing can be compared.
+    pub fn cosines(&self, query: &[f32], server: Option<&str>) -> Vec<f32> {
         if query.len() != self.dims || self.rows.is_empty() {
             return Vec::new();
         }
@@ -312,12 +323,25 @@ impl Vectors {
         self.rows
             .iter()
             .zip(self.data.chunks_exact(self.dims))
-            .filter(|(row, _)| only.is_none_or(|s| row.server == s))
-            .map(|(row, data)| Scored {
-                id: row.id,
-                order: row.order,
-                cosine: dot(&q, data) as f32 * q_scale * row.scale,
+            .map(|(row, data)| {
+                if only.is_none_or(|s| row.server == s) {
+                    dot(&q, data) as f32 * q_scale * row.scale
+                } else {
+                    f32::NAN
+                }
             })
             .collect()
+    }
+
+    /// The row holding `id`'s vector.
+    pub fn row_of(&self, id: EntryId) -> Option<usize> {
+        self.by_id.get(&id).copied()
+    }
+
+    /// The tool in `row` and its tie-break order.
+    pub fn entry(&self, row: usize) -> (EntryId, u64) {
+        self.rows
+            .get(row)
+            .map_or((EntryId(u32::MAX), u64::MAX), |r| (r.id, r.order))
     }
 }
