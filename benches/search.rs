@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
 use mcp_defer::catalog::EntryId;
-use mcp_defer::search::{SearchIndex, ToolDoc};
+use mcp_defer::search::{SearchIndex, Semantic, StaticModel, ToolDoc};
 use rmcp::model::Tool;
 use serde::Deserialize;
 
@@ -114,7 +114,11 @@ fn queries() -> Vec<String> {
 }
 
 fn build(entries: &[Entry]) -> SearchIndex {
-    let mut index = SearchIndex::new().unwrap();
+    build_with(entries, Semantic::default())
+}
+
+fn build_with(entries: &[Entry], semantic: Semantic) -> SearchIndex {
+    let mut index = SearchIndex::with_semantic(semantic).unwrap();
     index.upsert(entries.iter().map(Entry::doc)).unwrap();
     index
 }
@@ -143,34 +147,43 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
 /// p50/p99 per size from a plain loop, build time and upsert costs.
 fn percentiles() {
     let queries = queries();
+    // The model's one-time parse is not part of any build or query below.
+    let start = Instant::now();
+    StaticModel::get().unwrap();
     println!(
-        "{:>7} {:>9} {:>9} {:>9} {:>10}",
-        "tools", "p50 µs", "p99 µs", "max µs", "build ms"
+        "static model parsed in {:.1} ms",
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    println!(
+        "{:>7} {:>8} {:>9} {:>9} {:>9} {:>10}",
+        "tools", "semantic", "p50 µs", "p99 µs", "max µs", "build ms"
     );
     for n in [1_000, 10_000, 50_000] {
         let entries = catalog(n, 0, 0);
-        let start = Instant::now();
-        let index = build(&entries);
-        let built = start.elapsed();
-        for q in &queries {
-            std::hint::black_box(index.search(q, 10, None));
-        }
-        let mut times = Vec::new();
-        for _ in 0..5 {
+        for (label, semantic) in [("off", Semantic::Off), ("static", Semantic::Static)] {
+            let start = Instant::now();
+            let index = build_with(&entries, semantic);
+            let built = start.elapsed();
             for q in &queries {
-                let start = Instant::now();
                 std::hint::black_box(index.search(q, 10, None));
-                times.push(start.elapsed());
             }
+            let mut times = Vec::new();
+            for _ in 0..5 {
+                for q in &queries {
+                    let start = Instant::now();
+                    std::hint::black_box(index.search(q, 10, None));
+                    times.push(start.elapsed());
+                }
+            }
+            times.sort();
+            println!(
+                "{n:>7} {label:>8} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
+                micros(pct(&times, 0.5)),
+                micros(pct(&times, 0.99)),
+                micros(times[times.len() - 1]),
+                built.as_secs_f64() * 1e3
+            );
         }
-        times.sort();
-        println!(
-            "{n:>7} {:>9.1} {:>9.1} {:>9.1} {:>10.1}",
-            micros(pct(&times, 0.5)),
-            micros(pct(&times, 0.99)),
-            micros(times[times.len() - 1]),
-            built.as_secs_f64() * 1e3
-        );
     }
     let entries = catalog(10_000, 0, 0);
     let mut index = build(&entries);

@@ -16,7 +16,7 @@ pub struct Server {
     pub tools: Vec<serde_json::Value>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct Query {
     pub id: String,
     pub query: String,

@@ -2,9 +2,15 @@
 //! a search index (no processes), runs its queries, and prints Recall@1/5/10, MRR@10 and
 //! nDCG@10 (metric definitions in `benches/data/README.md`) and the search latency.
 //!
+//! Each set is measured three ways, side by side: `bm25` (the lexical engine alone,
+//! `semantic = "off"`), `static` (the built-in static embeddings alone) and `fused` (both,
+//! as shipped). Queries of at most [`SHORT_WORDS`] words are also scored on their own
+//! ("short": what agents type) when a set has enough of them.
+//!
 //! `cargo bench --bench retrieval`. Env: `RETRIEVAL_MISSES=N` prints N misses per set;
-//! `RETRIEVAL_BOOSTS=name=3,title=2` overrides field boosts (for tuning); `RETRIEVAL_RANKS=1`
-//! prints where the first relevant tool lands in the top 100.
+//! `RETRIEVAL_BOOSTS=name=3,title=2,vector=0.6` overrides field boosts and the fusion weight
+//! (for tuning); `RETRIEVAL_VARIANTS=bm25,fused` picks variants; `RETRIEVAL_RANKS=1` prints
+//! where the first relevant tool lands in the top 100.
 
 /// The binary's allocator (see `src/main.rs`), so figures match what users run.
 #[global_allocator]
@@ -15,10 +21,15 @@ use std::time::{Duration, Instant};
 
 use mcp_defer::catalog::{Catalog, ServerKey};
 use mcp_defer::ingest::Indexed;
-use mcp_defer::search::{Boosts, SearchIndex, ToolDoc};
+use mcp_defer::search::{Boosts, SearchIndex, Semantic, StaticModel, ToolDoc};
 use rmcp::model::Tool;
 
 mod eval;
+
+/// A query of at most this many words counts as short (`create github issue`).
+const SHORT_WORDS: usize = 5;
+/// Sets with fewer short queries than this get no "short" row (too few to mean anything).
+const MIN_SHORT: usize = 20;
 
 struct Loaded {
     catalog: Catalog,
@@ -26,10 +37,10 @@ struct Loaded {
     build: Duration,
 }
 
-fn load(dir: &Path, boosts: Boosts) -> Result<Loaded, String> {
+fn load(dir: &Path, boosts: Boosts, semantic: Semantic) -> Result<Loaded, String> {
     let servers = eval::load_servers(&dir.join("servers.json"))?;
     let mut catalog = Catalog::new(64);
-    let mut index = SearchIndex::with_boosts(boosts).map_err(|e| e.to_string())?;
+    let mut index = SearchIndex::with_options(boosts, semantic).map_err(|e| e.to_string())?;
     let mut build = Duration::ZERO;
     let mut updates = Vec::new();
     for (i, server) in servers.iter().enumerate() {
@@ -98,6 +109,7 @@ fn parse_boosts() -> Result<Boosts, String> {
             "server" => &mut b.server,
             "server_text" => &mut b.server_text,
             "topics" => &mut b.topics,
+            "vector" => &mut b.vector,
             "shared_idf" => {
                 b.shared_idf = v != 0.0;
                 continue;
@@ -121,6 +133,25 @@ fn main() -> Result<(), String> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     let boosts = parse_boosts()?;
+    let fused_weight = boosts.vector;
+    let variants: Vec<(&str, Semantic, f32)> = [
+        ("bm25", Semantic::Off, 0.0),
+        ("static", Semantic::Static, 1.0),
+        ("fused", Semantic::Static, fused_weight),
+    ]
+    .into_iter()
+    .filter(|(name, _, _)| {
+        std::env::var("RETRIEVAL_VARIANTS").map_or(true, |v| v.split(',').any(|x| x == *name))
+    })
+    .collect();
+    // Load the model before timing anything: its one-time parse is not a query's cost.
+    let start = Instant::now();
+    let model = StaticModel::get().ok_or("the static model does not load")?;
+    println!(
+        "static model: {} dims, parsed in {:.1} ms",
+        model.dims(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data");
     let sets = [
         ("metatool single", "metatool", "queries.jsonl"),
@@ -128,92 +159,140 @@ fn main() -> Result<(), String> {
         ("reference", "reference", "queries.jsonl"),
     ];
     println!(
-        "{:<16} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9} {:>9}",
-        "set", "queries", "R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "p50 µs", "p99 µs"
+        "{:<22} {:<7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9} {:>9}",
+        "set", "variant", "queries", "R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "p50 µs", "p99 µs"
     );
-    let mut all = Vec::new();
+    let mut all: Vec<(&str, Vec<Duration>)> = variants.iter().map(|v| (v.0, Vec::new())).collect();
     let mut builds = Vec::new();
     for (name, dir, file) in sets {
-        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
-            continue;
-        }
-        let dir = data.join(dir);
-        if !dir.join(file).exists() {
-            println!("{name:<16} (missing {})", dir.join(file).display());
-            continue;
-        }
-        let loaded = load(&dir, boosts)?;
-        builds.push((name, loaded.catalog.len(), loaded.build));
-        let queries = eval::load_queries(&dir.join(file))?;
-        // Warm up caches once, then measure.
-        let mut sink = Vec::new();
-        for q in &queries {
-            ranked(&loaded, &q.query, &mut sink);
-        }
-        let mut latencies = Vec::with_capacity(queries.len());
-        let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut latencies));
-        let (p50, p99) = percentiles(&mut latencies);
-        all.extend(latencies);
-        println!(
-            "{:<16} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3} {:>9.1} {:>9.1}",
-            name, m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg10, p50, p99
-        );
-        if std::env::var("RETRIEVAL_RANKS").is_ok() {
-            // Where the first relevant tool lands (1-based, within the top 100): how many
-            // misses a re-ranking of the first page could recover.
-            let mut buckets = [0usize; 6];
-            for q in &queries {
-                let got: Vec<(String, String)> = loaded
-                    .index
-                    .search(&q.query, 100, None)
-                    .iter()
-                    .filter_map(|h| loaded.catalog.get(h.id))
-                    .map(|e| (e.server.to_string(), e.original_name().to_owned()))
-                    .collect();
-                let rank = eval::hits(&got, &q.relevant).iter().position(|h| *h);
-                let b = match rank {
-                    Some(r) if r < 5 => 0,
-                    Some(r) if r < 10 => 1,
-                    Some(r) if r < 20 => 2,
-                    Some(r) if r < 50 => 3,
-                    Some(_) => 4,
-                    None => 5,
-                };
-                buckets[b] += 1;
+        for (vi, &(variant, semantic, weight)) in variants.iter().enumerate() {
+            let boosts = Boosts {
+                vector: weight,
+                ..boosts
+            };
+            if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+                continue;
             }
-            println!(
-                "  first hit rank: 1-5 {} | 6-10 {} | 11-20 {} | 21-50 {} | 51-100 {} | none {}",
-                buckets[0], buckets[1], buckets[2], buckets[3], buckets[4], buckets[5]
-            );
-        }
-        if misses > 0 {
-            let mut shown = 0;
+            let dir = data.join(dir);
+            if !dir.join(file).exists() {
+                println!("{name:<16} (missing {})", dir.join(file).display());
+                continue;
+            }
+            let loaded = load(&dir, boosts, semantic)?;
+            builds.push((name, variant, loaded.catalog.len(), loaded.build));
+            let queries = eval::load_queries(&dir.join(file))?;
+            // Warm up caches once, then measure.
+            let mut sink = Vec::new();
             for q in &queries {
-                let got = ranked(&loaded, &q.query, &mut sink);
-                let hit = eval::hits(&got[..got.len().min(5)], &q.relevant);
-                if hit.iter().filter(|h| **h).count() < q.relevant.len().min(5) && shown < misses {
-                    shown += 1;
-                    let top: Vec<&str> = got.iter().take(5).map(|(_, t)| t.as_str()).collect();
-                    let want: Vec<&str> = q.relevant.iter().map(|(_, t)| t.as_str()).collect();
-                    eprintln!(
-                        "  miss {}: {:?}\n    want {:?}\n    got  {:?}",
-                        q.id, q.query, want, top
+                ranked(&loaded, &q.query, &mut sink);
+            }
+            let mut latencies = Vec::with_capacity(queries.len());
+            let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut latencies));
+            let (p50, p99) = percentiles(&mut latencies);
+            all[vi].1.extend(latencies);
+            println!(
+                "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3} {:>9.1} {:>9.1}",
+                name, variant, m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg10, p50, p99
+            );
+            let (short, long): (Vec<&eval::Query>, Vec<&eval::Query>) = queries
+                .iter()
+                .partition(|q| q.query.split_whitespace().count() <= SHORT_WORDS);
+            if short.len() >= MIN_SHORT {
+                for (label, part) in [("short", short), ("long", long)] {
+                    let part: Vec<eval::Query> = part.into_iter().cloned().collect();
+                    let m = eval::evaluate(&part, |q| ranked(&loaded, q, &mut sink));
+                    println!(
+                        "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3}",
+                        format!("  {name} {label}"),
+                        variant,
+                        m.queries,
+                        m.r1,
+                        m.r5,
+                        m.r10,
+                        m.mrr10,
+                        m.ndcg10
                     );
+                }
+            }
+            if std::env::var("RETRIEVAL_RANKS").is_ok() {
+                // Where the first relevant tool lands (1-based, within the top 100): how many
+                // misses a re-ranking of the first page could recover.
+                let mut buckets = [0usize; 6];
+                for q in &queries {
+                    let got: Vec<(String, String)> = loaded
+                        .index
+                        .search(&q.query, 100, None)
+                        .iter()
+                        .filter_map(|h| loaded.catalog.get(h.id))
+                        .map(|e| (e.server.to_string(), e.original_name().to_owned()))
+                        .collect();
+                    let rank = eval::hits(&got, &q.relevant).iter().position(|h| *h);
+                    let b = match rank {
+                        Some(r) if r < 5 => 0,
+                        Some(r) if r < 10 => 1,
+                        Some(r) if r < 20 => 2,
+                        Some(r) if r < 50 => 3,
+                        Some(_) => 4,
+                        None => 5,
+                    };
+                    buckets[b] += 1;
+                }
+                println!(
+                    "  first hit rank: 1-5 {} | 6-10 {} | 11-20 {} | 21-50 {} | 51-100 {} | none {}",
+                    buckets[0], buckets[1], buckets[2], buckets[3], buckets[4], buckets[5]
+                );
+            }
+            if misses > 0 {
+                let mut shown = 0;
+                for q in &queries {
+                    let got = ranked(&loaded, &q.query, &mut sink);
+                    let hit = eval::hits(&got[..got.len().min(5)], &q.relevant);
+                    if hit.iter().filter(|h| **h).count() < q.relevant.len().min(5)
+                        && shown < misses
+                    {
+                        shown += 1;
+                        let top: Vec<&str> = got.iter().take(5).map(|(_, t)| t.as_str()).collect();
+                        let want: Vec<&str> = q.relevant.iter().map(|(_, t)| t.as_str()).collect();
+                        eprintln!(
+                            "  miss {} ({variant}): {:?}\n    want {:?}\n    got  {:?}",
+                            q.id, q.query, want, top
+                        );
+                    }
                 }
             }
         }
     }
-    let (p50, p99) = percentiles(&mut all);
-    println!(
-        "all searches: {} queries, p50 {p50:.1} µs, p99 {p99:.1} µs (limit 10)",
-        all.len()
-    );
-    for (name, tools, build) in builds {
+    for (variant, mut latencies) in all {
+        let (p50, p99) = percentiles(&mut latencies);
         println!(
-            "index build ({name}): {tools} tools, one upsert per server, {:.1} ms",
+            "all searches ({variant}): {} queries, p50 {p50:.1} µs, p99 {p99:.1} µs (limit 10)",
+            latencies.len()
+        );
+    }
+    for (name, variant, tools, build) in builds {
+        println!(
+            "index build ({name}, {variant}): {tools} tools, one upsert per server, {:.1} ms",
             build.as_secs_f64() * 1e3
         );
     }
+    // The query embedding alone, over every query of every set (what `static` adds).
+    let mut embeds = Vec::new();
+    for (_, dir, file) in sets {
+        let path = data.join(dir).join(file);
+        if let Ok(queries) = eval::load_queries(&path) {
+            for q in &queries {
+                let start = Instant::now();
+                let v = model.embed(&q.query);
+                embeds.push(start.elapsed());
+                std::hint::black_box(v);
+            }
+        }
+    }
+    let (p50, p99) = percentiles(&mut embeds);
+    println!(
+        "query embedding: {} queries, p50 {p50:.1} µs, p99 {p99:.1} µs",
+        embeds.len()
+    );
     Ok(())
 }
 

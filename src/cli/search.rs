@@ -6,8 +6,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use super::{connect_all, load_config, runtime, write_stdout};
+use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
+use crate::search::Explained;
 use crate::server::meta::search_tools;
 
 #[derive(Debug, clap::Args)]
@@ -23,6 +25,10 @@ pub struct Args {
     /// The result exactly as `search_tools` returns it, as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Per hit: the lexical (BM25) score and rank, the vector cosine and rank, and the
+    /// fused rank, to see which engine found a tool.
+    #[arg(long, conflicts_with = "json")]
+    pub explain: bool,
 }
 
 pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
@@ -32,6 +38,15 @@ pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
 
 async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
+    let explained = if args.explain {
+        let limit = args
+            .limit
+            .unwrap_or(config.settings.search_limit)
+            .clamp(1, crate::server::meta::MAX_SEARCH_LIMIT);
+        (registry.index()).explain(&args.query, limit, args.server.as_deref())
+    } else {
+        Vec::new()
+    };
     let request = search_tools::Args {
         query: args.query,
         limit: args.limit,
@@ -50,6 +65,8 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         let mut out = serde_json::to_string_pretty(&found)?;
         out.push('\n');
         out
+    } else if args.explain {
+        explain_table(&explained, &registry.catalog())
     } else {
         table(&found)
     };
@@ -68,6 +85,50 @@ fn table(found: &search_tools::Found) -> String {
         let line = format!(
             "{:>7.2}  {:<width$}  {}",
             hit.score, hit.name, hit.description
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// One line per hit: fused rank and score, lexical score and rank, cosine and rank. A `-`
+/// is "not in that engine's first hundred" (lexical) or "no vector" (vector).
+fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
+    let mut out = String::new();
+    if hits.is_empty() {
+        out.push_str("no tools match\n");
+        return out;
+    }
+    let names: Vec<&str> = hits
+        .iter()
+        .map(|h| catalog.get(h.id).map_or("?", |e| e.name.as_str()))
+        .collect();
+    let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
+    out.push_str(&format!(
+        "{:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:<width$}\n",
+        "rank", "fused", "lexical", "lex#", "cosine", "vec#", "tool"
+    ));
+    for (rank, (hit, name)) in hits.iter().zip(&names).enumerate() {
+        let (lex, lex_rank) = match hit.lexical {
+            Some((score, rank)) => (format!("{score:.2}"), rank.to_string()),
+            None => ("-".to_owned(), "-".to_owned()),
+        };
+        let (cos, cos_rank) = match hit.vector {
+            Some((cosine, rank)) => (
+                format!("{cosine:.3}"),
+                rank.map_or("-".to_owned(), |r| r.to_string()),
+            ),
+            None => ("-".to_owned(), "-".to_owned()),
+        };
+        let line = format!(
+            "{:>4}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {name}",
+            rank + 1,
+            hit.score,
+            lex,
+            lex_rank,
+            cos,
+            cos_rank
         );
         out.push_str(line.trim_end());
         out.push('\n');

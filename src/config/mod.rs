@@ -10,6 +10,9 @@
 //! [settings]                      # optional; every key has a default
 //! exposure = "deferred"           # "deferred" | "proxy" | "all"
 //!
+//! [settings.search]
+//! semantic = "static"             # "static" (built-in embeddings) | "off" (words only)
+//!
 //! [mcp_servers.docs]              # a Codex block, pasted unchanged
 //! command = "npx"
 //! args = ["-y", "@example/docs-mcp", "--root", "${HOME}/docs"]
@@ -124,6 +127,8 @@ pub struct Settings {
     pub max_output_tokens: Option<usize>,
     /// Which protocol eras the client may speak (docs/design.md section 12).
     pub client_era: ClientEra,
+    /// `[settings.search] semantic`: the meaning-based tier fused with lexical search.
+    pub semantic: crate::search::Semantic,
 }
 
 impl Default for Settings {
@@ -139,6 +144,7 @@ impl Default for Settings {
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: None,
             client_era: ClientEra::Any,
+            semantic: crate::search::Semantic::default(),
         }
     }
 }

@@ -35,6 +35,8 @@ pub(super) struct RawSettings {
     pub max_message_bytes: Option<S<i64>>,
     pub max_output_tokens: Option<S<i64>>,
     pub client_era: Option<S<String>>,
+    /// `[settings.search] semantic`.
+    pub search_semantic: Option<S<String>>,
 }
 
 /// One `[mcp_servers.<name>.tools.<tool>]` table.
@@ -116,7 +118,11 @@ const SETTINGS_KEYS: &[&str] = &[
     "max_message_bytes",
     "max_output_tokens",
     "client_era",
+    "search",
 ];
+
+/// Keys of `[settings.search]`.
+const SEARCH_KEYS: &[&str] = &["semantic"];
 
 /// The keys to use in a server table: Codex's, then ours.
 pub(crate) const SERVER_KEYS: &[&str] = &[
@@ -220,6 +226,19 @@ fn decode_settings(
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             "client_era" => settings.client_era = Some(cx.string(key, value)?),
+            "search" => {
+                let cx = Cx {
+                    source,
+                    table: "[settings.search]".to_owned(),
+                };
+                let table = cx.table(key, value, "write `[settings.search]` above its keys")?;
+                for (key, value) in in_file_order(table) {
+                    match key.get_ref().as_ref() {
+                        "semantic" => settings.search_semantic = Some(cx.string(key, value)?),
+                        other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
+                    }
+                }
+            }
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }

@@ -213,6 +213,8 @@ fn settings_parse_and_convert_units() {
         "inherit_env = true",
         "max_output_tokens = 20_000",
         "client_era = \"handshake\"",
+        "[settings.search]",
+        "semantic = \"off\"",
     ]));
     assert_eq!(
         config.settings,
@@ -227,6 +229,7 @@ fn settings_parse_and_convert_units() {
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: Some(20_000),
             client_era: ClientEra::Handshake,
+            semantic: crate::search::Semantic::Off,
         }
     );
     assert_eq!(
@@ -901,6 +904,30 @@ fn settings_values_are_checked() {
         &lines(&["settings = [1]"]),
         1,
         &["`settings`", "must be a table"],
+    );
+    fails(
+        &lines(&["[settings.search]", "semantic = \"statik\""]),
+        2,
+        &[
+            "[settings.search]",
+            "`semantic = \"statik\"`",
+            "\"static\", \"model\", \"off\"",
+            "did you mean `static`?",
+        ],
+    );
+    fails(
+        &lines(&["[settings.search]", "semantics = \"off\""]),
+        2,
+        &[
+            "[settings.search]",
+            "unknown key `semantics`",
+            "did you mean `semantic`?",
+        ],
+    );
+    fails(
+        &lines(&["[settings]", "search = 1"]),
+        2,
+        &["`search`", "must be a table"],
     );
 }
 

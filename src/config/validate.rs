@@ -20,6 +20,7 @@ use super::{
     SEARCH_LIMIT_RANGE, ServerConfig, Settings, ToolOverride, Transport,
 };
 use crate::catalog::is_name_char;
+use crate::search::Semantic;
 use crate::suggest;
 
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -76,6 +77,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         max_message_bytes,
         max_output_tokens,
         client_era,
+        search_semantic,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -137,6 +139,31 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             }
         },
     };
+    let semantic = match search_semantic {
+        None => defaults.semantic,
+        Some(value) => match Semantic::parse(value.get_ref()) {
+            Some(Semantic::Model) => {
+                return Err(source.error(
+                    value.span(),
+                    "[settings.search] `semantic = \"model\"`: the transformer tier is not \
+                     built yet; write `semantic = \"static\"` (the default)"
+                        .to_owned(),
+                ));
+            }
+            Some(semantic) => semantic,
+            None => {
+                let other = value.get_ref();
+                return Err(source.error(
+                    value.span(),
+                    format!(
+                        "[settings.search] `semantic = {other:?}` is not a tier; write one of \
+                         \"static\", \"model\", \"off\"{}",
+                        suggest::hint(other, &Semantic::NAMES)
+                    ),
+                ));
+            }
+        },
+    };
     let wait = |value: Option<S<i64>>, key: &str, default: Duration| {
         in_range(
             value,
@@ -186,6 +213,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             20_000,
         )?,
         client_era,
+        semantic,
     })
 }
 

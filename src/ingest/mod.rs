@@ -160,7 +160,7 @@ impl Registry {
         let max_name_length = config.settings.max_name_length;
         Ok(Registry {
             catalog: RwLock::new(Catalog::new(max_name_length)),
-            index: RwLock::new(SearchIndex::new()?),
+            index: RwLock::new(SearchIndex::with_semantic(config.settings.semantic)?),
             instructions: Mutex::new(vec![None; config.servers.len()]),
             prompts: RwLock::new(PromptCatalog::new(max_name_length)),
             resources: RwLock::new(ResourceCatalog::new()),

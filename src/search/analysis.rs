@@ -300,6 +300,24 @@ fn split_parts(run: &str) -> Vec<(usize, usize)> {
     parts
 }
 
+/// An identifier as words for the embedding model: `createPullRequest` and
+/// `create_pull-request` both give `create Pull Request`-like word lists (the model's
+/// tokenizer lowercases), so name parts embed as the words they are.
+pub(crate) fn ident_words(ident: &str) -> String {
+    let mut out = String::with_capacity(ident.len() + 8);
+    for run in ident.split(|c: char| !c.is_alphanumeric()) {
+        for (start, end) in split_parts(run) {
+            if start < end {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str(&run[start..end]);
+            }
+        }
+    }
+    out
+}
+
 /// The compact form of a name for exact matching: lowercase letters and digits only, so
 /// `github__create_issue`, `github/create_issue` and `GitHub create-issue` agree.
 pub(crate) fn name_key(name: &str) -> String {

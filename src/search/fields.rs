@@ -11,7 +11,7 @@ use tantivy::schema::{
 use tantivy::tokenizer::TextAnalyzer;
 
 use super::ToolDoc;
-use super::analysis::{IDENT, PLAIN, PREFIX, TEXT, TOPICS, name_key};
+use super::analysis::{IDENT, PLAIN, PREFIX, TEXT, TOPICS, ident_words, name_key};
 use super::concepts;
 
 /// How deep into an `inputSchema` parameters are collected.
@@ -212,6 +212,30 @@ impl Fields {
         }
         d
     }
+}
+
+/// The text a tool's vector is computed from: what the lexical index holds of the tool
+/// itself (name parts, title, description, parameter names and texts) and the server's
+/// name, as words. Not the server's text: shared by all its tools and often long, it pulls
+/// their mean vectors together (MetaTool multi R@5 0.768 with it, 0.778 without; reference
+/// 0.810 / 0.814), and the lexical side still indexes it.
+pub(crate) fn embedding_text(doc: &ToolDoc<'_>) -> String {
+    let tool = doc.tool;
+    let mut parts: Vec<String> = vec![ident_words(&tool.name)];
+    if let Some(t) = &tool.title {
+        parts.push(t.to_string());
+    }
+    if let Some(d) = tool.description.as_deref() {
+        parts.push(d.to_owned());
+    }
+    let mut schema = SchemaText::default();
+    if let Some(props) = tool.input_schema.get("properties") {
+        schema.properties(props, 0);
+    }
+    parts.extend(schema.names.iter().map(|n| ident_words(n)));
+    parts.extend(schema.text);
+    parts.push(ident_words(doc.server));
+    parts.join(" \n ")
 }
 
 pub(crate) fn order_key(server_index: usize, id: u32) -> u64 {
