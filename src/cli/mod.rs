@@ -34,8 +34,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve MCP over stdio (the default).
-    Serve(ConfigArg),
+    /// Serve MCP over stdio (the default), or over Streamable HTTP with --http.
+    Serve(ServeArgs),
     /// Connect to every server and report status, tool count and start time.
     Check(ConfigArg),
     /// List every catalog tool.
@@ -61,6 +61,17 @@ enum Command {
     /// gone (see `downstream::watchdog`).
     #[command(name = "__watchdog", hide = true)]
     Watchdog,
+}
+
+#[derive(Debug, clap::Args, Default)]
+struct ServeArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Serve many clients over Streamable HTTP at http://ADDR/mcp instead of one over
+    /// stdio, e.g. 127.0.0.1:8765 (port 0 picks a free one; the log says which). A
+    /// non-loopback address needs [settings.http] tokens_env or token_file.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -96,7 +107,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Search { config, args }) => search::run(config.config, args),
         Some(Command::Stats(args)) => stats::run(args.config),
         Some(Command::Import(args)) => import::run(args),
-        Some(Command::Serve(args)) => serve(args.config),
+        Some(Command::Serve(ServeArgs {
+            config,
+            http: Some(addr),
+        })) => serve_http(config.config, addr),
+        Some(Command::Serve(args)) => serve(args.config.config),
         None => serve(None),
     }
 }
@@ -114,6 +129,17 @@ fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     // signal; waiting for it would keep a terminated server alive. Everything that matters
     // has finished by now.
     runtime.shutdown_background();
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve_http(config: Option<PathBuf>, addr: std::net::SocketAddr) -> anyhow::Result<ExitCode> {
+    let config = load_config(config)?;
+    // Many clients at once: every core serves them; index updates still run on the
+    // blocking pool.
+    let runtime = runtime()?;
+    let served = runtime.block_on(crate::server::serve_http(config, addr));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     served?;
     Ok(ExitCode::SUCCESS)
 }

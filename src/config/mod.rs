@@ -91,6 +91,18 @@ pub const MAX_MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 65_536..=1 
 pub const PREFIX_ROOM: usize = 2 + 1 + 9;
 /// Accepted `max_output_tokens`: below 100 the note saying what was cut is longer than what
 /// is kept; above ten million tokens no model reads it anyway.
+/// How long an idle HTTP session lives: a working day's pause in a conversation is
+/// longer, but a client that comes back after it re-initializes on the 404 (as the spec
+/// asks), and what an abandoned session holds is freed within the half hour.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(1800);
+/// Bounds of `session_idle_sec`: a second (tests) to a week.
+pub const SESSION_IDLE_SEC_RANGE: std::ops::RangeInclusive<usize> = 1..=604_800;
+/// Requests one HTTP session may have in flight: more than a client runs in parallel
+/// (Claude Code runs a handful of tools at once), few enough that one session cannot
+/// occupy every downstream server.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
+/// Bounds of `max_concurrent_requests`.
+pub const MAX_CONCURRENT_REQUESTS_RANGE: std::ops::RangeInclusive<usize> = 1..=10_000;
 pub const MAX_OUTPUT_TOKENS_RANGE: std::ops::RangeInclusive<usize> = 100..=10_000_000;
 
 /// A validated configuration.
@@ -123,6 +135,46 @@ pub struct Settings {
     pub max_output_tokens: Option<usize>,
     /// Which protocol eras the client may speak (docs/design.md section 12).
     pub client_era: ClientEra,
+    /// `serve --http`: a session without a request this long is closed and its state
+    /// dropped.
+    pub session_idle: Duration,
+    /// `[settings.http]`: how `serve --http` admits clients.
+    pub http: HttpSettings,
+}
+
+/// `[settings.http]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpSettings {
+    /// Where the bearer tokens come from; `None`: no auth (refused off loopback).
+    pub tokens: Option<TokenSource>,
+    /// Browser origins allowed to call (`Origin` header); any other present Origin gets
+    /// 403. Empty: every request that carries an Origin is refused.
+    pub allowed_origins: Vec<String>,
+    /// `Host` values accepted (DNS-rebinding protection); empty: loopback names and the
+    /// bound address.
+    pub allowed_hosts: Vec<String>,
+    /// Requests one session may have in flight at once.
+    pub max_concurrent_requests: usize,
+}
+
+/// Where `serve --http` reads its bearer tokens. Read when serving starts, never logged.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TokenSource {
+    /// `tokens_env = "VAR"`: the variable holds one token, or several separated by commas.
+    Env(String),
+    /// `token_file = "path"`: one token a line (blank lines and `#` lines skipped).
+    File(PathBuf),
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            tokens: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -138,6 +190,8 @@ impl Default for Settings {
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: None,
             client_era: ClientEra::Any,
+            session_idle: DEFAULT_SESSION_IDLE,
+            http: HttpSettings::default(),
         }
     }
 }

@@ -35,6 +35,18 @@ pub(super) struct RawSettings {
     pub max_message_bytes: Option<S<i64>>,
     pub max_output_tokens: Option<S<i64>>,
     pub client_era: Option<S<String>>,
+    pub session_idle_sec: Option<S<i64>>,
+    pub http: RawHttp,
+}
+
+/// The `[settings.http]` table: how `serve --http` admits clients.
+#[derive(Default)]
+pub(super) struct RawHttp {
+    pub tokens_env: Option<S<String>>,
+    pub token_file: Option<S<String>>,
+    pub allowed_origins: Option<S<Vec<S<String>>>>,
+    pub allowed_hosts: Option<S<Vec<S<String>>>>,
+    pub max_concurrent_requests: Option<S<i64>>,
 }
 
 /// One `[mcp_servers.<name>.tools.<tool>]` table.
@@ -109,6 +121,16 @@ const SETTINGS_KEYS: &[&str] = &[
     "max_message_bytes",
     "max_output_tokens",
     "client_era",
+    "session_idle_sec",
+    "http",
+];
+
+const HTTP_KEYS: &[&str] = &[
+    "tokens_env",
+    "token_file",
+    "allowed_origins",
+    "allowed_hosts",
+    "max_concurrent_requests",
 ];
 
 /// The keys to use in a server table: Codex's, then ours.
@@ -211,10 +233,38 @@ fn decode_settings(
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             "client_era" => settings.client_era = Some(cx.string(key, value)?),
+            "session_idle_sec" => settings.session_idle_sec = Some(cx.integer(key, value)?),
+            "http" => settings.http = decode_http(source, key, value)?,
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }
     Ok(settings)
+}
+
+fn decode_http(
+    source: &Source<'_>,
+    key: &Key<'_>,
+    value: &Value<'_>,
+) -> Result<RawHttp, ConfigError> {
+    let cx = Cx {
+        source,
+        table: "[settings.http]".to_owned(),
+    };
+    let table = cx.table(key, value, "write `[settings.http]` above its keys")?;
+    let mut http = RawHttp::default();
+    for (key, value) in in_file_order(table) {
+        match key.get_ref().as_ref() {
+            "tokens_env" => http.tokens_env = Some(cx.string(key, value)?),
+            "token_file" => http.token_file = Some(cx.string(key, value)?),
+            "allowed_origins" => http.allowed_origins = Some(cx.strings(key, value)?),
+            "allowed_hosts" => http.allowed_hosts = Some(cx.strings(key, value)?),
+            "max_concurrent_requests" => {
+                http.max_concurrent_requests = Some(cx.integer(key, value)?)
+            }
+            other => return Err(cx.unknown(key, other, HTTP_KEYS)),
+        }
+    }
+    Ok(http)
 }
 
 fn decode_server(

@@ -212,6 +212,11 @@ fn settings_parse_and_convert_units() {
         "inherit_env = true",
         "max_output_tokens = 20_000",
         "client_era = \"handshake\"",
+        "session_idle_sec = 60",
+        "[settings.http]",
+        "token_file = \"tokens\"",
+        "allowed_origins = [\"http://localhost:*\"]",
+        "max_concurrent_requests = 4",
     ]));
     assert_eq!(
         config.settings,
@@ -226,7 +231,30 @@ fn settings_parse_and_convert_units() {
             max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: Some(20_000),
             client_era: ClientEra::Handshake,
+            session_idle: Duration::from_secs(60),
+            http: crate::config::HttpSettings {
+                tokens: Some(crate::config::TokenSource::File(
+                    std::path::Path::new(PATH).with_file_name("tokens")
+                )),
+                allowed_origins: vec!["http://localhost:*".to_owned()],
+                allowed_hosts: Vec::new(),
+                max_concurrent_requests: 4,
+            },
         }
+    );
+    fails(
+        &lines(&[
+            "[settings.http]",
+            "tokens_env = \"T\"",
+            "token_file = \"f\"",
+        ]),
+        3,
+        &["both `tokens_env` and `token_file`", "keep one"],
+    );
+    fails(
+        "[settings.http]\ntoken_env = \"T\"\n",
+        2,
+        &["did you mean `tokens_env`"],
     );
     assert_eq!(
         ok("[settings]\nexposure = \"all\"\n").settings.exposure,

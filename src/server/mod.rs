@@ -39,6 +39,8 @@ mod client_requests;
 mod completions;
 mod envelope;
 mod framing;
+mod gate;
+mod http;
 mod instructions;
 pub mod meta;
 mod notify;
@@ -48,7 +50,9 @@ mod resources;
 mod route;
 mod serve;
 mod session;
+mod sessions;
 
+pub use http::{HttpError, MCP_PATH, serve_http};
 pub use serve::serve;
 
 use client_requests::ClientRequests;
