@@ -13,6 +13,7 @@ mod downstream;
 mod eras;
 mod framing;
 mod fuzz;
+mod http;
 mod import;
 mod interop;
 mod launcher;

@@ -163,5 +163,6 @@ impl Drop for Session {
                 let _ = self.release.send(uri.clone());
             }
         }
+        tracing::debug!(mode = ?self.mode.get(), "session state dropped");
     }
 }
