@@ -361,3 +361,125 @@ async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
     let (status, _, _) = post(&client, &server.url, &headers, &tools_list(5)).await;
     assert_eq!(status, 200);
 }
+
+/// The `result` of the JSON-RPC answer with `id` in an SSE or JSON body.
+fn result_of(body: &str, id: u64) -> Value {
+    body.lines()
+        .map(|l| l.strip_prefix("data: ").unwrap_or(l))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["id"] == id)
+        .unwrap_or_else(|| panic!("no answer {id} in {body}"))["result"]
+        .clone()
+}
+
+fn search(id: u64, query: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "search_tools", "arguments": {"query": query}}})
+}
+
+fn hit_servers(result: &Value) -> Vec<String> {
+    let mut servers: Vec<String> = result["structuredContent"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["server"].as_str().unwrap().to_owned())
+        .collect();
+    servers.sort();
+    servers.dedup();
+    servers
+}
+
+fn profile_config(dir: &Dir) -> std::path::PathBuf {
+    let pids = dir.file("a.pids");
+    let mut toml = fixture(
+        "alpha",
+        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        "description = \"the alpha server\"",
+    );
+    toml += &fixture("beta", &[], "description = \"the beta server\"");
+    toml += "[profiles.one]\nservers = [\"alpha\"]\n";
+    dir.config(&toml);
+    pids
+}
+
+#[tokio::test]
+async fn a_profile_at_mcp_name_sees_only_its_servers_which_run_once() {
+    let dir = Dir::new();
+    let pids = profile_config(&dir);
+    let server = Server::start(&dir, &[]);
+    let profile_url = format!("{}/one", server.url);
+    server.wait_for_log(&format!("url={profile_url}"));
+    let client = reqwest::Client::new();
+    for (url, servers) in [
+        (&profile_url, vec!["alpha"]),
+        (&server.url, vec!["alpha", "beta"]),
+    ] {
+        let (status, session, body) = post(&client, url, &[], &initialize()).await;
+        assert_eq!(status, 200, "{body}");
+        let instructions = result_of(&body, 1)["instructions"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(instructions.contains("the alpha server"), "{instructions}");
+        assert_eq!(
+            instructions.contains("the beta server"),
+            servers.contains(&"beta"),
+            "{url}: {instructions}"
+        );
+        let session = session.unwrap();
+        let headers = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", "2025-06-18"),
+        ];
+        let (_, _, body) = post(&client, url, &headers, &search(2, "echo a message")).await;
+        let found = hit_servers(&result_of(&body, 2));
+        assert_eq!(found, servers, "{url}: {body}");
+    }
+    assert_eq!(
+        fixture_processes(&pids),
+        1,
+        "alpha runs once for /mcp and /mcp/one"
+    );
+}
+
+#[test]
+fn serve_profile_on_stdio_sees_only_its_servers() {
+    use std::io::Write;
+    let dir = Dir::new();
+    profile_config(&dir);
+    let mut child = Command::new(BIN)
+        .args(["serve", "--profile", "one", "--config"])
+        .arg(dir.file("servers.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let _child = Killed(child);
+    for message in [
+        initialize(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        search(2, "echo a message"),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut answers = stdout
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok());
+    let init = answers.next().unwrap();
+    let instructions = init["result"]["instructions"].as_str().unwrap();
+    assert!(instructions.contains("the alpha server"), "{instructions}");
+    assert!(!instructions.contains("beta"), "{instructions}");
+    let found = answers.find(|m| m["id"] == 2).unwrap();
+    assert_eq!(hit_servers(&found["result"]), ["alpha"], "{found}");
+
+    let unknown = dir.run(&["serve", "--profile", "onee"]);
+    let text = crate::util::stderr(&unknown);
+    assert!(
+        text.contains("no `[profiles.onee]` table; did you mean `one`?"),
+        "{text}"
+    );
+}

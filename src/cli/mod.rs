@@ -72,6 +72,10 @@ struct ServeArgs {
     /// non-loopback address needs [settings.http] tokens_env or token_file.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
+    /// Serve only the servers of `[profiles.NAME]`: its instructions, search and lists
+    /// see those servers alone.
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -110,14 +114,27 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(ServeArgs {
             config,
             http: Some(addr),
-        })) => serve_http(config.config, addr),
-        Some(Command::Serve(args)) => serve(args.config.config),
-        None => serve(None),
+            profile,
+        })) => serve_http(config.config, addr, profile),
+        Some(Command::Serve(args)) => serve(args.config.config, args.profile),
+        None => serve(None, None),
     }
 }
 
-fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+/// The config to serve: the whole file, or the view of one `[profiles.NAME]`.
+///
+/// # Errors
+/// The config's own errors, or an unknown profile.
+fn serve_config(path: Option<PathBuf>, profile: Option<String>) -> anyhow::Result<Config> {
+    let config = load_config(path)?;
+    Ok(match profile {
+        Some(name) => config.for_profile(&name)?.0,
+        None => config,
+    })
+}
+
+fn serve(config: Option<PathBuf>, profile: Option<String>) -> anyhow::Result<ExitCode> {
+    let config = serve_config(config, profile)?;
     // One thread: a proxied call crosses fewer thread hops (2.5 context switches a call
     // instead of 7, docs/benchmarks.md); index updates run on the blocking pool.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -133,8 +150,12 @@ fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn serve_http(config: Option<PathBuf>, addr: std::net::SocketAddr) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+fn serve_http(
+    config: Option<PathBuf>,
+    addr: std::net::SocketAddr,
+    profile: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let config = serve_config(config, profile)?;
     // Many clients at once: every core serves them; index updates still run on the
     // blocking pool.
     let runtime = runtime()?;

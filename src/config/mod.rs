@@ -113,6 +113,48 @@ pub struct Config {
     pub settings: Settings,
     /// Every `[mcp_servers.*]` table in file order, disabled ones included.
     pub servers: Vec<ServerConfig>,
+    /// `[profiles.<name>]` tables in file order.
+    pub profiles: Vec<Profile>,
+}
+
+/// `[profiles.<name>] servers = [...]`: a subset of the servers, served as its own MCP server
+/// (`/mcp/<name>` over HTTP, `serve --profile <name>` on stdio).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// `[A-Za-z0-9_-]+`: it is a URL path segment.
+    pub name: String,
+    /// Server table names, each one that exists.
+    pub servers: Vec<String>,
+}
+
+impl Config {
+    /// The config a profile sees: only its servers, in file order (so its instructions,
+    /// search and lists are those of its servers alone, in the order the file gives), and
+    /// for each, its position in `self.servers`.
+    ///
+    /// # Errors
+    /// An unknown profile name, with the closest known one.
+    pub fn for_profile(&self, name: &str) -> Result<(Config, Vec<usize>), ConfigError> {
+        let Some(profile) = self.profiles.iter().find(|p| p.name == name) else {
+            let known: Vec<&str> = self.profiles.iter().map(|p| p.name.as_str()).collect();
+            return Err(ConfigError::UnknownProfile {
+                path: self.path.clone(),
+                name: name.to_owned(),
+                hint: crate::suggest::hint(name, &known),
+            });
+        };
+        let positions: Vec<usize> = (self.servers.iter().enumerate())
+            .filter(|(_, s)| profile.servers.contains(&s.name))
+            .map(|(i, _)| i)
+            .collect();
+        let config = Config {
+            path: self.path.clone(),
+            settings: self.settings.clone(),
+            servers: positions.iter().map(|&i| self.servers[i].clone()).collect(),
+            profiles: Vec::new(),
+        };
+        Ok((config, positions))
+    }
 }
 
 /// The `[settings]` table.

@@ -21,6 +21,13 @@ pub(super) type Pairs = Vec<(S<String>, S<String>)>;
 pub(super) struct RawFile {
     pub settings: RawSettings,
     pub servers: Vec<RawServer>,
+    pub profiles: Vec<RawProfile>,
+}
+
+/// One `[profiles.<name>]` table.
+pub(super) struct RawProfile {
+    pub name: S<String>,
+    pub servers: Option<S<Vec<S<String>>>>,
 }
 
 #[derive(Default)]
@@ -108,7 +115,9 @@ pub(super) struct RawServer {
     pub ignored: Vec<S<&'static str>>,
 }
 
-const TOP_KEYS: &[&str] = &["mcp_servers", "settings"];
+const TOP_KEYS: &[&str] = &["mcp_servers", "settings", "profiles"];
+
+const PROFILE_KEYS: &[&str] = &["servers"];
 
 const SETTINGS_KEYS: &[&str] = &[
     "exposure",
@@ -190,6 +199,7 @@ pub(super) fn decode(text: &str, source: &Source<'_>) -> Result<RawFile, ConfigE
     let mut file = RawFile {
         settings: RawSettings::default(),
         servers: Vec::new(),
+        profiles: Vec::new(),
     };
     for (key, value) in in_file_order(document.get_ref()) {
         let cx = Cx {
@@ -204,10 +214,43 @@ pub(super) fn decode(text: &str, source: &Source<'_>) -> Result<RawFile, ConfigE
                     file.servers.push(decode_server(source, name, server)?);
                 }
             }
+            "profiles" => {
+                let profiles = cx.table(key, value, "write profiles as `[profiles.<name>]`")?;
+                for (name, profile) in in_file_order(profiles) {
+                    file.profiles.push(decode_profile(source, name, profile)?);
+                }
+            }
             other => return Err(cx.unknown(key, other, TOP_KEYS)),
         }
     }
     Ok(file)
+}
+
+fn decode_profile(
+    source: &Source<'_>,
+    name: &Key<'_>,
+    value: &Value<'_>,
+) -> Result<RawProfile, ConfigError> {
+    let cx = Cx {
+        source,
+        table: format!("[profiles.{}]", name.get_ref()),
+    };
+    let table = cx.table(
+        name,
+        value,
+        "write `servers = [...]` under `[profiles.<name>]`",
+    )?;
+    let mut profile = RawProfile {
+        name: Spanned::new(name.span(), name.get_ref().to_string()),
+        servers: None,
+    };
+    for (key, value) in in_file_order(table) {
+        match key.get_ref().as_ref() {
+            "servers" => profile.servers = Some(cx.strings(key, value)?),
+            other => return Err(cx.unknown(key, other, PROFILE_KEYS)),
+        }
+    }
+    Ok(profile)
 }
 
 fn decode_settings(

@@ -13,14 +13,15 @@ use std::time::Duration;
 use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
 use super::raw::{
-    Pairs, RawAlwaysLoad, RawFile, RawHttp, RawServer, RawSettings, RawToolOverride, S,
+    Pairs, RawAlwaysLoad, RawFile, RawHttp, RawProfile, RawServer, RawSettings, RawToolOverride, S,
 };
 use super::{
     AlwaysLoad, ClientEra, Config, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, MAX_CONCURRENT_REQUESTS_RANGE,
     MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
-    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE,
-    SESSION_IDLE_SEC_RANGE, ServerConfig, Settings, TokenSource, ToolOverride, Transport,
+    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, Profile,
+    SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, ServerConfig, Settings, TokenSource, ToolOverride,
+    Transport,
 };
 use crate::catalog::is_name_char;
 use crate::suggest;
@@ -32,7 +33,11 @@ pub(super) fn build(
     source: &Source<'_>,
     env: Env<'_>,
 ) -> Result<Config, ConfigError> {
-    let RawFile { settings, servers } = file;
+    let RawFile {
+        settings,
+        servers,
+        profiles,
+    } = file;
     let settings = build_settings(settings, source)?;
     let mut built: Vec<(ServerConfig, Range<usize>)> = Vec::with_capacity(servers.len());
     for raw in servers {
@@ -60,10 +65,13 @@ pub(super) fn build(
         }
         built.push((server, span));
     }
+    let servers: Vec<ServerConfig> = built.into_iter().map(|(s, _)| s).collect();
+    let profiles = build_profiles(profiles, &servers, source)?;
     Ok(Config {
         path: source.path().to_owned(),
         settings,
-        servers: built.into_iter().map(|(s, _)| s).collect(),
+        profiles,
+        servers,
     })
 }
 
@@ -926,4 +934,57 @@ fn build_http(raw: RawHttp, source: &Source<'_>) -> Result<HttpSettings, ConfigE
         allowed_hosts: list(allowed_hosts),
         max_concurrent_requests,
     })
+}
+
+/// `[profiles.<name>]`: a name fit for a URL path, and servers that exist.
+fn build_profiles(
+    raw: Vec<RawProfile>,
+    servers: &[ServerConfig],
+    source: &Source<'_>,
+) -> Result<Vec<Profile>, ConfigError> {
+    let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    let mut profiles = Vec::with_capacity(raw.len());
+    for RawProfile { name, servers } in raw {
+        if name.get_ref().is_empty() || !name.get_ref().chars().all(is_name_char) {
+            return Err(source.error(
+                name.span(),
+                format!(
+                    "[profiles.{}]: a profile name is served at /mcp/<name>, so it may hold only \
+                     letters, digits, `_` and `-`",
+                    name.get_ref()
+                ),
+            ));
+        }
+        let Some(servers) = servers else {
+            return Err(source.error(
+                name.span(),
+                format!(
+                    "[profiles.{}] names no servers; write `servers = [\"...\"]`",
+                    name.get_ref()
+                ),
+            ));
+        };
+        let mut names = Vec::new();
+        for server in servers.into_inner() {
+            if !known.contains(&server.get_ref().as_str()) {
+                return Err(source.error(
+                    server.span(),
+                    format!(
+                        "[profiles.{}] names the server `{}`, which has no \
+                         `[mcp_servers.{}]` table{}",
+                        name.get_ref(),
+                        server.get_ref(),
+                        server.get_ref(),
+                        suggest::hint(server.get_ref(), &known)
+                    ),
+                ));
+            }
+            names.push(server.into_inner());
+        }
+        profiles.push(Profile {
+            name: name.into_inner(),
+            servers: names,
+        });
+    }
+    Ok(profiles)
 }

@@ -91,11 +91,8 @@ pub(super) struct Gate {
 }
 
 impl Gate {
-    pub fn new(tokens: Option<Tokens>, sessions: Arc<Sessions>) -> Gate {
-        Gate {
-            tokens: tokens.map(Arc::new),
-            sessions,
-        }
+    pub fn new(tokens: Option<Arc<Tokens>>, sessions: Arc<Sessions>) -> Gate {
+        Gate { tokens, sessions }
     }
 }
 

@@ -15,15 +15,15 @@ use std::sync::Arc;
 use anyhow::Context;
 use rmcp::model::{ClientCapabilities, ElicitationCapability, SamplingCapability};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::client_requests::ClientRequests;
 use super::gate::{Gate, Tokens};
 use super::sessions::Sessions;
 use super::{DeferServer, Shared};
-use crate::config::Config;
-use crate::downstream::{ClientLink, Pool};
+use crate::config::{Config, Settings};
+use crate::downstream::{ClientLink, Event, Pool, ServerHandle};
 
 /// The path clients connect to.
 pub const MCP_PATH: &str = "/mcp";
@@ -80,41 +80,44 @@ pub async fn serve_http(config: Config, addr: SocketAddr) -> anyhow::Result<()> 
     let link = ClientLink::new(&capabilities, Arc::new(client.clone()));
     let (_link_tx, link_rx) = watch::channel(Some(link));
     let (pool, events) = Pool::start_after(&config, shutdown.child_token(), link_rx);
-    let handles = pool.iter().cloned().collect();
-    let shared = Shared::new(config, handles, events, client)?;
+    let handles: Vec<ServerHandle> = pool.iter().cloned().collect();
+    let tokens = tokens.map(Arc::new);
 
-    let sessions = Arc::new(Sessions::new(
-        settings.session_idle,
-        settings.http.max_concurrent_requests,
-    ));
-    tokio::spawn(sessions.clone().expire_idle(shutdown.child_token()));
+    // One view of the servers per path: all of them at /mcp, each profile's at /mcp/NAME.
+    // Every view shares the one pool (a server runs once whatever the number of views and
+    // sessions); each has its own registry, fed by `fan_out`, so its instructions and
+    // search see its servers only.
+    let mut views = vec![(
+        MCP_PATH.to_owned(),
+        config.clone(),
+        (0..handles.len()).collect::<Vec<usize>>(),
+    )];
+    for profile in &config.profiles {
+        let (view, positions) = config.for_profile(&profile.name)?;
+        views.push((format!("{MCP_PATH}/{}", profile.name), view, positions));
+    }
+    let mut app = axum::Router::new();
+    let mut routes = Vec::with_capacity(views.len());
+    let mut paths = Vec::with_capacity(views.len());
+    for (path, view, positions) in views {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let subset = positions.iter().map(|&i| handles[i].clone()).collect();
+        let shared = Shared::new(view, subset, rx, client.clone())?;
+        let gate = View {
+            settings: &settings,
+            tokens: tokens.clone(),
+            bound,
+            stop: shutdown.child_token(),
+        };
+        app = app.merge(gate.mount(&path, shared));
+        routes.push((tx, positions));
+        paths.push(path);
+    }
+    tokio::spawn(fan_out(events, routes));
 
-    let mut http = StreamableHttpServerConfig::default()
-        .with_allowed_origins(settings.http.allowed_origins.iter().cloned())
-        .enforce_origin_validation()
-        .with_max_request_body_bytes(settings.max_message_bytes)
-        .with_cancellation_token(shutdown.child_token());
-    http = if !settings.http.allowed_hosts.is_empty() {
-        http.with_allowed_hosts(settings.http.allowed_hosts.iter().cloned())
-    } else if bound.ip().is_loopback() {
-        // The default: loopback names only (DNS-rebinding protection).
-        http
-    } else {
-        // Reachable from elsewhere under names we cannot know; tokens guard it.
-        http.disable_allowed_hosts()
-    };
-    let factory = shared.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(DeferServer::session(&factory, None)),
-        sessions.clone(),
-        http,
-    );
-    let gate = Gate::new(tokens, sessions);
-    let app = axum::Router::new().route_service(MCP_PATH, service).layer(
-        axum::middleware::from_fn_with_state(gate, super::gate::admit),
-    );
-
-    tracing::info!(url = %format!("http://{bound}{MCP_PATH}"), "serving MCP over Streamable HTTP");
+    for path in &paths {
+        tracing::info!(url = %format!("http://{bound}{path}"), "serving MCP over Streamable HTTP");
+    }
     let served = axum::serve(listener, app);
     let result = tokio::select! {
         served = served => served.context("the HTTP server failed"),
@@ -124,7 +127,81 @@ pub async fn serve_http(config: Config, addr: SocketAddr) -> anyhow::Result<()> 
         }
     };
     shutdown.cancel();
-    drop(shared);
     pool.shutdown().await;
     result
+}
+
+/// What every path is served with.
+struct View<'a> {
+    settings: &'a Settings,
+    tokens: Option<Arc<Tokens>>,
+    bound: SocketAddr,
+    stop: CancellationToken,
+}
+
+impl View<'_> {
+    /// The route at `path`: rmcp's service over `shared`, its own sessions, behind the gate.
+    fn mount(self, path: &str, shared: Arc<Shared>) -> axum::Router {
+        let settings = self.settings;
+        let sessions = Arc::new(Sessions::new(
+            settings.session_idle,
+            settings.http.max_concurrent_requests,
+        ));
+        tokio::spawn(sessions.clone().expire_idle(self.stop.clone()));
+        let mut http = StreamableHttpServerConfig::default()
+            .with_allowed_origins(settings.http.allowed_origins.iter().cloned())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(settings.max_message_bytes)
+            .with_cancellation_token(self.stop);
+        http = if !settings.http.allowed_hosts.is_empty() {
+            http.with_allowed_hosts(settings.http.allowed_hosts.iter().cloned())
+        } else if self.bound.ip().is_loopback() {
+            // The default: loopback names only (DNS-rebinding protection).
+            http
+        } else {
+            // Reachable from elsewhere under names we cannot know; tokens guard it.
+            http.disable_allowed_hosts()
+        };
+        let service = StreamableHttpService::new(
+            move || Ok(DeferServer::session(&shared, None)),
+            sessions.clone(),
+            http,
+        );
+        let gate = Gate::new(self.tokens, sessions);
+        axum::Router::new().route_service(path, service).layer(
+            axum::middleware::from_fn_with_state(gate, super::gate::admit),
+        )
+    }
+}
+
+/// Hands each downstream event to every view that has its server, under the server's
+/// position in that view.
+async fn fan_out(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    routes: Vec<(mpsc::UnboundedSender<Event>, Vec<usize>)>,
+) {
+    while let Some(event) = events.recv().await {
+        for (tx, positions) in &routes {
+            let Some(local) = positions.iter().position(|&p| p == server_of(&event)) else {
+                continue;
+            };
+            let mut event = event.clone();
+            match &mut event {
+                Event::Tools { server, .. }
+                | Event::Prompts { server, .. }
+                | Event::Resources { server, .. }
+                | Event::ResourceUpdated { server, .. } => *server = local,
+            }
+            let _ = tx.send(event);
+        }
+    }
+}
+
+fn server_of(event: &Event) -> usize {
+    match event {
+        Event::Tools { server, .. }
+        | Event::Prompts { server, .. }
+        | Event::Resources { server, .. }
+        | Event::ResourceUpdated { server, .. } => *server,
+    }
 }
