@@ -483,3 +483,40 @@ fn serve_profile_on_stdio_sees_only_its_servers() {
         "{text}"
     );
 }
+
+#[test]
+fn the_typescript_sdk_sees_its_own_list_per_session() {
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".peers/node/node_modules/@modelcontextprotocol/sdk");
+    if !sdk.exists() || peers().is_none() {
+        eprintln!("skipping: the TypeScript SDK is not in .peers; run .ci/install-peers");
+        return;
+    }
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], ""));
+    let server = Server::start(&dir, &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/http_sessions.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(&sdk)
+        .args([server.url.as_str(), "fx__echo", "fx__add"])
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        seen["a"],
+        json!(["search_tools", "select_tools", "call_tool", "fx__echo"])
+    );
+    assert_eq!(
+        seen["b"],
+        json!(["search_tools", "select_tools", "call_tool", "fx__add"])
+    );
+    assert_eq!(seen["b_notifications_before_its_select"], 0, "{seen}");
+    assert_eq!(seen["a_notifications"], 1, "{seen}");
+}

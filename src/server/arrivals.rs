@@ -72,11 +72,19 @@ pub(super) async fn take_events(state: Arc<Shared>, mut events: mpsc::UnboundedR
 /// A listed tool keeps the definition each client first saw (DESIGN.md invariant 1): when
 /// its server changes it, the log says so, once for all sessions.
 fn warn_listed_changes(state: &Shared, update: &Update) {
+    if update
+        .tools
+        .iter()
+        .all(|(_, changes)| changes.changed.is_empty())
+    {
+        return;
+    }
+    let sessions = state.live_sessions();
     let catalog = state.registry.catalog();
     for (server, changes) in &update.tools {
         for &id in &changes.changed {
             if let Some(entry) = catalog.get(id)
-                && (state.live_sessions().iter())
+                && (sessions.iter())
                     .any(|s| s.has_listed() && s.exposed().list.contains(entry.name.as_str()))
             {
                 tracing::warn!(
