@@ -14,14 +14,14 @@ use serde_json::{Value, json};
 use crate::util::{BIN, Dir, FIXTURE, Killed, fixture, peers};
 
 /// A running `mcp-defer serve --http 127.0.0.1:0` and everything it logged so far.
-struct Server {
+pub struct Server {
     _child: Killed,
-    url: String,
+    pub url: String,
     log: Arc<Mutex<String>>,
 }
 
 impl Server {
-    fn start(dir: &Dir, envs: &[(&str, &str)]) -> Server {
+    pub fn start(dir: &Dir, envs: &[(&str, &str)]) -> Server {
         Server::try_start(dir, "127.0.0.1:0", envs).unwrap_or_else(|log| panic!("{log}"))
     }
 
@@ -118,7 +118,7 @@ const ACCEPT: &str = "application/json, text/event-stream";
 
 /// A JSON-RPC POST; returns the status, the session id header and the JSON-RPC message in
 /// the body (SSE or JSON), if any.
-async fn post(
+pub async fn post(
     client: &reqwest::Client,
     url: &str,
     headers: &[(&str, &str)],
@@ -143,14 +143,14 @@ async fn post(
     (status, session, text)
 }
 
-fn initialize() -> Value {
+pub fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "reqwest", "version": "1"}}})
 }
 
 /// Opens a handshake-era session; returns its id.
-async fn open_session(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> String {
+pub async fn open_session(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> String {
     let (status, session, body) = post(client, url, headers, &initialize()).await;
     assert_eq!(status, 200, "initialize: {body}");
     let session = session.expect("Mcp-Session-Id");
@@ -167,7 +167,7 @@ async fn open_session(client: &reqwest::Client, url: &str, headers: &[(&str, &st
     session
 }
 
-fn tools_list(id: u64) -> Value {
+pub fn tools_list(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
 }
 
