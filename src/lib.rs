@@ -14,7 +14,10 @@
 //! - [`server`]: the rmcp `ServerHandler`. `server/arrivals.rs` shows the client what was
 //!   ingested; `server/meta/<tool>.rs` is each meta tool end to end (`call_tool.rs`:
 //!   resolve, validate, call); `server/route.rs` is where every `tools/call` goes
-//!   downstream.
+//!   downstream. State is split: `server::Shared` (config, downstream handles, registry)
+//!   once per process, `server/session.rs` (a client's lists, notifier, hold) per client;
+//!   `server/http.rs` serves many sessions over Streamable HTTP (`serve --http`), with
+//!   `server/sessions.rs` (expiry) and `server/gate.rs` (tokens, in-flight limit).
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.
