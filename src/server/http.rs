@@ -1,5 +1,5 @@
-//! `mcp-defer serve --http ADDR`: many clients over Streamable HTTP at `/mcp`, one shared
-//! set of downstream servers.
+//! `mcp-defer serve --http ADDR`: many clients over Streamable HTTP at `/mcp` (and each
+//! `[profiles.NAME]` at `/mcp/NAME`), one shared set of downstream servers.
 //!
 //! rmcp's `StreamableHttpService` speaks the transport (sessions with `Mcp-Session-Id` for
 //! `initialize` clients, stateless 2026-07-28 requests, SSE, `Host` and `Origin` checks,
