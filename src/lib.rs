@@ -17,6 +17,10 @@
 //!   downstream.
 //! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
 //!   authorized HTTP client `downstream` connects with.
+//!   downstream. State is split: `server::Shared` (config, downstream handles, registry)
+//!   once per process, `server/session.rs` (a client's lists, notifier, hold) per client;
+//!   `server/http.rs` serves many sessions over Streamable HTTP (`serve --http`), with
+//!   `server/sessions.rs` (expiry) and `server/gate.rs` (tokens, in-flight limit).
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.

@@ -4,15 +4,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod raw;
+mod replicas;
 mod session;
 mod util;
 
 mod check;
 mod client_requests;
+mod deploy;
 mod downstream;
 mod eras;
 mod framing;
 mod fuzz;
+mod http;
 mod import;
 mod interop;
 mod launcher;

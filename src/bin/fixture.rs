@@ -105,6 +105,10 @@ struct Args {
     /// two-byte characters in it), `items` items in `structuredContent`, `images` images.
     #[arg(long)]
     big_tool: bool,
+    /// Serve Streamable HTTP at http://ADDR/mcp (one session per client) instead of stdio:
+    /// the direct reference of the HTTP benchmark. Prints `listening on URL` to stderr.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
 }
 
 fn big_tool() -> Value {
@@ -618,6 +622,9 @@ async fn main() -> std::process::ExitCode {
         tools: Mutex::new(tools),
     };
     let fixture = Arc::new(fixture);
+    if let Some(addr) = args.http {
+        return serve_http(fixture, addr).await;
+    }
     match ArcHandler(fixture).serve(rmcp::transport::stdio()).await {
         Ok(running) => {
             let _ = running.waiting().await;
@@ -625,6 +632,36 @@ async fn main() -> std::process::ExitCode {
         }
         Err(err) => {
             eprintln!("fixture: handshake failed: {err}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// `--http ADDR`: the same handler over rmcp's Streamable HTTP server transport.
+async fn serve_http(fixture: Arc<Fixture>, addr: std::net::SocketAddr) -> std::process::ExitCode {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        move || Ok(ArcHandler(fixture.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            eprintln!("fixture: cannot listen on {addr}: {err}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(addr);
+    eprintln!("listening on http://{bound}/mcp");
+    let app = axum::Router::new().route_service("/mcp", service);
+    match axum::serve(listener, app).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("fixture: {err}");
             std::process::ExitCode::from(1)
         }
     }

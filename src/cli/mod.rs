@@ -35,8 +35,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve MCP over stdio (the default).
-    Serve(ConfigArg),
+    /// Serve MCP over stdio (the default), or over Streamable HTTP with --http.
+    Serve(ServeArgs),
     /// Connect to every server and report status, tool count and start time.
     Check(ConfigArg),
     /// List every catalog tool.
@@ -66,6 +66,21 @@ enum Command {
     /// gone (see `downstream::watchdog`).
     #[command(name = "__watchdog", hide = true)]
     Watchdog,
+}
+
+#[derive(Debug, clap::Args, Default)]
+struct ServeArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Serve many clients over Streamable HTTP at http://ADDR/mcp instead of one over
+    /// stdio, e.g. 127.0.0.1:8765 (port 0 picks a free one; the log says which). A
+    /// non-loopback address needs [settings.http] tokens_env or token_file.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Serve only the servers of `[profiles.NAME]`: its instructions, search and lists
+    /// see those servers alone.
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -106,13 +121,30 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Login(args)) => login::login(args),
         Some(Command::Logout(args)) => login::logout(args),
-        Some(Command::Serve(args)) => serve(args.config),
-        None => serve(None),
+        Some(Command::Serve(ServeArgs {
+            config,
+            http: Some(addr),
+            profile,
+        })) => serve_http(config.config, addr, profile),
+        Some(Command::Serve(args)) => serve(args.config.config, args.profile),
+        None => serve(None, None),
     }
 }
 
-fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = load_config(config)?;
+/// The config to serve: the whole file, or the view of one `[profiles.NAME]`.
+///
+/// # Errors
+/// The config's own errors, or an unknown profile.
+fn serve_config(path: Option<PathBuf>, profile: Option<String>) -> anyhow::Result<Config> {
+    let config = load_config(path)?;
+    Ok(match profile {
+        Some(name) => config.for_profile(&name)?.0,
+        None => config,
+    })
+}
+
+fn serve(config: Option<PathBuf>, profile: Option<String>) -> anyhow::Result<ExitCode> {
+    let config = serve_config(config, profile)?;
     // One thread: a proxied call crosses fewer thread hops (2.5 context switches a call
     // instead of 7, docs/benchmarks.md); index updates run on the blocking pool.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -124,6 +156,21 @@ fn serve(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     // signal; waiting for it would keep a terminated server alive. Everything that matters
     // has finished by now.
     runtime.shutdown_background();
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn serve_http(
+    config: Option<PathBuf>,
+    addr: std::net::SocketAddr,
+    profile: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let config = serve_config(config, profile)?;
+    // Many clients at once: every core serves them; index updates still run on the
+    // blocking pool.
+    let runtime = runtime()?;
+    let served = runtime.block_on(crate::server::serve_http(config, addr));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -28,6 +28,12 @@ pub enum ConfigError {
         line: usize,
         message: String,
     },
+    #[error("{}: no `[profiles.{name}]` table{hint}", path.display())]
+    UnknownProfile {
+        path: PathBuf,
+        name: String,
+        hint: String,
+    },
 }
 
 /// The text being parsed, for turning byte offsets from the TOML parser into line numbers.

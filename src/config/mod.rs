@@ -95,6 +95,18 @@ pub const MAX_MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 65_536..=1 
 pub const PREFIX_ROOM: usize = 2 + 1 + 9;
 /// Accepted `max_output_tokens`: below 100 the note saying what was cut is longer than what
 /// is kept; above ten million tokens no model reads it anyway.
+/// How long an idle HTTP session lives: a working day's pause in a conversation is
+/// longer, but a client that comes back after it re-initializes on the 404 (as the spec
+/// asks), and what an abandoned session holds is freed within the half hour.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(1800);
+/// Bounds of `session_idle_sec`: a second (tests) to a week.
+pub const SESSION_IDLE_SEC_RANGE: std::ops::RangeInclusive<usize> = 1..=604_800;
+/// Requests one HTTP session may have in flight: more than a client runs in parallel
+/// (Claude Code runs a handful of tools at once), few enough that one session cannot
+/// occupy every downstream server.
+pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
+/// Bounds of `max_concurrent_requests`.
+pub const MAX_CONCURRENT_REQUESTS_RANGE: std::ops::RangeInclusive<usize> = 1..=10_000;
 pub const MAX_OUTPUT_TOKENS_RANGE: std::ops::RangeInclusive<usize> = 100..=10_000_000;
 
 /// A validated configuration.
@@ -105,6 +117,48 @@ pub struct Config {
     pub settings: Settings,
     /// Every `[mcp_servers.*]` table in file order, disabled ones included.
     pub servers: Vec<ServerConfig>,
+    /// `[profiles.<name>]` tables in file order.
+    pub profiles: Vec<Profile>,
+}
+
+/// `[profiles.<name>] servers = [...]`: a subset of the servers, served as its own MCP server
+/// (`/mcp/<name>` over HTTP, `serve --profile <name>` on stdio).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// `[A-Za-z0-9_-]+`: it is a URL path segment.
+    pub name: String,
+    /// Server table names, each one that exists.
+    pub servers: Vec<String>,
+}
+
+impl Config {
+    /// The config a profile sees: only its servers, in file order (so its instructions,
+    /// search and lists are those of its servers alone, in the order the file gives), and
+    /// for each, its position in `self.servers`.
+    ///
+    /// # Errors
+    /// An unknown profile name, with the closest known one.
+    pub fn for_profile(&self, name: &str) -> Result<(Config, Vec<usize>), ConfigError> {
+        let Some(profile) = self.profiles.iter().find(|p| p.name == name) else {
+            let known: Vec<&str> = self.profiles.iter().map(|p| p.name.as_str()).collect();
+            return Err(ConfigError::UnknownProfile {
+                path: self.path.clone(),
+                name: name.to_owned(),
+                hint: crate::suggest::hint(name, &known),
+            });
+        };
+        let positions: Vec<usize> = (self.servers.iter().enumerate())
+            .filter(|(_, s)| profile.servers.contains(&s.name))
+            .map(|(i, _)| i)
+            .collect();
+        let config = Config {
+            path: self.path.clone(),
+            settings: self.settings.clone(),
+            servers: positions.iter().map(|&i| self.servers[i].clone()).collect(),
+            profiles: Vec::new(),
+        };
+        Ok((config, positions))
+    }
 }
 
 /// The `[settings]` table.
@@ -129,6 +183,46 @@ pub struct Settings {
     pub client_era: ClientEra,
     /// `[settings.search] semantic`: the meaning-based tier fused with lexical search.
     pub semantic: crate::search::Semantic,
+    /// `serve --http`: a session without a request this long is closed and its state
+    /// dropped.
+    pub session_idle: Duration,
+    /// `[settings.http]`: how `serve --http` admits clients.
+    pub http: HttpSettings,
+}
+
+/// `[settings.http]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpSettings {
+    /// Where the bearer tokens come from; `None`: no auth (refused off loopback).
+    pub tokens: Option<TokenSource>,
+    /// Browser origins allowed to call (`Origin` header); any other present Origin gets
+    /// 403. Empty: every request that carries an Origin is refused.
+    pub allowed_origins: Vec<String>,
+    /// `Host` values accepted (DNS-rebinding protection); empty: loopback names and the
+    /// bound address.
+    pub allowed_hosts: Vec<String>,
+    /// Requests one session may have in flight at once.
+    pub max_concurrent_requests: usize,
+}
+
+/// Where `serve --http` reads its bearer tokens. Read when serving starts, never logged.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TokenSource {
+    /// `tokens_env = "VAR"`: the variable holds one token, or several separated by commas.
+    Env(String),
+    /// `token_file = "path"`: one token a line (blank lines and `#` lines skipped).
+    File(PathBuf),
+}
+
+impl Default for HttpSettings {
+    fn default() -> Self {
+        HttpSettings {
+            tokens: None,
+            allowed_origins: Vec::new(),
+            allowed_hosts: Vec::new(),
+            max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -145,6 +239,8 @@ impl Default for Settings {
             max_output_tokens: None,
             client_era: ClientEra::Any,
             semantic: crate::search::Semantic::default(),
+            session_idle: DEFAULT_SESSION_IDLE,
+            http: HttpSettings::default(),
         }
     }
 }

@@ -21,6 +21,13 @@ pub(super) type Pairs = Vec<(S<String>, S<String>)>;
 pub(super) struct RawFile {
     pub settings: RawSettings,
     pub servers: Vec<RawServer>,
+    pub profiles: Vec<RawProfile>,
+}
+
+/// One `[profiles.<name>]` table.
+pub(super) struct RawProfile {
+    pub name: S<String>,
+    pub servers: Option<S<Vec<S<String>>>>,
 }
 
 #[derive(Default)]
@@ -37,6 +44,18 @@ pub(super) struct RawSettings {
     pub client_era: Option<S<String>>,
     /// `[settings.search] semantic`.
     pub search_semantic: Option<S<String>>,
+    pub session_idle_sec: Option<S<i64>>,
+    pub http: RawHttp,
+}
+
+/// The `[settings.http]` table: how `serve --http` admits clients.
+#[derive(Default)]
+pub(super) struct RawHttp {
+    pub tokens_env: Option<S<String>>,
+    pub token_file: Option<S<String>>,
+    pub allowed_origins: Option<S<Vec<S<String>>>>,
+    pub allowed_hosts: Option<S<Vec<S<String>>>>,
+    pub max_concurrent_requests: Option<S<i64>>,
 }
 
 /// One `[mcp_servers.<name>.tools.<tool>]` table.
@@ -105,7 +124,9 @@ pub(super) struct RawServer {
     pub ignored: Vec<S<&'static str>>,
 }
 
-const TOP_KEYS: &[&str] = &["mcp_servers", "settings"];
+const TOP_KEYS: &[&str] = &["mcp_servers", "settings", "profiles"];
+
+const PROFILE_KEYS: &[&str] = &["servers"];
 
 const SETTINGS_KEYS: &[&str] = &[
     "exposure",
@@ -119,6 +140,16 @@ const SETTINGS_KEYS: &[&str] = &[
     "max_output_tokens",
     "client_era",
     "search",
+    "session_idle_sec",
+    "http",
+];
+
+const HTTP_KEYS: &[&str] = &[
+    "tokens_env",
+    "token_file",
+    "allowed_origins",
+    "allowed_hosts",
+    "max_concurrent_requests",
 ];
 
 /// Keys of `[settings.search]`.
@@ -183,6 +214,7 @@ pub(super) fn decode(text: &str, source: &Source<'_>) -> Result<RawFile, ConfigE
     let mut file = RawFile {
         settings: RawSettings::default(),
         servers: Vec::new(),
+        profiles: Vec::new(),
     };
     for (key, value) in in_file_order(document.get_ref()) {
         let cx = Cx {
@@ -197,10 +229,43 @@ pub(super) fn decode(text: &str, source: &Source<'_>) -> Result<RawFile, ConfigE
                     file.servers.push(decode_server(source, name, server)?);
                 }
             }
+            "profiles" => {
+                let profiles = cx.table(key, value, "write profiles as `[profiles.<name>]`")?;
+                for (name, profile) in in_file_order(profiles) {
+                    file.profiles.push(decode_profile(source, name, profile)?);
+                }
+            }
             other => return Err(cx.unknown(key, other, TOP_KEYS)),
         }
     }
     Ok(file)
+}
+
+fn decode_profile(
+    source: &Source<'_>,
+    name: &Key<'_>,
+    value: &Value<'_>,
+) -> Result<RawProfile, ConfigError> {
+    let cx = Cx {
+        source,
+        table: format!("[profiles.{}]", name.get_ref()),
+    };
+    let table = cx.table(
+        name,
+        value,
+        "write `servers = [...]` under `[profiles.<name>]`",
+    )?;
+    let mut profile = RawProfile {
+        name: Spanned::new(name.span(), name.get_ref().to_string()),
+        servers: None,
+    };
+    for (key, value) in in_file_order(table) {
+        match key.get_ref().as_ref() {
+            "servers" => profile.servers = Some(cx.strings(key, value)?),
+            other => return Err(cx.unknown(key, other, PROFILE_KEYS)),
+        }
+    }
+    Ok(profile)
 }
 
 fn decode_settings(
@@ -239,10 +304,38 @@ fn decode_settings(
                     }
                 }
             }
+            "session_idle_sec" => settings.session_idle_sec = Some(cx.integer(key, value)?),
+            "http" => settings.http = decode_http(source, key, value)?,
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }
     Ok(settings)
+}
+
+fn decode_http(
+    source: &Source<'_>,
+    key: &Key<'_>,
+    value: &Value<'_>,
+) -> Result<RawHttp, ConfigError> {
+    let cx = Cx {
+        source,
+        table: "[settings.http]".to_owned(),
+    };
+    let table = cx.table(key, value, "write `[settings.http]` above its keys")?;
+    let mut http = RawHttp::default();
+    for (key, value) in in_file_order(table) {
+        match key.get_ref().as_ref() {
+            "tokens_env" => http.tokens_env = Some(cx.string(key, value)?),
+            "token_file" => http.token_file = Some(cx.string(key, value)?),
+            "allowed_origins" => http.allowed_origins = Some(cx.strings(key, value)?),
+            "allowed_hosts" => http.allowed_hosts = Some(cx.strings(key, value)?),
+            "max_concurrent_requests" => {
+                http.max_concurrent_requests = Some(cx.integer(key, value)?)
+            }
+            other => return Err(cx.unknown(key, other, HTTP_KEYS)),
+        }
+    }
+    Ok(http)
 }
 
 fn decode_server(

@@ -213,8 +213,13 @@ fn settings_parse_and_convert_units() {
         "inherit_env = true",
         "max_output_tokens = 20_000",
         "client_era = \"handshake\"",
+        "session_idle_sec = 60",
         "[settings.search]",
         "semantic = \"off\"",
+        "[settings.http]",
+        "token_file = \"tokens\"",
+        "allowed_origins = [\"http://localhost:*\"]",
+        "max_concurrent_requests = 4",
     ]));
     assert_eq!(
         config.settings,
@@ -230,7 +235,30 @@ fn settings_parse_and_convert_units() {
             max_output_tokens: Some(20_000),
             client_era: ClientEra::Handshake,
             semantic: crate::search::Semantic::Off,
+            session_idle: Duration::from_secs(60),
+            http: crate::config::HttpSettings {
+                tokens: Some(crate::config::TokenSource::File(
+                    std::path::Path::new(PATH).with_file_name("tokens")
+                )),
+                allowed_origins: vec!["http://localhost:*".to_owned()],
+                allowed_hosts: Vec::new(),
+                max_concurrent_requests: 4,
+            },
         }
+    );
+    fails(
+        &lines(&[
+            "[settings.http]",
+            "tokens_env = \"T\"",
+            "token_file = \"f\"",
+        ]),
+        3,
+        &["both `tokens_env` and `token_file`", "keep one"],
+    );
+    fails(
+        "[settings.http]\ntoken_env = \"T\"\n",
+        2,
+        &["did you mean `tokens_env`"],
     );
     assert_eq!(
         ok("[settings]\nexposure = \"all\"\n").settings.exposure,
@@ -1321,5 +1349,50 @@ fn oauth_keys_configure_the_login_of_http_servers_only() {
         ]),
         3,
         &["needs `oauth_client_id`"],
+    );
+}
+
+#[test]
+fn profiles_name_servers_that_exist_and_give_a_view_in_file_order() {
+    let text = lines(&[
+        "[mcp_servers.docs]",
+        "command = \"docs\"",
+        "[mcp_servers.time]",
+        "command = \"time\"",
+        "[profiles.work]",
+        "servers = [\"time\", \"docs\"]",
+    ]);
+    let config = ok(&text);
+    let (view, positions) = config.for_profile("work").unwrap();
+    let names: Vec<&str> = view.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["docs", "time"], "file order, not the profile's");
+    assert_eq!(positions, [0, 1]);
+    let unknown = config.for_profile("wrk").unwrap_err().to_string();
+    assert!(
+        unknown.ends_with("no `[profiles.wrk]` table; did you mean `work`?"),
+        "{unknown}"
+    );
+    fails(
+        &lines(&[
+            "[mcp_servers.docs]",
+            "command = \"docs\"",
+            "[profiles.work]",
+            "servers = [\"doc\"]",
+        ]),
+        4,
+        &[
+            "[profiles.work] names the server `doc`",
+            "did you mean `docs`?",
+        ],
+    );
+    fails(
+        &lines(&["[profiles.\"a b\"]", "servers = []"]),
+        1,
+        &["only letters, digits"],
+    );
+    fails(
+        "[profiles.work]\nserver = []\n",
+        2,
+        &["did you mean `servers`"],
     );
 }

@@ -12,12 +12,16 @@ use std::time::Duration;
 
 use super::error::{ConfigError, Source, server_table};
 use super::expand::{ExpandError, expand};
-use super::raw::{Pairs, RawAlwaysLoad, RawFile, RawServer, RawSettings, RawToolOverride, S};
+use super::raw::{
+    Pairs, RawAlwaysLoad, RawFile, RawHttp, RawProfile, RawServer, RawSettings, RawToolOverride, S,
+};
 use super::{
-    AlwaysLoad, ClientEra, Config, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ExposureMode,
+    AlwaysLoad, ClientEra, Config, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, MAX_CONCURRENT_REQUESTS_RANGE,
     MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
-    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, OAuthClient, PREFIX_ROOM,
-    SEARCH_LIMIT_RANGE, ServerConfig, Settings, ToolOverride, Transport,
+    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile,
+    SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, ServerConfig, Settings, TokenSource, ToolOverride,
+    Transport,
 };
 use crate::catalog::is_name_char;
 use crate::search::Semantic;
@@ -30,7 +34,11 @@ pub(super) fn build(
     source: &Source<'_>,
     env: Env<'_>,
 ) -> Result<Config, ConfigError> {
-    let RawFile { settings, servers } = file;
+    let RawFile {
+        settings,
+        servers,
+        profiles,
+    } = file;
     let settings = build_settings(settings, source)?;
     let mut built: Vec<(ServerConfig, Range<usize>)> = Vec::with_capacity(servers.len());
     for raw in servers {
@@ -58,10 +66,13 @@ pub(super) fn build(
         }
         built.push((server, span));
     }
+    let servers: Vec<ServerConfig> = built.into_iter().map(|(s, _)| s).collect();
+    let profiles = build_profiles(profiles, &servers, source)?;
     Ok(Config {
         path: source.path().to_owned(),
         settings,
-        servers: built.into_iter().map(|(s, _)| s).collect(),
+        profiles,
+        servers,
     })
 }
 
@@ -78,6 +89,8 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         max_output_tokens,
         client_era,
         search_semantic,
+        session_idle_sec,
+        http,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>,
@@ -174,7 +187,18 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         )
         .map(|ms| ms.map_or(default, |ms| Duration::from_millis(ms as u64)))
     };
+    let session_idle = in_range(
+        session_idle_sec,
+        "session_idle_sec",
+        SESSION_IDLE_SEC_RANGE,
+        "seconds an idle HTTP session lives",
+        defaults.session_idle.as_secs() as u128,
+    )?
+    .map_or(defaults.session_idle, |s| Duration::from_secs(s as u64));
+    let http = build_http(http, source)?;
     Ok(Settings {
+        session_idle,
+        http,
         exposure,
         max_name_length: in_range(
             max_name_length,
@@ -927,4 +951,119 @@ fn suggest_prefix(name: &str, max_name_length: usize) -> String {
 /// mcp-defer happens to be started, so one file works from any directory.
 fn config_dir(path: &Path) -> &Path {
     path.parent().unwrap_or(Path::new(""))
+}
+
+/// `[settings.http]`: one token source at most; lists as written.
+fn build_http(raw: RawHttp, source: &Source<'_>) -> Result<HttpSettings, ConfigError> {
+    let RawHttp {
+        tokens_env,
+        token_file,
+        allowed_origins,
+        allowed_hosts,
+        max_concurrent_requests,
+    } = raw;
+    let defaults = HttpSettings::default();
+    let tokens = match (tokens_env, token_file) {
+        (Some(_), Some(file)) => {
+            return Err(source.error(
+                file.span(),
+                "[settings.http] sets both `tokens_env` and `token_file`; keep one".to_owned(),
+            ));
+        }
+        (Some(env), None) => Some(TokenSource::Env(env.into_inner())),
+        (None, Some(file)) => {
+            let path = PathBuf::from(file.into_inner());
+            // Relative to the config file, as a user reading the file would expect.
+            let path = match source.path().parent() {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path,
+            };
+            Some(TokenSource::File(path))
+        }
+        (None, None) => None,
+    };
+    let list = |value: Option<S<Vec<S<String>>>>| -> Vec<String> {
+        value
+            .map(|v| v.into_inner().into_iter().map(S::into_inner).collect())
+            .unwrap_or_default()
+    };
+    let max_concurrent_requests = match max_concurrent_requests {
+        None => defaults.max_concurrent_requests,
+        Some(value) => match usize::try_from(*value.get_ref()) {
+            Ok(n) if MAX_CONCURRENT_REQUESTS_RANGE.contains(&n) => n,
+            _ => {
+                return Err(source.error(
+                    value.span(),
+                    format!(
+                        "[settings.http] `max_concurrent_requests` is {}, but must be between \
+                         {} and {} (requests one session may have in flight); write e.g. \
+                         `max_concurrent_requests = {}`",
+                        value.get_ref(),
+                        MAX_CONCURRENT_REQUESTS_RANGE.start(),
+                        MAX_CONCURRENT_REQUESTS_RANGE.end(),
+                        DEFAULT_MAX_CONCURRENT_REQUESTS
+                    ),
+                ));
+            }
+        },
+    };
+    Ok(HttpSettings {
+        tokens,
+        allowed_origins: list(allowed_origins),
+        allowed_hosts: list(allowed_hosts),
+        max_concurrent_requests,
+    })
+}
+
+/// `[profiles.<name>]`: a name fit for a URL path, and servers that exist.
+fn build_profiles(
+    raw: Vec<RawProfile>,
+    servers: &[ServerConfig],
+    source: &Source<'_>,
+) -> Result<Vec<Profile>, ConfigError> {
+    let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    let mut profiles = Vec::with_capacity(raw.len());
+    for RawProfile { name, servers } in raw {
+        if name.get_ref().is_empty() || !name.get_ref().chars().all(is_name_char) {
+            return Err(source.error(
+                name.span(),
+                format!(
+                    "[profiles.{}]: a profile name is served at /mcp/<name>, so it may hold only \
+                     letters, digits, `_` and `-`",
+                    name.get_ref()
+                ),
+            ));
+        }
+        let Some(servers) = servers else {
+            return Err(source.error(
+                name.span(),
+                format!(
+                    "[profiles.{}] names no servers; write `servers = [\"...\"]`",
+                    name.get_ref()
+                ),
+            ));
+        };
+        let mut names = Vec::new();
+        for server in servers.into_inner() {
+            if !known.contains(&server.get_ref().as_str()) {
+                return Err(source.error(
+                    server.span(),
+                    format!(
+                        "[profiles.{}] names the server `{}`, which has no \
+                         `[mcp_servers.{}]` table{}",
+                        name.get_ref(),
+                        server.get_ref(),
+                        server.get_ref(),
+                        suggest::hint(server.get_ref(), &known)
+                    ),
+                ));
+            }
+            names.push(server.into_inner());
+        }
+        profiles.push(Profile {
+            name: name.into_inner(),
+            servers: names,
+        });
+    }
+    Ok(profiles)
 }

@@ -1,18 +1,20 @@
 //! What the servers' lists change for the client: where an ingested tool becomes visible.
 //!
 //! The one task that takes downstream events hands each batch to [`crate::ingest`] (the
-//! catalog, the index, the prompt and resource catalogs), then appends to the client's
-//! lists what the exposure mode shows (core tools, every tool in `all` mode, every prompt,
-//! resource and template once the client has listed them) and sends list-changed for each
-//! list that grew. Appends are in config order; the first `tools/list` waits for them
-//! ([`State::expose_pending`]), so its order does not depend on which server came first.
+//! catalog, the index, the prompt and resource catalogs), then appends to *every live
+//! session's* lists what its exposure mode shows (core tools, every tool in `all` mode,
+//! every prompt, resource and template once that client has listed them) and sends
+//! list-changed for each list that grew, to that session only. Appends are in config order;
+//! a session's first `tools/list` waits for them ([`Shared::expose_pending`]), so its order
+//! does not depend on which server came first.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
-use super::State;
+use super::Shared;
 use super::notify::Change;
+use super::session::Session;
 use crate::catalog::Catalog;
 use crate::config::ExposureMode;
 use crate::downstream::Event;
@@ -23,14 +25,18 @@ use crate::sync::lock;
 /// The one reader of the supervisors' events: everything already queued goes in as one
 /// [`Batch`] (one index commit for many servers), on the blocking pool so proxied calls
 /// keep flowing meanwhile; then what grew is shown and announced.
-pub(super) async fn take_events(state: Arc<State>, mut events: mpsc::UnboundedReceiver<Event>) {
+pub(super) async fn take_events(state: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Event>) {
     while let Some(event) = events.recv().await {
         let mut batch = Batch::default();
         let mut next = Some(event);
         while let Some(event) = next.take() {
             if let Some(Event::ResourceUpdated { server, uri }) = batch.add(event) {
                 tracing::debug!(server, %uri, "resource updated");
-                state.notifier.resource_updated(&uri).await;
+                for session in state.live_sessions() {
+                    if session.holds(&uri) {
+                        session.notifier.resource_updated(&uri).await;
+                    }
+                }
             }
             next = events.try_recv().ok();
         }
@@ -45,23 +51,60 @@ pub(super) async fn take_events(state: Arc<State>, mut events: mpsc::UnboundedRe
                 continue;
             }
         };
-        let grew = state.show(&update);
-        for change in [Change::Prompts, Change::Resources, Change::Tools] {
-            if grew.contains(&change) {
-                state.notifier.changed(change).await;
+        warn_listed_changes(&state, &update);
+        for session in state.live_sessions() {
+            let grew = state.show(&session, &update);
+            if grew.is_empty() {
+                continue;
+            }
+            // Each session is told on its own task: one slow client delays no other.
+            tokio::spawn(async move {
+                for change in [Change::Prompts, Change::Resources, Change::Tools] {
+                    if grew.contains(&change) {
+                        session.notifier.changed(change).await;
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// A listed tool keeps the definition each client first saw (DESIGN.md invariant 1): when
+/// its server changes it, the log says so, once for all sessions.
+fn warn_listed_changes(state: &Shared, update: &Update) {
+    if update
+        .tools
+        .iter()
+        .all(|(_, changes)| changes.changed.is_empty())
+    {
+        return;
+    }
+    let sessions = state.live_sessions();
+    let catalog = state.registry.catalog();
+    for (server, changes) in &update.tools {
+        for &id in &changes.changed {
+            if let Some(entry) = catalog.get(id)
+                && (sessions.iter())
+                    .any(|s| s.has_listed() && s.exposed().list.contains(entry.name.as_str()))
+            {
+                tracing::warn!(
+                    server = %state.config.servers[*server].name,
+                    tool = %entry.original_name(),
+                    "a listed tool changed its definition downstream; clients keep the one they have"
+                );
             }
         }
     }
 }
 
-impl State {
-    /// Appends to the client's lists what `update` brought and the exposure mode shows;
+impl Shared {
+    /// Appends to `session`'s lists what `update` brought and its exposure mode shows;
     /// returns which lists grew.
-    fn show(&self, update: &Update) -> Vec<Change> {
+    fn show(&self, session: &Session, update: &Update) -> Vec<Change> {
         let mut grew = Vec::new();
         if !update.prompts.is_empty() {
             let catalog = self.registry.prompts();
-            let mut shown = lock(&self.prompts);
+            let mut shown = lock(&session.prompts);
             let appended: usize = (update.prompts.iter())
                 .map(|&server| shown.append_server(&catalog, server))
                 .sum();
@@ -71,7 +114,7 @@ impl State {
         }
         if !update.resources.is_empty() {
             let catalog = self.registry.resources();
-            let mut shown = lock(&self.resources);
+            let mut shown = lock(&session.resources);
             let mut any = false;
             for &server in &update.resources {
                 any |= shown.append_server(&catalog, server);
@@ -80,14 +123,15 @@ impl State {
                 grew.push(Change::Resources);
             }
         }
-        if !update.tools.is_empty() {
+        // Before its first list a session is not shown anything (nor is its mode fixed).
+        if !update.tools.is_empty() && session.has_listed() {
+            let exposure = session.exposure();
             let catalog = self.registry.catalog();
-            let mut exposed = lock(&self.exposed);
-            self.warn_listed_changes(&catalog, &exposed.list, update);
-            if exposed.listed {
+            let mut exposed = session.exposed();
+            {
                 let appended: usize = (update.tools.iter())
                     .map(|(server, _)| {
-                        self.expose_pending(&catalog, &mut exposed.list, Some(*server))
+                        self.expose_pending(&catalog, &mut exposed.list, Some(*server), exposure)
                     })
                     .sum();
                 if appended > 0 {
@@ -98,24 +142,6 @@ impl State {
         grew
     }
 
-    /// A listed tool keeps the definition the client first saw (DESIGN.md invariant 1):
-    /// when its server changes it, the log says so.
-    fn warn_listed_changes(&self, catalog: &Catalog, exposed: &ExposedList, update: &Update) {
-        for (server, changes) in &update.tools {
-            for &id in &changes.changed {
-                if let Some(entry) = catalog.get(id)
-                    && exposed.contains(entry.name.as_str())
-                {
-                    tracing::warn!(
-                        server = %self.config.servers[*server].name,
-                        tool = %entry.original_name(),
-                        "a listed tool changed its definition downstream; the client keeps the one it has"
-                    );
-                }
-            }
-        }
-    }
-
     /// Appends, in config order, every tool the exposure mode shows that is not listed yet:
     /// core tools, and in `all` mode everything. `server` limits the walk to one server.
     pub(super) fn expose_pending(
@@ -123,6 +149,7 @@ impl State {
         catalog: &Catalog,
         exposed: &mut ExposedList,
         server: Option<usize>,
+        exposure: ExposureMode,
     ) -> usize {
         let settings = &self.config.settings;
         let entries: Box<dyn Iterator<Item = _>> = match server {
@@ -134,7 +161,7 @@ impl State {
             if entry.gone || exposed.contains(entry.name.as_str()) {
                 continue;
             }
-            let shown = settings.exposure == ExposureMode::All
+            let shown = exposure == ExposureMode::All
                 || self.config.servers[entry.server_index].is_core(entry.original_name());
             if shown && exposed.append(listed_form(entry, settings.claude_always_load)) {
                 appended += 1;

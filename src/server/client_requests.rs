@@ -60,6 +60,9 @@ struct Inner {
     next: AtomicU64,
     /// Random keys, so a `requestState` cannot be guessed from the counter.
     nonce: std::collections::hash_map::RandomState,
+    /// `serve --http`: many clients share the downstream servers, so a request outside
+    /// any call has no one client to go to, and no session is recorded for it.
+    many_clients: bool,
 }
 
 /// One proxied call as the client made it.
@@ -117,9 +120,23 @@ impl ClientRequests {
         ClientRequests::default()
     }
 
+    /// The table for many clients at once (`serve --http`): each request a server sends
+    /// during a call goes to the session that made the call; one outside any call is
+    /// refused with an error saying why.
+    pub fn for_many_clients() -> ClientRequests {
+        ClientRequests {
+            inner: Arc::new(Inner {
+                many_clients: true,
+                ..Inner::default()
+            }),
+        }
+    }
+
     /// Records the capabilities of the client's `initialize` and its session.
     pub fn initialized(&self, peer: Peer<RoleServer>, capabilities: ClientCapabilities) {
-        *lock(&self.inner.session) = Some(peer);
+        if !self.inner.many_clients {
+            *lock(&self.inner.session) = Some(peer);
+        }
         self.declare(capabilities);
     }
 
@@ -377,6 +394,15 @@ impl ClientRequests {
         let (route, capabilities) = match found {
             Some(found) => found,
             None => match self.session() {
+                None if self.inner.many_clients => {
+                    return Err(ErrorData::invalid_request(
+                        format!(
+                            "mcp-defer serves several clients over HTTP, so a {what} outside a \
+                             tools/call has no one client to go to; servers can ask during a call"
+                        ),
+                        None,
+                    ));
+                }
                 Some((peer, capabilities)) => (
                     Route::Request {
                         peer,

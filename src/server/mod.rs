@@ -11,7 +11,8 @@
 //! `.await`; the lock order is catalog, then index, then exposure; the prompt and resource
 //! locks are never held with another.
 
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -29,7 +30,6 @@ use tokio::sync::mpsc;
 
 use crate::config::{AlwaysLoad, ClientEra, Config};
 use crate::downstream::{DownstreamError, Event, ServerHandle, ServerState};
-use crate::exposure::ExposedList;
 use crate::ingest::Registry;
 use crate::sync::lock;
 
@@ -39,6 +39,8 @@ mod client_requests;
 mod completions;
 mod envelope;
 mod framing;
+mod gate;
+mod http;
 mod instructions;
 pub mod meta;
 mod notify;
@@ -47,52 +49,65 @@ mod prompts;
 mod resources;
 mod route;
 mod serve;
+mod session;
+mod sessions;
 
+pub use http::{HttpError, MCP_PATH, serve_http};
 pub use serve::serve;
 
 use client_requests::ClientRequests;
 use meta::MetaTool;
-use notify::Notifier;
-use prompts::Prompts;
-use resources::Resources;
+use session::{Mode, Session};
 
 /// How often a wait for starting servers re-checks them.
 const WAIT_POLL: Duration = Duration::from_millis(5);
 
-/// The handler rmcp drives; cheap to clone.
+/// The handler rmcp drives: one client session over the shared state; cheap to clone.
 #[derive(Clone)]
 pub struct DeferServer {
-    state: Arc<State>,
+    state: State,
 }
 
-struct State {
+/// What a request handler sees: the shared state (through `Deref`) and its own session.
+#[derive(Clone)]
+pub(crate) struct State {
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+}
+
+impl std::ops::Deref for State {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
+/// What every session shares: one config, one set of downstream connections, one
+/// registry of what they listed. Built once per process.
+pub(crate) struct Shared {
     config: Arc<Config>,
     /// Built once from the config: `get_info` is called often and must not vary.
     info: ServerConfig,
     handles: Vec<ServerHandle>,
     /// The catalog, the search index and what else the servers' lists told us.
     registry: Arc<Registry>,
-    exposed: Mutex<Exposed>,
-    notifier: Notifier,
     /// `call_tool`'s compiled input schemas.
     validators: meta::call_tool::Validators,
-    prompts: Mutex<Prompts>,
-    resources: Mutex<Resources>,
-    /// Requests downstream servers send to the client, and the client's capabilities.
+    /// Requests downstream servers send to their client, routed to the session whose
+    /// call they came during, and the capabilities clients declared.
     client: ClientRequests,
-}
-
-struct Exposed {
-    list: ExposedList,
-    /// The client has listed once: core and `all`-mode tools are appended on arrival from
-    /// now on. Before that they wait, so the first list has them in config order.
-    listed: bool,
+    /// Downstream resource subscriptions, counted across every session's holds.
+    subscriptions: Mutex<BTreeMap<String, resources::Subscription>>,
+    /// Live sessions, for arrivals to append to and notify. A session that ended is
+    /// pruned on the next walk.
+    sessions: Mutex<Vec<Weak<Session>>>,
+    /// Handed to each session to release its subscriptions when it is dropped.
+    release: mpsc::UnboundedSender<String>,
 }
 
 impl DeferServer {
-    /// Builds the handler and starts the one task that takes `events` in
-    /// ([`arrivals::take_events`]). `client` is the table the downstream connections ask
-    /// the client through.
+    /// Builds the shared state and the one stdio session over it (see [`Shared::new`]).
     ///
     /// # Errors
     /// When the search index cannot be created.
@@ -102,12 +117,45 @@ impl DeferServer {
         events: mpsc::UnboundedReceiver<Event>,
         client: ClientRequests,
     ) -> anyhow::Result<DeferServer> {
-        let config = Arc::new(config);
-        let settings = &config.settings;
-        let mut list = ExposedList::new();
-        for meta in MetaTool::ALL {
-            list.append(meta.definition(settings.exposure, settings.claude_always_load));
+        let shared = Shared::new(config, handles, events, client)?;
+        Ok(DeferServer::session(&shared, Some(Mode::Connection)))
+    }
+
+    /// A new session over `shared`; `mode` `None` lets its first request decide
+    /// ([`session::Mode`]).
+    pub(crate) fn session(shared: &Arc<Shared>, mode: Option<Mode>) -> DeferServer {
+        let session = Arc::new(Session::new(
+            &shared.config.settings,
+            mode,
+            shared.release.clone(),
+        ));
+        let mut sessions = lock(&shared.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(&session));
+        drop(sessions);
+        DeferServer {
+            state: State {
+                shared: shared.clone(),
+                session,
+            },
         }
+    }
+}
+
+impl Shared {
+    /// Builds the shared state and starts the one task that takes `events` in
+    /// ([`arrivals::take_events`]) and the one that releases ended sessions'
+    /// subscriptions. `client` is the table the downstream connections ask clients through.
+    ///
+    /// # Errors
+    /// When the search index cannot be created.
+    pub(crate) fn new(
+        config: Config,
+        handles: Vec<ServerHandle>,
+        events: mpsc::UnboundedReceiver<Event>,
+        client: ClientRequests,
+    ) -> anyhow::Result<Arc<Shared>> {
+        let config = Arc::new(config);
         let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
@@ -131,27 +179,32 @@ impl DeferServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(instructions::build(&config));
-        let state = Arc::new(State {
+        let (release, released) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
             registry: Arc::new(Registry::new(config.clone())?),
-            exposed: Mutex::new(Exposed {
-                list,
-                listed: false,
-            }),
-            notifier: Notifier::new(),
             validators: meta::call_tool::Validators::default(),
-            prompts: Mutex::new(Prompts::new()),
-            resources: Mutex::new(Resources::new()),
+            subscriptions: Mutex::new(BTreeMap::new()),
+            sessions: Mutex::new(Vec::new()),
+            release,
             client,
             info,
             handles,
             config,
         });
-        tokio::spawn(arrivals::take_events(state.clone(), events));
-        Ok(DeferServer { state })
+        tokio::spawn(arrivals::take_events(shared.clone(), events));
+        tokio::spawn(resources::release_ended(Arc::downgrade(&shared), released));
+        Ok(shared)
+    }
+
+    /// The sessions alive now.
+    fn live_sessions(&self) -> Vec<Arc<Session>> {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.iter().filter_map(Weak::upgrade).collect()
     }
 }
 
-impl State {
+impl Shared {
     /// Waits, at most `core_wait`, until every server with core tools has listed them or
     /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
     async fn wait_for_core(&self) {
@@ -222,7 +275,11 @@ impl ServerHandler for DeferServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
-        self.state.notifier.set_legacy_peer(context.peer.clone());
+        self.state.session.bind_connection();
+        self.state
+            .session
+            .notifier
+            .set_legacy_peer(context.peer.clone());
         self.state
             .client
             .initialized(context.peer.clone(), request.capabilities.clone());
@@ -266,7 +323,7 @@ impl ServerHandler for DeferServer {
         let state = &self.state;
         state.client.note(context.request_context());
         let id = context.sink().id().clone();
-        state.notifier.subscribe(context.sink().clone());
+        state.session.notifier.subscribe(context.sink().clone());
         // The stream's resource subscriptions hold downstream subscriptions while it is open.
         let uris = context
             .accepted()
@@ -283,7 +340,7 @@ impl ServerHandler for DeferServer {
             }
         }
         context.cancelled().await;
-        state.notifier.unsubscribe(&id);
+        state.session.notifier.unsubscribe(&id);
         for uri in held {
             if let Err(err) = state.unsubscribe(&uri).await {
                 tracing::debug!(%uri, error = %err.message, "unsubscribing downstream failed");
@@ -372,16 +429,17 @@ impl ServerHandler for DeferServer {
     ) -> Result<ListToolsResult, McpError> {
         let state = &self.state;
         state.client.note(&context);
-        let first = !lock(&state.exposed).listed;
+        let first = !state.session.exposed().listed;
         if first {
             state.wait_for_core().await;
         }
         let tools: Vec<Tool> = {
             let catalog = state.registry.catalog();
-            let mut exposed = lock(&state.exposed);
+            let mut exposed = state.session.exposed();
             if !exposed.listed {
                 exposed.listed = true;
-                state.expose_pending(&catalog, &mut exposed.list, None);
+                let exposure = state.session.exposure();
+                state.expose_pending(&catalog, &mut exposed.list, None, exposure);
             }
             exposed
                 .list
@@ -390,7 +448,7 @@ impl ServerHandler for DeferServer {
                 .map(|t| Tool::clone(t))
                 .collect()
         };
-        state.notifier.listed();
+        state.session.notifier.listed();
         Ok(ListToolsResult::with_all_items(tools))
     }
 

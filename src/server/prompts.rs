@@ -67,7 +67,7 @@ impl State {
     /// `prompts/list`.
     pub(super) fn list_prompts(&self) -> Vec<Prompt> {
         let catalog = self.registry.prompts();
-        lock(&self.prompts).list(&catalog)
+        lock(&self.session.prompts).list(&catalog)
     }
 
     /// `prompts/get`: the owning server answers, asked with the prompt's original name.

@@ -5,11 +5,12 @@
 //! back verbatim). A URI goes to the first server in config order that lists it, else to
 //! the first whose template matches it, else to each server that offers resources in config
 //! order until one reads it ([`crate::catalog::resources`]). Subscriptions are counted per
-//! URI across the client's channels (legacy `resources/subscribe` and the
+//! URI across every session's channels (legacy `resources/subscribe` and the
 //! `resourceSubscriptions` of 2026-07-28 `subscriptions/listen` streams): the owning server
-//! is subscribed once, and unsubscribed when the last one ends.
+//! is subscribed once, and unsubscribed when the last one ends, or when the last session
+//! holding it ends ([`release_ended`]).
 
-use std::collections::BTreeMap;
+use std::sync::{Arc, Weak};
 
 use rmcp::ErrorData as McpError;
 use rmcp::RoleServer;
@@ -17,13 +18,12 @@ use rmcp::model::{ReadResourceRequestParams, ReadResourceResult, Resource, Resou
 use rmcp::service::RequestContext;
 
 use super::envelope::{forwarded_meta, mark_complete};
-use super::{State, downstream_error};
+use super::{Shared, State, downstream_error};
 use crate::catalog::{ResourceCatalog, Route};
 use crate::exposure::ExposedList;
 use crate::sync::lock;
 
-/// The two lists the client sees and its subscriptions (the catalog is
-/// [`crate::ingest`]'s).
+/// The two lists the client sees (the catalog is [`crate::ingest`]'s).
 pub(super) struct Resources {
     shown: ExposedList<Resource>,
     templates_shown: ExposedList<ResourceTemplate>,
@@ -31,14 +31,13 @@ pub(super) struct Resources {
     /// as they arrive. Before that they wait, so the first list is in config order.
     listed: bool,
     templates_listed: bool,
-    subscriptions: BTreeMap<String, Subscription>,
 }
 
-/// One URI the client subscribed to.
-struct Subscription {
+/// One URI some client subscribed to.
+pub(super) struct Subscription {
     /// The server we subscribed on.
     server: usize,
-    /// How many of the client's channels want it.
+    /// How many channels of all sessions want it.
     count: usize,
 }
 
@@ -49,7 +48,6 @@ impl Resources {
             templates_shown: ExposedList::new(),
             listed: false,
             templates_listed: false,
-            subscriptions: BTreeMap::new(),
         }
     }
 
@@ -123,13 +121,13 @@ impl State {
     /// `resources/list`.
     pub(super) fn list_resources(&self) -> Vec<Resource> {
         let catalog = self.registry.resources();
-        lock(&self.resources).list(&catalog)
+        lock(&self.session.resources).list(&catalog)
     }
 
     /// `resources/templates/list`.
     pub(super) fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
         let catalog = self.registry.resources();
-        lock(&self.resources).list_templates(&catalog)
+        lock(&self.session.resources).list_templates(&catalog)
     }
 
     /// The servers to ask about `uri`; waits for starting servers first when nothing
@@ -179,11 +177,12 @@ impl State {
         ))
     }
 
-    /// Subscribes the client to `uri`: the first subscription subscribes on the server the
-    /// URI routes to (the first that accepts, when nothing claims it).
+    /// Subscribes the session to `uri`: the first subscription of any session subscribes
+    /// on the server the URI routes to (the first that accepts, when nothing claims it).
     pub(super) async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
-        if let Some(known) = lock(&self.resources).subscriptions.get_mut(uri) {
+        if let Some(known) = lock(&self.subscriptions).get_mut(uri) {
             known.count += 1;
+            self.session.hold(uri);
             return Ok(());
         }
         let candidates = self.resource_candidates(uri).await;
@@ -194,11 +193,11 @@ impl State {
             };
             match handle.subscribe(uri).await {
                 Ok(()) => {
-                    lock(&self.resources)
-                        .subscriptions
+                    lock(&self.subscriptions)
                         .entry(uri.to_owned())
                         .and_modify(|s| s.count += 1)
                         .or_insert(Subscription { server, count: 1 });
+                    self.session.hold(uri);
                     return Ok(());
                 }
                 Err(err) if candidates.len() == 1 => return Err(downstream_error(err)),
@@ -216,12 +215,28 @@ impl State {
         ))
     }
 
-    /// Drops one of the client's subscriptions to `uri`; the last one unsubscribes on the
-    /// server. Unsubscribing from what was never subscribed is not an error.
+    /// Drops one of the session's subscriptions to `uri`; the last one of all sessions
+    /// unsubscribes on the server. Unsubscribing from what this session never subscribed
+    /// to is not an error (and touches no other session's).
     pub(super) async fn unsubscribe(&self, uri: &str) -> Result<(), McpError> {
+        if !self.session.unhold(uri) {
+            return Ok(());
+        }
+        self.shared.release(uri).await
+    }
+
+    /// The server that answers completions for a template (or resource) URI.
+    pub(super) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
+        completion_owner(&self.registry.resources(), uri)
+    }
+}
+
+impl Shared {
+    /// Gives back one hold on `uri`; the last one unsubscribes on its server.
+    async fn release(&self, uri: &str) -> Result<(), McpError> {
         let server = {
-            let mut resources = lock(&self.resources);
-            let Some(known) = resources.subscriptions.get_mut(uri) else {
+            let mut subscriptions = lock(&self.subscriptions);
+            let Some(known) = subscriptions.get_mut(uri) else {
                 return Ok(());
             };
             known.count -= 1;
@@ -229,7 +244,7 @@ impl State {
                 return Ok(());
             }
             let server = known.server;
-            resources.subscriptions.remove(uri);
+            subscriptions.remove(uri);
             server
         };
         match self.handles.get(server) {
@@ -237,10 +252,22 @@ impl State {
             None => Ok(()),
         }
     }
+}
 
-    /// The server that answers completions for a template (or resource) URI.
-    pub(super) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
-        completion_owner(&self.registry.resources(), uri)
+/// Releases the holds of sessions that ended (sent by their `Drop`), so no downstream
+/// subscription outlives the sessions that wanted it. Ends with the shared state.
+pub(super) async fn release_ended(
+    shared: Weak<Shared>,
+    mut released: tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    while let Some(uri) = released.recv().await {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if let Err(err) = shared.release(&uri).await {
+            tracing::debug!(%uri, error = %err.message, "unsubscribing downstream failed");
+        }
+        drop::<Arc<Shared>>(shared);
     }
 }
 

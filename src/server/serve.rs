@@ -106,7 +106,7 @@ async fn start_servers(
 ///
 /// # Errors
 /// When the handlers cannot be installed.
-fn terminated() -> std::io::Result<impl Future<Output = &'static str>> {
+pub(super) fn terminated() -> std::io::Result<impl Future<Output = &'static str>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;

@@ -12,7 +12,6 @@ use crate::catalog::Catalog;
 use crate::exposure::ExposedList;
 use crate::search::SearchIndex;
 use crate::server::{State, availability};
-use crate::sync::lock;
 
 pub const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
 Returns the best matches (name, server, short description, whether loaded). Load the ones you \
@@ -75,7 +74,7 @@ pub(in crate::server) fn apply(state: &State, args: &Args) -> CallToolResult {
     let found = {
         let catalog = state.registry.catalog();
         let index = state.registry.index();
-        let exposed = lock(&state.exposed);
+        let exposed = state.session.exposed();
         run(
             &catalog,
             &index,

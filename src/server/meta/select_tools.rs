@@ -14,7 +14,6 @@ use crate::config::ExposureMode;
 use crate::exposure::{ExposedList, listed_form};
 use crate::server::State;
 use crate::server::availability::Unknown;
-use crate::sync::lock;
 
 pub fn description(exposure: ExposureMode) -> &'static str {
     match exposure {
@@ -58,27 +57,26 @@ pub fn input_schema() -> Value {
 /// (OpenCode, Gemini CLI) then has the tools in its very next request (DESIGN.md 7a).
 pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
     let settings = &state.config.settings;
-    let seen = state.notifier.relist_count();
+    let notifier = &state.session.notifier;
+    let exposure = state.session.exposure();
+    let seen = notifier.relist_count();
     let (selection, appended) = {
         let catalog = state.registry.catalog();
-        let mut exposed = lock(&state.exposed);
+        let mut exposed = state.session.exposed();
         run(
             &catalog,
             &mut exposed.list,
             args,
-            settings.exposure,
+            exposure,
             settings.claude_always_load,
             &|name| state.unknown(&catalog, name),
         )
     };
-    if appended > 0 && state.notifier.tools_changed().await {
-        state
-            .notifier
-            .hold_until_relist(seen, settings.relist_wait)
-            .await;
+    if appended > 0 && notifier.tools_changed().await {
+        notifier.hold_until_relist(seen, settings.relist_wait).await;
     }
     match selection {
-        Ok(selection) => selection.result(settings.exposure),
+        Ok(selection) => selection.result(exposure),
         Err(message) => error_result(message),
     }
 }

@@ -1,0 +1,292 @@
+//! `serve --http` as many clients see it: N concurrent sessions calling a tool through
+//! mcp-defer (Streamable HTTP in, the fixture over stdio behind it) against the same tool
+//! served directly over Streamable HTTP by the fixture (rmcp's server transport, the same
+//! stack mcp-defer uses). Rounds alternate direct and proxied, so drift in machine load hits
+//! both alike. Then the memory one idle session costs. Prints figures; asserts nothing.
+//!
+//! `cargo bench --bench http -- [--sessions N] [--calls N] [--idle N]`
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
+const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
+
+type Client = RunningService<RoleClient, ()>;
+
+struct Options {
+    sessions: usize,
+    calls: usize,
+    idle: usize,
+}
+
+fn options() -> Options {
+    let mut options = Options {
+        sessions: 100,
+        calls: 20,
+        idle: 1000,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut number = |name: &str| -> usize {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} needs a number"))
+        };
+        match arg.as_str() {
+            "--sessions" => options.sessions = number("--sessions"),
+            "--calls" => options.calls = number("--calls"),
+            "--idle" => options.idle = number("--idle"),
+            _ => {}
+        }
+    }
+    options
+}
+
+/// A child killed on drop.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `command` and returns it with the first `http://...` URL it writes to stderr.
+fn start(mut command: Command) -> (Process, String) {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn: {e}"));
+    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.find("http://") {
+                let url = line[at..].split_whitespace().next().unwrap_or_default();
+                let _ = tx.send(url.to_owned());
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|e| panic!("no URL logged: {e}"));
+    (Process(child), url)
+}
+
+async fn connect(url: &str) -> Client {
+    ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
+        .await
+        .unwrap_or_else(|e| panic!("initialize {url}: {e}"))
+}
+
+fn add_params(name: &str, i: usize) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(name.to_owned());
+    let arguments: JsonObject = match json!({"a": i, "b": 2}) {
+        Value::Object(map) => map,
+        _ => unreachable!("a literal object"),
+    };
+    params.arguments = Some(arguments);
+    params
+}
+
+/// Every session makes `calls` calls one after another, all sessions at once. Returns
+/// each call's latency and the wall time.
+async fn round(
+    clients: &[Arc<Client>],
+    tool: &'static str,
+    calls: usize,
+) -> (Vec<Duration>, Duration) {
+    let started = Instant::now();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (s, client) in clients.iter().enumerate() {
+        let client = client.clone();
+        tasks.spawn(async move {
+            let mut latencies = Vec::with_capacity(calls);
+            for i in 0..calls {
+                let at = Instant::now();
+                let result = client
+                    .call_tool(add_params(tool, s * calls + i))
+                    .await
+                    .unwrap_or_else(|e| panic!("tools/call {tool}: {e}"));
+                assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+                latencies.push(at.elapsed());
+            }
+            latencies
+        });
+    }
+    let mut all = Vec::new();
+    while let Some(latencies) = tasks.join_next().await {
+        all.extend(latencies.unwrap_or_else(|e| panic!("session task: {e}")));
+    }
+    (all, started.elapsed())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = ((sorted.len().max(1) as f64 - 1.0) * p).round() as usize;
+    sorted.get(rank).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Current RSS of a process in KiB.
+fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Opens a session with plain HTTP (initialize, initialized, tools/list) and leaves it idle.
+async fn idle_session(http: &reqwest::Client, url: &str) {
+    let post = |body: Value, session: Option<String>| {
+        let mut request = http
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-06-18");
+        }
+        request.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}});
+    let response = post(init, None)
+        .await
+        .unwrap_or_else(|e| panic!("initialize: {e}"));
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no session id"));
+    let _ = response.text().await;
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ = post(note, Some(session.clone())).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let response = post(list, Some(session))
+        .await
+        .unwrap_or_else(|e| panic!("tools/list: {e}"));
+    let _ = response.text().await;
+}
+
+fn main() {
+    let options = options();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("tokio runtime: {e}"));
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+    let config = dir.path().join("servers.toml");
+    let table = format!(
+        "[mcp_servers.fx]\ncommand = {}\nargs = []\n",
+        json!(FIXTURE)
+    );
+    std::fs::write(&config, table).unwrap_or_else(|e| panic!("write config: {e}"));
+    println!(
+        "machine: {} cores; mcp-defer {}; {} sessions x {} calls per round",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        env!("CARGO_PKG_VERSION"),
+        options.sessions,
+        options.calls
+    );
+
+    let mut fixture = Command::new(FIXTURE);
+    fixture.args(["--http", "127.0.0.1:0"]);
+    let (_direct_process, direct_url) = start(fixture);
+    let mut defer = Command::new(BIN);
+    defer
+        .args(["serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .env("RUST_LOG", "info");
+    let (defer_process, defer_url) = start(defer);
+    let pid = defer_process.0.id();
+
+    runtime.block_on(async {
+        let mut direct = Vec::new();
+        let mut proxied = Vec::new();
+        for _ in 0..options.sessions {
+            direct.push(Arc::new(connect(&direct_url).await));
+            proxied.push(Arc::new(connect(&defer_url).await));
+        }
+        // Warm up both (mcp-defer's first call waits for the server to list).
+        round(&direct, "add", 1).await;
+        round(&proxied, "fx__add", 1).await;
+        let (mut d_lat, mut p_lat) = (Vec::new(), Vec::new());
+        let (mut d_wall, mut p_wall) = (Duration::ZERO, Duration::ZERO);
+        for _ in 0..3 {
+            let (lat, wall) = round(&direct, "add", options.calls).await;
+            d_lat.extend(lat);
+            d_wall += wall;
+            let (lat, wall) = round(&proxied, "fx__add", options.calls).await;
+            p_lat.extend(lat);
+            p_wall += wall;
+        }
+        d_lat.sort();
+        p_lat.sort();
+        println!(
+            "{:<28} {:>10} {:>9} {:>9} {:>9}",
+            "", "calls/s", "p50 ms", "p90 ms", "p99 ms"
+        );
+        for (label, lat, wall) in [
+            ("direct (fixture over HTTP)", &d_lat, d_wall),
+            ("through mcp-defer --http", &p_lat, p_wall),
+        ] {
+            println!(
+                "{label:<28} {:>10.0} {:>9.2} {:>9.2} {:>9.2}",
+                lat.len() as f64 / wall.as_secs_f64(),
+                ms(percentile(lat, 0.5)),
+                ms(percentile(lat, 0.9)),
+                ms(percentile(lat, 0.99)),
+            );
+        }
+        println!(
+            "added latency: p50 {:+.2} ms, p99 {:+.2} ms",
+            ms(percentile(&p_lat, 0.5)) - ms(percentile(&d_lat, 0.5)),
+            ms(percentile(&p_lat, 0.99)) - ms(percentile(&d_lat, 0.99)),
+        );
+        for client in proxied.into_iter().chain(direct) {
+            if let Ok(client) = Arc::try_unwrap(client) {
+                let _ = client.cancel().await;
+            }
+        }
+
+        // Idle sessions: RSS before and after opening them, settled.
+        let http = reqwest::Client::new();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let before = rss(pid);
+        for _ in 0..options.idle {
+            idle_session(&http, &defer_url).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let after = rss(pid);
+        println!(
+            "idle sessions: {} opened (initialize + tools/list), RSS {} -> {} KiB: {:.1} KiB per session",
+            options.idle,
+            before,
+            after,
+            (after.saturating_sub(before)) as f64 / options.idle as f64
+        );
+    });
+    drop(defer_process);
+}

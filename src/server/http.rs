@@ -1,0 +1,207 @@
+//! `mcp-defer serve --http ADDR`: many clients over Streamable HTTP at `/mcp` (and each
+//! `[profiles.NAME]` at `/mcp/NAME`), one shared set of downstream servers.
+//!
+//! rmcp's `StreamableHttpService` speaks the transport (sessions with `Mcp-Session-Id` for
+//! `initialize` clients, stateless 2026-07-28 requests, SSE, `Host` and `Origin` checks,
+//! the body size limit); axum serves it. This module owns what is ours around it: one
+//! [`Shared`] state and one downstream pool for the process, a [`DeferServer`] session per
+//! client ([`super::session`]), bearer tokens ([`super::gate`]), the bind rule (loopback
+//! unless auth is configured) and session expiry ([`super::sessions`]). docs/design.md
+//! section 17 has the rules.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use rmcp::model::{ClientCapabilities, ElicitationCapability, SamplingCapability};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::client_requests::ClientRequests;
+use super::gate::{Gate, Tokens};
+use super::sessions::Sessions;
+use super::{DeferServer, Shared};
+use crate::config::{Config, Settings};
+use crate::downstream::{ClientLink, Event, Pool, ServerHandle};
+
+/// The path clients connect to.
+pub const MCP_PATH: &str = "/mcp";
+
+/// Why `serve --http` cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error(
+        "refusing to serve on {addr} without auth: anyone who can reach it could call every \
+         configured server. Set `tokens_env = \"VAR\"` or `token_file = \"path\"` under \
+         [settings.http] in {config}, or bind 127.0.0.1"
+    )]
+    OpenBind { addr: SocketAddr, config: String },
+    #[error(
+        "[settings.http] tokens_env = \"{var}\": the variable is unset or holds no token; \
+         export {var}=<token>"
+    )]
+    NoTokenInEnv { var: String },
+    #[error("[settings.http] token_file = \"{path}\": cannot read it: {cause}")]
+    TokenFile { path: String, cause: std::io::Error },
+    #[error("[settings.http] token_file = \"{path}\" holds no token; write one a line")]
+    NoTokenInFile { path: String },
+}
+
+/// Serves MCP over Streamable HTTP on `addr` until SIGINT or SIGTERM; then every
+/// downstream server is stopped before we return.
+///
+/// # Errors
+/// [`HttpError`] when the bind or the tokens are refused; when the address cannot be bound.
+pub async fn serve_http(config: Config, addr: SocketAddr) -> anyhow::Result<()> {
+    let terminated = super::serve::terminated()?;
+    let settings = config.settings.clone();
+    let tokens = Tokens::load(&settings.http)?;
+    if tokens.is_none() && !addr.ip().is_loopback() {
+        return Err(HttpError::OpenBind {
+            addr,
+            config: config.path.display().to_string(),
+        }
+        .into());
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let bound = listener.local_addr().unwrap_or(addr);
+
+    let shutdown = CancellationToken::new();
+    // Servers start at once: there is no one client to wait for. They are offered sampling
+    // and elicitation, which reach the client whose call they come during, and not roots:
+    // roots belong to one client, and many share these servers.
+    let client = ClientRequests::for_many_clients();
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.sampling = Some(SamplingCapability::default());
+    capabilities.elicitation = Some(ElicitationCapability::default());
+    let link = ClientLink::new(&capabilities, Arc::new(client.clone()));
+    let (_link_tx, link_rx) = watch::channel(Some(link));
+    let (pool, events) = Pool::start_after(&config, shutdown.child_token(), link_rx);
+    let handles: Vec<ServerHandle> = pool.iter().cloned().collect();
+    let tokens = tokens.map(Arc::new);
+
+    // One view of the servers per path: all of them at /mcp, each profile's at /mcp/NAME.
+    // Every view shares the one pool (a server runs once whatever the number of views and
+    // sessions); each has its own registry, fed by `fan_out`, so its instructions and
+    // search see its servers only.
+    let mut views = vec![(
+        MCP_PATH.to_owned(),
+        config.clone(),
+        (0..handles.len()).collect::<Vec<usize>>(),
+    )];
+    for profile in &config.profiles {
+        let (view, positions) = config.for_profile(&profile.name)?;
+        views.push((format!("{MCP_PATH}/{}", profile.name), view, positions));
+    }
+    let mut app = axum::Router::new();
+    let mut routes = Vec::with_capacity(views.len());
+    let mut paths = Vec::with_capacity(views.len());
+    for (path, view, positions) in views {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let subset = positions.iter().map(|&i| handles[i].clone()).collect();
+        let shared = Shared::new(view, subset, rx, client.clone())?;
+        let gate = View {
+            settings: &settings,
+            tokens: tokens.clone(),
+            bound,
+            stop: shutdown.child_token(),
+        };
+        app = app.merge(gate.mount(&path, shared));
+        routes.push((tx, positions));
+        paths.push(path);
+    }
+    tokio::spawn(fan_out(events, routes));
+
+    for path in &paths {
+        tracing::info!(url = %format!("http://{bound}{path}"), "serving MCP over Streamable HTTP");
+    }
+    let served = axum::serve(listener, app);
+    let result = tokio::select! {
+        served = served => served.context("the HTTP server failed"),
+        signal = terminated => {
+            tracing::info!(signal, "shutting down");
+            Ok(())
+        }
+    };
+    shutdown.cancel();
+    pool.shutdown().await;
+    result
+}
+
+/// What every path is served with.
+struct View<'a> {
+    settings: &'a Settings,
+    tokens: Option<Arc<Tokens>>,
+    bound: SocketAddr,
+    stop: CancellationToken,
+}
+
+impl View<'_> {
+    /// The route at `path`: rmcp's service over `shared`, its own sessions, behind the gate.
+    fn mount(self, path: &str, shared: Arc<Shared>) -> axum::Router {
+        let settings = self.settings;
+        let sessions = Arc::new(Sessions::new(
+            settings.session_idle,
+            settings.http.max_concurrent_requests,
+        ));
+        tokio::spawn(sessions.clone().expire_idle(self.stop.clone()));
+        let mut http = StreamableHttpServerConfig::default()
+            .with_allowed_origins(settings.http.allowed_origins.iter().cloned())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(settings.max_message_bytes)
+            .with_cancellation_token(self.stop);
+        http = if !settings.http.allowed_hosts.is_empty() {
+            http.with_allowed_hosts(settings.http.allowed_hosts.iter().cloned())
+        } else if self.bound.ip().is_loopback() {
+            // The default: loopback names only (DNS-rebinding protection).
+            http
+        } else {
+            // Reachable from elsewhere under names we cannot know; tokens guard it.
+            http.disable_allowed_hosts()
+        };
+        let service = StreamableHttpService::new(
+            move || Ok(DeferServer::session(&shared, None)),
+            sessions.clone(),
+            http,
+        );
+        let gate = Gate::new(self.tokens, sessions);
+        axum::Router::new().route_service(path, service).layer(
+            axum::middleware::from_fn_with_state(gate, super::gate::admit),
+        )
+    }
+}
+
+/// Hands each downstream event to every view that has its server, under the server's
+/// position in that view.
+async fn fan_out(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    routes: Vec<(mpsc::UnboundedSender<Event>, Vec<usize>)>,
+) {
+    while let Some(event) = events.recv().await {
+        for (tx, positions) in &routes {
+            let Some(local) = positions.iter().position(|&p| p == server_of(&event)) else {
+                continue;
+            };
+            let mut event = event.clone();
+            match &mut event {
+                Event::Tools { server, .. }
+                | Event::Prompts { server, .. }
+                | Event::Resources { server, .. }
+                | Event::ResourceUpdated { server, .. } => *server = local,
+            }
+            let _ = tx.send(event);
+        }
+    }
+}
+
+fn server_of(event: &Event) -> usize {
+    match event {
+        Event::Tools { server, .. }
+        | Event::Prompts { server, .. }
+        | Event::Resources { server, .. }
+        | Event::ResourceUpdated { server, .. } => *server,
+    }
+}

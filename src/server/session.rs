@@ -1,0 +1,168 @@
+//! One client session's state: what this client has been shown and how to tell it.
+//!
+//! Everything the servers told us (catalog, index, prompt and resource catalogs) and the
+//! downstream connections are shared by every session ([`super::Shared`]); each session
+//! owns its append-only tool, prompt and resource lists (DESIGN.md invariant 1 holds per
+//! session), its [`Notifier`] (a list_changed reaches only the session whose list grew),
+//! its `select_tools` hold and its resource subscriptions. Over stdio there is one session
+//! for the life of the process; over HTTP one per `Mcp-Session-Id`, dropped when it ends or
+//! expires, and one per 2026-07-28 stateless request ([`Mode::Stateless`]).
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+
+use tokio::sync::mpsc;
+
+use super::meta::MetaTool;
+use super::notify::Notifier;
+use super::prompts::Prompts;
+use super::resources::Resources;
+use crate::config::{ExposureMode, Settings};
+use crate::exposure::ExposedList;
+use crate::sync::lock;
+
+/// What kind of client connection a session serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A connection that lives across requests: stdio, or an HTTP session opened by
+    /// `initialize` (`Mcp-Session-Id`). Its list grows as `select_tools` and arrivals say.
+    Connection,
+    /// A 2026-07-28 HTTP request without a session: nothing of it outlives the request, so
+    /// an append would be lost. It gets the `proxy` behaviour: the fixed list (meta tools
+    /// and core tools), `select_tools` returns schemas only, `call_tool` calls anything.
+    Stateless,
+}
+
+/// The tool list this session has been shown.
+pub(crate) struct Exposed {
+    pub list: ExposedList,
+    /// The client has listed once: core and `all`-mode tools are appended on arrival from
+    /// now on. Before that they wait, so the first list has them in config order.
+    pub listed: bool,
+}
+
+pub(crate) struct Session {
+    /// Set at construction over stdio, by `initialize` over HTTP; a session whose first
+    /// request is anything else is [`Mode::Stateless`].
+    mode: OnceLock<Mode>,
+    /// The configured exposure mode, for a [`Mode::Connection`] session.
+    exposure: ExposureMode,
+    claude_always_load: bool,
+    exposed: Mutex<Exposed>,
+    pub notifier: Notifier,
+    pub prompts: Mutex<Prompts>,
+    pub resources: Mutex<Resources>,
+    /// URIs this session holds subscriptions to, counted across its channels (legacy
+    /// `resources/subscribe` and 2026-07-28 listen streams). `resources/updated` goes only
+    /// to sessions that hold the URI, and a session that ends gives its counts back.
+    subscribed: Mutex<BTreeMap<String, usize>>,
+    /// Where the subscriptions of a dropped session go to be released downstream.
+    release: mpsc::UnboundedSender<String>,
+}
+
+impl Session {
+    pub fn new(
+        settings: &Settings,
+        mode: Option<Mode>,
+        release: mpsc::UnboundedSender<String>,
+    ) -> Session {
+        let session = Session {
+            mode: OnceLock::new(),
+            exposure: settings.exposure,
+            claude_always_load: settings.claude_always_load,
+            exposed: Mutex::new(Exposed {
+                list: ExposedList::new(),
+                listed: false,
+            }),
+            notifier: Notifier::new(),
+            prompts: Mutex::new(Prompts::new()),
+            resources: Mutex::new(Resources::new()),
+            subscribed: Mutex::new(BTreeMap::new()),
+            release,
+        };
+        if let Some(mode) = mode {
+            let _ = session.mode.set(mode);
+        }
+        session
+    }
+
+    /// `initialize` makes an HTTP session a connection; over stdio it already is one.
+    pub fn bind_connection(&self) {
+        let _ = self.mode.set(Mode::Connection);
+    }
+
+    /// The session's mode, fixed by its first request (see [`Session::mode`] field).
+    pub fn mode(&self) -> Mode {
+        *self.mode.get_or_init(|| Mode::Stateless)
+    }
+
+    /// The exposure mode this session is served in: the configured one, or `proxy` for a
+    /// stateless request.
+    pub fn exposure(&self) -> ExposureMode {
+        match self.mode() {
+            Mode::Connection => self.exposure,
+            Mode::Stateless => ExposureMode::Proxy,
+        }
+    }
+
+    /// The session's tool list, which starts with the meta tools: their definitions depend
+    /// on the session's exposure mode, known only once its first request came.
+    pub fn exposed(&self) -> MutexGuard<'_, Exposed> {
+        let mut exposed = lock(&self.exposed);
+        if exposed.list.is_empty() {
+            let exposure = self.exposure();
+            for meta in MetaTool::ALL {
+                exposed
+                    .list
+                    .append(meta.definition(exposure, self.claude_always_load));
+            }
+        }
+        exposed
+    }
+
+    /// Whether the client has listed tools yet, without fixing the session's mode.
+    pub fn has_listed(&self) -> bool {
+        lock(&self.exposed).listed
+    }
+
+    /// Counts one more channel of this session holding `uri`.
+    pub fn hold(&self, uri: &str) {
+        *lock(&self.subscribed).entry(uri.to_owned()).or_default() += 1;
+    }
+
+    /// Gives back one of this session's holds on `uri`; false when it held none.
+    pub fn unhold(&self, uri: &str) -> bool {
+        let mut subscribed = lock(&self.subscribed);
+        let Some(count) = subscribed.get_mut(uri) else {
+            return false;
+        };
+        *count -= 1;
+        if *count == 0 {
+            subscribed.remove(uri);
+        }
+        true
+    }
+
+    /// Whether this session holds a subscription to `uri`.
+    pub fn holds(&self, uri: &str) -> bool {
+        lock(&self.subscribed).contains_key(uri)
+    }
+}
+
+impl Drop for Session {
+    /// Nothing of a session outlives it: its resource subscriptions are released (the
+    /// downstream unsubscribe is async, so it goes to the shared state's release task).
+    fn drop(&mut self) {
+        let subscribed = std::mem::take(
+            self.subscribed
+                .get_mut()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        for (uri, count) in subscribed {
+            for _ in 0..count {
+                let _ = self.release.send(uri.clone());
+            }
+        }
+        tracing::debug!(mode = ?self.mode.get(), "session state dropped");
+    }
+}

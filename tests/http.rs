@@ -1,0 +1,522 @@
+//! `serve --http`: many clients, one set of downstream servers, each session its own list;
+//! stateless 2026-07-28 requests; expiry; tokens, Origin, size and concurrency limits.
+//! Clients are the official Python SDK (tests/python/http_sessions.py) and plain HTTP
+//! (reqwest) where a test needs to see status codes.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::util::{BIN, Dir, FIXTURE, Killed, fixture, peers};
+
+/// A running `mcp-defer serve --http 127.0.0.1:0` and everything it logged so far.
+pub struct Server {
+    _child: Killed,
+    pub url: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Server {
+    pub fn start(dir: &Dir, envs: &[(&str, &str)]) -> Server {
+        Server::try_start(dir, "127.0.0.1:0", envs).unwrap_or_else(|log| panic!("{log}"))
+    }
+
+    /// Starts it and waits for the URL it serves at; on exit, the log.
+    fn try_start(dir: &Dir, addr: &str, envs: &[(&str, &str)]) -> Result<Server, String> {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--http", addr, "--config"])
+            .arg(dir.file("servers.toml"))
+            .current_dir(dir.path())
+            .env("RUST_LOG", "warn,mcp_defer=debug")
+            .envs(envs.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mcp-defer");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = Arc::new(Mutex::new(String::new()));
+        let writer = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let mut log = writer.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let child = Killed(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut child = child;
+        loop {
+            let text = log.lock().unwrap().clone();
+            if let Some(start) = text.find("url=http://") {
+                let url = text[start + 4..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .to_owned();
+                return Ok(Server {
+                    _child: child,
+                    url,
+                    log,
+                });
+            }
+            if let Ok(Some(status)) = child.0.try_wait() {
+                std::thread::sleep(Duration::from_millis(100));
+                return Err(format!("exited {status}: {}", log.lock().unwrap()));
+            }
+            assert!(Instant::now() < deadline, "no URL logged: {text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn log(&self) -> String {
+        self.log.lock().unwrap().clone()
+    }
+
+    /// Waits until the log contains `needle`.
+    fn wait_for_log(&self, needle: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.log().contains(needle) {
+            assert!(
+                Instant::now() < deadline,
+                "{needle:?} never logged:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The processes running the fixture with `marker` among their arguments.
+fn fixture_processes(marker: &Path) -> usize {
+    let marker = marker.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with(FIXTURE) && c.contains(&marker))
+        .count()
+}
+
+fn python(mode: &str, url: &str, args: &[&str]) -> Option<Value> {
+    let peers = peers()?;
+    let mut all: Vec<&std::ffi::OsStr> = vec![mode.as_ref(), url.as_ref()];
+    all.extend(args.iter().map(|a| std::ffi::OsStr::new(*a)));
+    let out = peers.python("http_sessions.py", &all);
+    let line = out.lines().last().unwrap_or_default();
+    Some(serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}")))
+}
+
+const ACCEPT: &str = "application/json, text/event-stream";
+
+/// A JSON-RPC POST; returns the status, the session id header and the JSON-RPC message in
+/// the body (SSE or JSON), if any.
+pub async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Option<String>, String) {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT)
+        .body(serde_json::to_vec(body).unwrap());
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.expect("POST");
+    let status = response.status().as_u16();
+    let session = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = response.text().await.unwrap_or_default();
+    (status, session, text)
+}
+
+pub fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "reqwest", "version": "1"}}})
+}
+
+/// Opens a handshake-era session; returns its id.
+pub async fn open_session(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> String {
+    let (status, session, body) = post(client, url, headers, &initialize()).await;
+    assert_eq!(status, 200, "initialize: {body}");
+    let session = session.expect("Mcp-Session-Id");
+    let mut with = headers.to_vec();
+    with.push(("mcp-session-id", &session));
+    let (status, _, _) = post(
+        client,
+        url,
+        &with,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    session
+}
+
+pub fn tools_list(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
+}
+
+#[test]
+fn two_sessions_each_see_only_their_own_tools_over_one_server_process() {
+    let dir = Dir::new();
+    let pids = dir.file("fx.pids");
+    dir.config(&fixture(
+        "fx",
+        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        "",
+    ));
+    let server = Server::start(&dir, &[]);
+    let Some(seen) = python("two", &server.url, &["fx__echo", "fx__add"]) else {
+        return;
+    };
+    let meta = ["search_tools", "select_tools", "call_tool"];
+    let with = |tool: &str| {
+        let mut names: Vec<Value> = meta.iter().map(|m| json!(m)).collect();
+        names.push(json!(tool));
+        Value::Array(names)
+    };
+    assert_eq!(seen["a"], with("fx__echo"), "{seen}");
+    assert_eq!(seen["b"], with("fx__add"), "{seen}");
+    assert_eq!(seen["b_notifications_before_its_select"], 0, "{seen}");
+    assert_eq!(
+        fixture_processes(&pids),
+        1,
+        "one fixture process serves both sessions"
+    );
+}
+
+#[test]
+fn a_stateless_2026_07_28_request_gets_the_fixed_list() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], "always_load = [\"add\"]"));
+    let server = Server::start(&dir, &[]);
+    let Some(seen) = python("stateless", &server.url, &["fx__echo"]) else {
+        return;
+    };
+    let fixed = json!(["search_tools", "select_tools", "call_tool", "fx__add"]);
+    assert_eq!(seen["first"], fixed, "{seen}");
+    assert_eq!(
+        seen["again"], fixed,
+        "select_tools appended nothing: {seen}"
+    );
+    assert_eq!(seen["same_bytes"], true);
+    assert_eq!(
+        seen["loaded"],
+        json!(["fx__echo"]),
+        "schemas returned: {seen}"
+    );
+    assert!(
+        seen["select_description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Get the full schemas"),
+        "proxy wording: {seen}"
+    );
+}
+
+#[tokio::test]
+async fn an_idle_session_expires_its_state_is_dropped_and_its_id_gets_404() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[settings]\nsession_idle_sec = 1\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &server.url, &[]).await;
+    let headers = [("mcp-session-id", session.as_str())];
+    let (status, _, body) = post(&client, &server.url, &headers, &tools_list(2)).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("select_tools"), "{body}");
+    // Kept alive by use: requests more often than the idle time.
+    for id in 3..6 {
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let (status, _, _) = post(&client, &server.url, &headers, &tools_list(id)).await;
+        assert_eq!(status, 200, "a session in use does not expire");
+    }
+    server.wait_for_log("session expired");
+    server.wait_for_log("session state dropped mode=Some(Connection)");
+    let (status, _, body) = post(&client, &server.url, &headers, &tools_list(9)).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("Session not found"), "{body}");
+}
+
+#[tokio::test]
+async fn tokens_are_required_when_configured_and_never_logged() {
+    let dir = Dir::new();
+    let token = "s3cret-token-value";
+    dir.config(&format!(
+        "[settings.http]\ntokens_env = \"MCP_DEFER_TEST_TOKENS\"\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let tokens = format!("other-token,{token}");
+    let server = Server::start(&dir, &[("MCP_DEFER_TEST_TOKENS", &tokens)]);
+    let client = reqwest::Client::new();
+    let (status, _, body) = post(&client, &server.url, &[], &initialize()).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body.contains("Authorization: Bearer"),
+        "says what to send: {body}"
+    );
+    let wrong = [("authorization", "Bearer s3cret-token-valuf")];
+    let (status, _, _) = post(&client, &server.url, &wrong, &initialize()).await;
+    assert_eq!(status, 401);
+    let right = format!("Bearer {token}");
+    open_session(&client, &server.url, &[("authorization", &right)]).await;
+    if let Some(seen) = python("token", &server.url, &[token]) {
+        assert_eq!(seen["tools"][0], "search_tools", "{seen}");
+    }
+    assert!(!server.log().contains(token), "{}", server.log());
+}
+
+#[test]
+fn a_non_loopback_bind_without_auth_is_refused_with_the_fix() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], ""));
+    let err = match Server::try_start(&dir, "0.0.0.0:0", &[]) {
+        Ok(_) => panic!("served on 0.0.0.0 without auth"),
+        Err(log) => log,
+    };
+    assert!(err.contains("exited exit status: 2"), "{err}");
+    assert!(
+        err.contains("refusing to serve on 0.0.0.0:0 without auth") && err.contains("tokens_env"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn origins_not_on_the_allow_list_get_403() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[settings.http]\nallowed_origins = [\"http://localhost:*\"]\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let evil = [("origin", "http://evil.example")];
+    let (status, _, body) = post(&client, &server.url, &evil, &initialize()).await;
+    assert_eq!(status, 403, "{body}");
+    let rebinding = [("origin", "http://localhost.evil.example:8080")];
+    let (status, _, _) = post(&client, &server.url, &rebinding, &initialize()).await;
+    assert_eq!(status, 403);
+    let allowed = [("origin", "http://localhost:3000")];
+    let (status, _, body) = post(&client, &server.url, &allowed, &initialize()).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+#[tokio::test]
+async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[settings]\nmax_message_bytes = 65536\n\n[settings.http]\nmax_concurrent_requests = 1\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &server.url, &[]).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let big = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "x".repeat(70_000)}}}});
+    let (status, _, body) = post(&client, &server.url, &headers, &big).await;
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("exceeds 65536 bytes"), "{body}");
+
+    // One call in flight (its SSE stream open), then a second request is refused.
+    let slow = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+        "name": "fx__sleep", "arguments": {"ms": 1500}}});
+    let mut request = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT)
+        .body(serde_json::to_vec(&slow).unwrap());
+    for (name, value) in headers {
+        request = request.header(name, value);
+    }
+    let pending = request.send().await.expect("POST");
+    assert_eq!(pending.status().as_u16(), 200);
+    let (status, _, body) = post(&client, &server.url, &headers, &tools_list(4)).await;
+    assert_eq!(status, 429, "{body}");
+    assert!(body.contains("max_concurrent_requests"), "{body}");
+    let answer = pending.text().await.unwrap();
+    assert!(answer.contains("\"id\":3"), "{answer}");
+    // The finished call gave its place back.
+    let (status, _, _) = post(&client, &server.url, &headers, &tools_list(5)).await;
+    assert_eq!(status, 200);
+}
+
+/// The `result` of the JSON-RPC answer with `id` in an SSE or JSON body.
+fn result_of(body: &str, id: u64) -> Value {
+    body.lines()
+        .map(|l| l.strip_prefix("data: ").unwrap_or(l))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["id"] == id)
+        .unwrap_or_else(|| panic!("no answer {id} in {body}"))["result"]
+        .clone()
+}
+
+fn search(id: u64, query: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "search_tools", "arguments": {"query": query}}})
+}
+
+fn hit_servers(result: &Value) -> Vec<String> {
+    let mut servers: Vec<String> = result["structuredContent"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["server"].as_str().unwrap().to_owned())
+        .collect();
+    servers.sort();
+    servers.dedup();
+    servers
+}
+
+fn profile_config(dir: &Dir) -> std::path::PathBuf {
+    let pids = dir.file("a.pids");
+    let mut toml = fixture(
+        "alpha",
+        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        "description = \"the alpha server\"",
+    );
+    toml += &fixture("beta", &[], "description = \"the beta server\"");
+    toml += "[profiles.one]\nservers = [\"alpha\"]\n";
+    dir.config(&toml);
+    pids
+}
+
+#[tokio::test]
+async fn a_profile_at_mcp_name_sees_only_its_servers_which_run_once() {
+    let dir = Dir::new();
+    let pids = profile_config(&dir);
+    let server = Server::start(&dir, &[]);
+    let profile_url = format!("{}/one", server.url);
+    server.wait_for_log(&format!("url={profile_url}"));
+    let client = reqwest::Client::new();
+    for (url, servers) in [
+        (&profile_url, vec!["alpha"]),
+        (&server.url, vec!["alpha", "beta"]),
+    ] {
+        let (status, session, body) = post(&client, url, &[], &initialize()).await;
+        assert_eq!(status, 200, "{body}");
+        let instructions = result_of(&body, 1)["instructions"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(instructions.contains("the alpha server"), "{instructions}");
+        assert_eq!(
+            instructions.contains("the beta server"),
+            servers.contains(&"beta"),
+            "{url}: {instructions}"
+        );
+        let session = session.unwrap();
+        let headers = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", "2025-06-18"),
+        ];
+        let (_, _, body) = post(&client, url, &headers, &search(2, "echo a message")).await;
+        let found = hit_servers(&result_of(&body, 2));
+        assert_eq!(found, servers, "{url}: {body}");
+    }
+    assert_eq!(
+        fixture_processes(&pids),
+        1,
+        "alpha runs once for /mcp and /mcp/one"
+    );
+}
+
+#[test]
+fn serve_profile_on_stdio_sees_only_its_servers() {
+    use std::io::Write;
+    let dir = Dir::new();
+    profile_config(&dir);
+    let mut child = Command::new(BIN)
+        .args(["serve", "--profile", "one", "--config"])
+        .arg(dir.file("servers.toml"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let _child = Killed(child);
+    for message in [
+        initialize(),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        search(2, "echo a message"),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let mut answers = stdout
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|l| serde_json::from_str::<Value>(&l).ok());
+    let init = answers.next().unwrap();
+    let instructions = init["result"]["instructions"].as_str().unwrap();
+    assert!(instructions.contains("the alpha server"), "{instructions}");
+    assert!(!instructions.contains("beta"), "{instructions}");
+    let found = answers.find(|m| m["id"] == 2).unwrap();
+    assert_eq!(hit_servers(&found["result"]), ["alpha"], "{found}");
+
+    let unknown = dir.run(&["serve", "--profile", "onee"]);
+    let text = crate::util::stderr(&unknown);
+    assert!(
+        text.contains("no `[profiles.onee]` table; did you mean `one`?"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_typescript_sdk_sees_its_own_list_per_session() {
+    let sdk = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".peers/node/node_modules/@modelcontextprotocol/sdk");
+    if !sdk.exists() || peers().is_none() {
+        eprintln!("skipping: the TypeScript SDK is not in .peers; run .ci/install-peers");
+        return;
+    }
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], ""));
+    let server = Server::start(&dir, &[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/http_sessions.mjs");
+    let out = Command::new("node")
+        .arg(script)
+        .arg(&sdk)
+        .args([server.url.as_str(), "fx__echo", "fx__add"])
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        seen["a"],
+        json!(["search_tools", "select_tools", "call_tool", "fx__echo"])
+    );
+    assert_eq!(
+        seen["b"],
+        json!(["search_tools", "select_tools", "call_tool", "fx__add"])
+    );
+    assert_eq!(seen["b_notifications_before_its_select"], 0, "{seen}");
+    assert_eq!(seen["a_notifications"], 1, "{seen}");
+}
