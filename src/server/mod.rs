@@ -258,9 +258,36 @@ impl Shared {
         }
     }
 
-    /// Why `name` resolved to nothing (see [`availability::Unknown`]).
-    fn unknown(&self, catalog: &crate::catalog::Catalog, name: &str) -> availability::Unknown {
-        availability::Unknown::of(&self.config, &self.handles, catalog, name)
+    /// Why each of `names` resolved to nothing (see [`availability::Unknown`]), worked out
+    /// on the blocking pool: "did you mean" takes an edit distance against every tool's name
+    /// (milliseconds at 10k tools), which must not hold up the requests behind it.
+    async fn explain_unknown(&self, names: Vec<String>) -> Vec<availability::Unknown> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let (config, handles, registry) = (
+            self.config.clone(),
+            self.handles.clone(),
+            self.registry.clone(),
+        );
+        let count = names.len();
+        let explained = tokio::task::spawn_blocking(move || {
+            let catalog = registry.catalog();
+            (names.iter())
+                .map(|name| availability::Unknown::of(&config, &handles, &catalog, name))
+                .collect::<Vec<_>>()
+        })
+        .await;
+        explained.unwrap_or_else(|err| {
+            tracing::error!(error = %err, "working out an unknown name failed");
+            vec![availability::Unknown::Tool { suggestion: None }; count]
+        })
+    }
+
+    /// The error text for a call of `name`, which resolved to nothing.
+    async fn unknown_message(&self, name: &str) -> String {
+        let explained = self.explain_unknown(vec![name.to_owned()]).await;
+        (explained.first()).map_or_else(|| format!("Unknown tool '{name}'."), |u| u.message(name))
     }
 }
 

@@ -37,7 +37,7 @@ impl State {
         match id {
             Some(id) => Ok(self.route(id, request, &name, context).await),
             None => {
-                let message = self.unknown(&self.registry.catalog(), &name).message(&name);
+                let message = self.unknown_message(&name).await;
                 Err(McpError::invalid_params(
                     format!("{message} Then select_tools or call_tool."),
                     None,

@@ -17,7 +17,6 @@ use serde_json::{Value, json};
 use super::{MetaTool, error_result};
 use crate::catalog::{Catalog, EntryId, Resolution, ToolJson};
 use crate::server::State;
-use crate::server::availability::Unknown;
 use crate::sync::lock;
 
 pub const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
@@ -53,13 +52,13 @@ pub(in crate::server) async fn apply(
     args: Args,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let resolved = {
-        let catalog = state.registry.catalog();
-        resolve(&catalog, &args.name, &|name| state.unknown(&catalog, name))
-    };
+    let resolved = resolve(&state.registry.catalog(), &args.name);
     let (id, original, definition) = match resolved {
         Ok(found) => found,
-        Err(message) => return error_result(message).into(),
+        Err(Unresolved::Refused(message)) => return error_result(message).into(),
+        Err(Unresolved::Unknown(name)) => {
+            return error_result(state.unknown_message(&name).await).into();
+        }
     };
     let arguments = args.arguments.unwrap_or_default();
     if let Some(validator) = state.validators.get(id, &definition)
@@ -76,28 +75,34 @@ pub(in crate::server) async fn apply(
 
 /// The entry `name` designates, or a message the model can act on; `unknown` explains a
 /// name that resolves to nothing.
-pub fn resolve(
-    catalog: &Catalog,
-    name: &str,
-    unknown: &dyn Fn(&str) -> Unknown,
-) -> Result<(EntryId, String, ToolJson), String> {
-    let name = super::clean_name(name)?;
+pub fn resolve(catalog: &Catalog, name: &str) -> Result<(EntryId, String, ToolJson), Unresolved> {
+    let name = super::clean_name(name).map_err(Unresolved::Refused)?;
     match catalog.resolve(name) {
         Resolution::Found(entry) => Ok((
             entry.id,
             entry.original_name().to_owned(),
             entry.tool.clone(),
         )),
-        Resolution::Ambiguous(names) => Err(format!(
+        Resolution::Ambiguous(names) => Err(Unresolved::Refused(format!(
             "'{name}' is ambiguous: {}. Call it by one of these names.",
             names
                 .iter()
                 .map(|n| n.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )),
-        Resolution::Unknown { .. } => Err(unknown(name).message(name)),
+        ))),
+        Resolution::Unknown { .. } => Err(Unresolved::Unknown(name.to_owned())),
     }
+}
+
+/// Why a name designates no entry.
+#[derive(Debug, PartialEq)]
+pub enum Unresolved {
+    /// What to tell the model as it is (an empty or over-long name, an ambiguous one).
+    Refused(String),
+    /// No tool has this (cleaned) name: what to say depends on the servers and the catalog
+    /// ("did you mean"), worked out off the runtime thread.
+    Unknown(String),
 }
 
 /// The error text for arguments that fail the tool's schema: one failing path a line.

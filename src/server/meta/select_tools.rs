@@ -69,8 +69,23 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
             args,
             exposure,
             settings.claude_always_load,
-            &|name| state.unknown(&catalog, name),
         )
+    };
+    let selection = match selection {
+        Ok(mut selection) => {
+            // Why a name resolved to nothing is worked out here, off the runtime thread,
+            // once the locks are let go.
+            let unresolved: Vec<&mut UnknownName> = (selection.unknown.iter_mut())
+                .filter(|u| u.did_you_mean.is_none() && u.reason.is_none())
+                .collect();
+            let names = unresolved.iter().map(|u| u.name.clone()).collect();
+            let explained = state.explain_unknown(names).await;
+            for (entry, why) in unresolved.into_iter().zip(explained) {
+                *entry = UnknownName::of(&entry.name, why);
+            }
+            Ok(selection)
+        }
+        Err(message) => Err(message),
     };
     if appended > 0 && notifier.tools_changed().await {
         notifier.hold_until_relist(seen, settings.relist_wait).await;
@@ -106,6 +121,20 @@ pub struct UnknownName {
 }
 
 impl UnknownName {
+    /// A name that resolved to nothing, with why.
+    fn of(name: &str, why: Unknown) -> UnknownName {
+        match why {
+            Unknown::ServerDown { server, state } => UnknownName {
+                reason: Some(format!("server '{server}' is not available: {state}")),
+                ..UnknownName::new(name)
+            },
+            Unknown::Tool { suggestion } => UnknownName {
+                did_you_mean: suggestion.map(|s| s.to_string()),
+                ..UnknownName::new(name)
+            },
+        }
+    }
+
     fn new(name: &str) -> UnknownName {
         UnknownName {
             name: name.to_owned(),
@@ -123,7 +152,6 @@ pub fn run(
     args: &Args,
     exposure: ExposureMode,
     claude_always_load: bool,
-    explain: &dyn Fn(&str) -> Unknown,
 ) -> (Result<Selection, String>, usize) {
     if let Err(message) = check_names(&args.names) {
         return (Err(message), 0);
@@ -158,16 +186,8 @@ pub fn run(
                 ),
                 ..UnknownName::new(name)
             }),
-            Resolution::Unknown { .. } => selection.unknown.push(match explain(name) {
-                Unknown::ServerDown { server, state } => UnknownName {
-                    reason: Some(format!("server '{server}' is not available: {state}")),
-                    ..UnknownName::new(name)
-                },
-                Unknown::Tool { suggestion } => UnknownName {
-                    did_you_mean: suggestion.map(|s| s.to_string()),
-                    ..UnknownName::new(name)
-                },
-            }),
+            // Why (and "did you mean") is for the caller to add: see `apply`.
+            Resolution::Unknown { .. } => selection.unknown.push(UnknownName::new(name)),
         }
     }
     if !selection.loaded.is_empty() {
@@ -299,8 +319,7 @@ mod tests {
         let args = Args {
             names: names.iter().map(|n| (*n).to_owned()).collect(),
         };
-        let unknown = |_: &str| Unknown::Tool { suggestion: None };
-        let (selection, appended) = run(catalog, exposed, &args, exposure, true, &unknown);
+        let (selection, appended) = run(catalog, exposed, &args, exposure, true);
         (selection.unwrap_or_else(|e| panic!("{e}")), appended)
     }
 
@@ -351,15 +370,7 @@ mod tests {
             Some(true)
         );
         let args = Args { names: Vec::new() };
-        let unknown = |_: &str| Unknown::Tool { suggestion: None };
-        let (refused, _) = run(
-            &catalog,
-            &mut exposed,
-            &args,
-            ExposureMode::Deferred,
-            true,
-            &unknown,
-        );
+        let (refused, _) = run(&catalog, &mut exposed, &args, ExposureMode::Deferred, true);
         assert!(refused.is_err());
     }
 }
