@@ -120,6 +120,49 @@ impl<T: Listed> ExposedList<T> {
     }
 }
 
+/// A list the client may not have listed yet: until its first list, items wait, so that
+/// list is in config order; after it, items are appended as they arrive. Prompts,
+/// resources and templates follow this rule (tools add core and `all`-mode rules of their
+/// own).
+#[derive(Debug)]
+pub struct ClientList<T> {
+    shown: ExposedList<T>,
+    listed: bool,
+}
+
+impl<T> Default for ClientList<T> {
+    fn default() -> Self {
+        ClientList {
+            shown: ExposedList::default(),
+            listed: false,
+        }
+    }
+}
+
+impl<T: Listed + Clone> ClientList<T> {
+    /// Appends the `items` not shown yet, once the client has listed; returns how many.
+    pub fn arrive(&mut self, items: impl IntoIterator<Item = T>) -> usize {
+        if !self.listed {
+            return 0;
+        }
+        items
+            .into_iter()
+            .filter(|item| self.shown.append(item.clone()))
+            .count()
+    }
+
+    /// The client's list; the first call fills it with `all`, in its order.
+    pub fn list<I: IntoIterator<Item = T>>(&mut self, all: impl FnOnce() -> I) -> Vec<T> {
+        if !self.listed {
+            self.listed = true;
+            for item in all() {
+                self.shown.append(item);
+            }
+        }
+        self.shown.snapshot().iter().map(|t| T::clone(t)).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -291,25 +291,34 @@ fn decode_settings(
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             "client_era" => settings.client_era = Some(cx.string(key, value)?),
-            "search" => {
-                let cx = Cx {
-                    source,
-                    table: "[settings.search]".to_owned(),
-                };
-                let table = cx.table(key, value, "write `[settings.search]` above its keys")?;
-                for (key, value) in in_file_order(table) {
-                    match key.get_ref().as_ref() {
-                        "semantic" => settings.search_semantic = Some(cx.string(key, value)?),
-                        other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
-                    }
-                }
-            }
+            "search" => settings.search_semantic = decode_search(source, key, value)?,
             "session_idle_sec" => settings.session_idle_sec = Some(cx.integer(key, value)?),
             "http" => settings.http = decode_http(source, key, value)?,
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }
     Ok(settings)
+}
+
+/// The `[settings.search]` table: its one key, `semantic`.
+fn decode_search(
+    source: &Source<'_>,
+    key: &Key<'_>,
+    value: &Value<'_>,
+) -> Result<Option<S<String>>, ConfigError> {
+    let cx = Cx {
+        source,
+        table: "[settings.search]".to_owned(),
+    };
+    let table = cx.table(key, value, "write `[settings.search]` above its keys")?;
+    let mut semantic = None;
+    for (key, value) in in_file_order(table) {
+        match key.get_ref().as_ref() {
+            "semantic" => semantic = Some(cx.string(key, value)?),
+            other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
+        }
+    }
+    Ok(semantic)
 }
 
 fn decode_http(

@@ -14,52 +14,35 @@ use rmcp::service::RequestContext;
 use super::envelope::{forwarded_meta, mark_complete};
 use super::{State, downstream_error};
 use crate::catalog::PromptCatalog;
-use crate::exposure::ExposedList;
+use crate::exposure::ClientList;
 use crate::sync::lock;
 
 /// The prompt list the client sees (the catalog is [`crate::ingest`]'s).
-pub(super) struct Prompts {
-    shown: ExposedList<Prompt>,
-    /// The client has listed once: from now on new prompts are appended as they arrive.
-    /// Before that they wait, so the first list is in config order.
-    listed: bool,
-}
+#[derive(Default)]
+pub(super) struct Prompts(ClientList<Prompt>);
 
 impl Prompts {
     pub fn new() -> Prompts {
-        Prompts {
-            shown: ExposedList::new(),
-            listed: false,
-        }
+        Prompts::default()
     }
 
     /// Appends the live prompts of `server` the client has not seen; returns how many
     /// (none before its first `prompts/list`).
     pub fn append_server(&mut self, catalog: &PromptCatalog, server: usize) -> usize {
-        if !self.listed {
-            return 0;
-        }
-        let shown = &mut self.shown;
-        catalog
-            .server_entries(server)
-            .filter(|entry| !entry.gone)
-            .filter(|entry| shown.append(entry.listed_form()))
-            .count()
+        (self.0).arrive(
+            (catalog.server_entries(server))
+                .filter(|entry| !entry.gone)
+                .map(|entry| entry.listed_form()),
+        )
     }
 
     /// The client's list; the first call fills it with every prompt known, in config order.
     pub fn list(&mut self, catalog: &PromptCatalog) -> Vec<Prompt> {
-        if !self.listed {
-            self.listed = true;
-            for entry in catalog.iter().filter(|e| !e.gone) {
-                self.shown.append(entry.listed_form());
-            }
-        }
-        self.shown
-            .snapshot()
-            .iter()
-            .map(|p| Prompt::clone(p))
-            .collect()
+        (self.0).list(|| {
+            (catalog.iter())
+                .filter(|e| !e.gone)
+                .map(|e| e.listed_form())
+        })
     }
 }
 

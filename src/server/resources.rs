@@ -20,17 +20,14 @@ use rmcp::service::RequestContext;
 use super::envelope::{forwarded_meta, mark_complete};
 use super::{Shared, State, downstream_error};
 use crate::catalog::{ResourceCatalog, Route};
-use crate::exposure::ExposedList;
+use crate::exposure::ClientList;
 use crate::sync::lock;
 
 /// The two lists the client sees (the catalog is [`crate::ingest`]'s).
+#[derive(Default)]
 pub(super) struct Resources {
-    shown: ExposedList<Resource>,
-    templates_shown: ExposedList<ResourceTemplate>,
-    /// The client has listed resources (templates) once: from now on new ones are appended
-    /// as they arrive. Before that they wait, so the first list is in config order.
-    listed: bool,
-    templates_listed: bool,
+    resources: ClientList<Resource>,
+    templates: ClientList<ResourceTemplate>,
 }
 
 /// One URI some client subscribed to.
@@ -43,59 +40,25 @@ pub(super) struct Subscription {
 
 impl Resources {
     pub fn new() -> Resources {
-        Resources {
-            shown: ExposedList::new(),
-            templates_shown: ExposedList::new(),
-            listed: false,
-            templates_listed: false,
-        }
+        Resources::default()
     }
 
     /// Appends the resources and templates of `server` the client has not seen. Returns
     /// whether either list the client has seen grew.
     pub fn append_server(&mut self, catalog: &ResourceCatalog, server: usize) -> bool {
-        let mut grew = false;
-        if self.listed {
-            for resource in catalog.server_resources(server) {
-                grew |= self.shown.append(resource.clone());
-            }
-        }
-        if self.templates_listed {
-            for template in catalog.server_templates(server) {
-                grew |= self.templates_shown.append(template.clone());
-            }
-        }
-        grew
+        let resources = (self.resources).arrive(catalog.server_resources(server).cloned());
+        let templates = (self.templates).arrive(catalog.server_templates(server).cloned());
+        resources + templates > 0
     }
 
     /// The client's resource list; the first call fills it in config order.
     pub fn list(&mut self, catalog: &ResourceCatalog) -> Vec<Resource> {
-        if !self.listed {
-            self.listed = true;
-            for resource in catalog.resources() {
-                self.shown.append(resource.clone());
-            }
-        }
-        self.shown
-            .snapshot()
-            .iter()
-            .map(|r| Resource::clone(r))
-            .collect()
+        (self.resources).list(|| catalog.resources().cloned())
     }
 
     /// The client's template list; the first call fills it in config order.
     pub fn list_templates(&mut self, catalog: &ResourceCatalog) -> Vec<ResourceTemplate> {
-        if !self.templates_listed {
-            self.templates_listed = true;
-            for template in catalog.templates() {
-                self.templates_shown.append(template.clone());
-            }
-        }
-        self.templates_shown
-            .snapshot()
-            .iter()
-            .map(|t| ResourceTemplate::clone(t))
-            .collect()
+        (self.templates).list(|| catalog.templates().cloned())
     }
 }
 
