@@ -43,7 +43,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tokio::spawn(start_servers(client.clone(), answered.clone(), link_tx));
     let handles = pool.iter().cloned().collect();
     let max_message_bytes = config.settings.max_message_bytes;
-    let server = DeferServer::new(config, handles, events, client)?;
+    let tool_lists = super::framing::ToolLists::default();
+    let server = DeferServer::new(config, handles, events, client, tool_lists.clone())?;
     let session = async {
         // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
         // handles would cost a thread hand-off per message in each direction. The framing is
@@ -53,6 +54,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             tokio::io::BufReader::new(stdin),
             stdout,
             max_message_bytes,
+            tool_lists,
         );
         let served = server.serve(framed).await;
         answered.cancel();
