@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{Prompt, Tool};
+use rmcp::model::Prompt;
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -23,6 +23,7 @@ use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
 use super::session_watch::{BrokenCause, SessionWatch};
 use super::upstream::{ClientLink, InFlight};
 use super::{Event, Live, ServerState, Subscriptions};
+use crate::catalog::ServerTool;
 use crate::config::{ServerConfig, Transport};
 
 /// How long a closing connection gets before its process group is terminated.
@@ -163,7 +164,7 @@ struct Connection {
 
 /// Everything a server lists: tools always, prompts and resources when it declares them.
 struct Offer {
-    tools: Vec<Tool>,
+    tools: Vec<ServerTool>,
     prompts: Option<Vec<Prompt>>,
     resources: Option<listing::Resources>,
 }
@@ -590,7 +591,7 @@ impl Supervisor {
     /// finds the tools already queued.
     fn publish(
         &self,
-        tools: Vec<Tool>,
+        tools: Vec<ServerTool>,
         instructions: Option<String>,
         ready_after: Option<Duration>,
     ) {
