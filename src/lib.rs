@@ -4,13 +4,16 @@
 //! Modules in data-flow order (DESIGN.md section 2):
 //! - [`config`]: parses and validates `servers.toml`; nothing else reads the file.
 //! - [`downstream`]: one supervised connection per configured server; routes calls; sends
-//!   each list a server gives as an event, and does nothing else with it.
+//!   each list a server gives as an event (tools as JSON text, `catalog::ServerTool`), and
+//!   does nothing else with it.
 //! - [`ingest`]: the one path from those events to what we know. `ingest::Registry::apply`
 //!   enters a tool list into the catalog (`enter_catalog`) and feeds the search index
 //!   (`feed_index`): where a listed tool becomes searchable, for `serve` and every command.
 //! - [`catalog`]: every tool we know, keyed by [`catalog::QualifiedName`]; only grows.
 //! - [`search`]: a tantivy index over the catalog; a pure function of what it is fed.
-//! - [`exposure`]: the ordered tool list the client sees; append-only by type.
+//! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
+//!   kept as the bytes it is listed with (`server/framing.rs` writes stdio `tools/list`
+//!   answers from them).
 //! - [`server`]: the rmcp `ServerHandler`. `server/arrivals.rs` shows the client what was
 //!   ingested; `server/meta/<tool>.rs` is each meta tool end to end (`call_tool.rs`:
 //!   resolve, validate, call); `server/route.rs` is where every `tools/call` goes
