@@ -155,6 +155,7 @@ impl Row {
             }
             ServerState::NeedsLogin { cause } => ("needs login", dash(), dash(), cause.clone()),
             ServerState::Disabled => ("disabled", dash(), dash(), String::new()),
+            ServerState::Removed => ("removed", dash(), dash(), String::new()),
             ServerState::Starting => ("starting", dash(), dash(), String::new()),
         };
         Row {

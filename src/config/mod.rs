@@ -50,6 +50,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod diff;
 mod error;
 mod expand;
 mod raw;

@@ -436,6 +436,7 @@ impl Supervisor {
                 progress,
                 calls,
                 ended,
+                tool_timeout: self.config.tool_timeout,
             });
         }
         let ready_after = started.elapsed();

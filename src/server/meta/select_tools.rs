@@ -8,6 +8,7 @@ use rmcp::model::{CallToolResult, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::search_tools::problem_line;
 use super::{MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
@@ -56,7 +57,8 @@ pub fn input_schema() -> Value {
 /// re-listed (at most `relist_wait`): a client that re-lists while the call is pending
 /// (OpenCode, Gemini CLI) then has the tools in its very next request (DESIGN.md 7a).
 pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
-    let settings = &state.config.settings;
+    let config = state.config();
+    let settings = &config.settings;
     let notifier = &state.session.notifier;
     let exposure = state.session.exposure();
     let seen = notifier.relist_count();
@@ -90,9 +92,14 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
     if appended > 0 && notifier.tools_changed().await {
         notifier.hold_until_relist(seen, settings.relist_wait).await;
     }
+    let problem = state.reload_problem();
     match selection {
-        Ok(selection) => selection.result(exposure),
-        Err(message) => error_result(message),
+        Ok(selection) => Selection {
+            config_problem: problem,
+            ..selection
+        }
+        .result(exposure),
+        Err(message) => error_result(message + &problem_line(problem.as_deref())),
     }
 }
 
@@ -108,6 +115,9 @@ pub struct Selection {
     /// What to do when a loaded tool does not show up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<&'static str>,
+    /// Why `servers.toml` could not be reloaded, while it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_problem: Option<String>,
 }
 
 /// A name that loaded nothing, and why.
@@ -126,6 +136,10 @@ impl UnknownName {
         match why {
             Unknown::ServerDown { server, state } => UnknownName {
                 reason: Some(format!("server '{server}' is not available: {state}")),
+                ..UnknownName::new(name)
+            },
+            Unknown::ServerRemoved { server } => UnknownName {
+                reason: Some(format!("server '{server}' was removed from servers.toml")),
                 ..UnknownName::new(name)
             },
             Unknown::Tool { suggestion } => UnknownName {
@@ -254,6 +268,7 @@ impl Selection {
                 text.push_str(&serde_json::to_string(tool).unwrap_or_default());
             }
         }
+        text.push_str(&problem_line(self.config_problem.as_deref()));
         text
     }
 }
