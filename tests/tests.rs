@@ -25,6 +25,7 @@ mod output_limit;
 mod overrides;
 mod passthrough;
 mod reliability;
+mod reload;
 mod search;
 mod secrets;
 mod serve;

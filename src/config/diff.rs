@@ -142,6 +142,9 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    // A test panics on broken setup; the crate-wide denial is for the library.
+    #![allow(clippy::expect_used)]
+
     use super::*;
 
     fn config(toml: &str) -> Config {

@@ -459,11 +459,16 @@ impl Supervisor {
 
         let waiting = running.waiting();
         tokio::pin!(waiting);
+        // Whether `waiting` has completed (it must not be polled again).
+        let mut closed = false;
         let cause = loop {
             tokio::select! {
                 quit = &mut waiting => {
                     tracing::debug!(?quit, "connection ended");
-                    break None;
+                    closed = true;
+                    // Stopping cancels the connection too (its token is a child of ours):
+                    // when it ends first, this is still a stop, not a crash to restart.
+                    break self.stop.is_cancelled().then_some(());
                 }
                 Some(first) = relist.recv() => {
                     let mut due = BTreeSet::from([first]);
@@ -485,9 +490,10 @@ impl Supervisor {
         }
         if cause.is_some() {
             // Stopping: close gracefully, then make sure the whole group is gone.
-            if tokio::time::timeout(CLOSE_GRACE, &mut waiting)
-                .await
-                .is_err()
+            if !closed
+                && tokio::time::timeout(CLOSE_GRACE, &mut waiting)
+                    .await
+                    .is_err()
             {
                 tracing::debug!("connection did not close in time");
             }

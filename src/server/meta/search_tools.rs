@@ -338,7 +338,7 @@ mod tests {
                 score: 1.25,
                 loaded: true,
             }],
-            unavailable: Vec::new(),
+            ..Found::default()
         };
         assert_eq!(found.text(), "s__t (s/t) [loaded]: Does t.\n");
         let structured = found.result().structured_content.unwrap_or_default();
@@ -348,6 +348,7 @@ mod tests {
         found.unavailable.push(Unavailable {
             server: "down".into(),
             state: "failed: gone".into(),
+            removed: false,
         });
         assert_eq!(
             found.text(),
