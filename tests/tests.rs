@@ -19,6 +19,7 @@ mod http;
 mod import;
 mod interop;
 mod launcher;
+mod lazy;
 mod list;
 mod oauth;
 mod output_limit;

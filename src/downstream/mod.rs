@@ -40,6 +40,7 @@ mod listing;
 mod process;
 mod session_watch;
 mod supervisor;
+pub mod tool_cache;
 mod upstream;
 pub mod watchdog;
 
@@ -113,6 +114,12 @@ pub enum ServerState {
     /// A reload found its table gone from the config file: stopped, its listed tools kept
     /// (append-only) and answering that the server was removed.
     Removed,
+    /// Not running, by design: `start = "lazy"` before its first call, or stopped after
+    /// `idle_stop_sec` without one. Its `tools` (from the tool cache or its last run) stay
+    /// listed and searchable; the next call starts it and waits for it.
+    Idle {
+        tools: usize,
+    },
 }
 
 impl ServerState {
@@ -168,6 +175,12 @@ impl fmt::Display for ServerState {
             }
             ServerState::Disabled => f.write_str("disabled in the config"),
             ServerState::Removed => f.write_str("removed from the config file"),
+            ServerState::Idle { tools } => {
+                write!(
+                    f,
+                    "not running, {tools} tools known; starts at the next call"
+                )
+            }
             ServerState::NeedsLogin { cause } => f.write_str(cause),
         }
     }
@@ -302,6 +315,7 @@ impl Pool {
                 state: receiver,
                 live: Arc::new(Mutex::new(None)),
                 subscriptions: Arc::new(Mutex::new(BTreeSet::new())),
+                demand: Arc::new(Demand::new()),
             },
             state,
             running: None,
@@ -338,6 +352,7 @@ impl Pool {
             link: self.link.clone(),
             subscriptions: slot.handle.subscriptions.clone(),
             max_message_bytes: self.max_message_bytes,
+            demand: slot.handle.demand.clone(),
         };
         let span = tracing::info_span!("downstream", server = %server.name);
         let task = tokio::spawn(supervisor.run().instrument(span));
@@ -419,6 +434,79 @@ pub struct ServerHandle {
     /// Resource URIs we subscribed to on this server; the supervisor subscribes again after
     /// a restart, so a subscription outlives the connection it was made on.
     subscriptions: Subscriptions,
+    /// Calls in flight and when the last one ended (idle stop), and the wake-up of a
+    /// server that is [`ServerState::Idle`].
+    demand: Arc<Demand>,
+}
+
+/// What a server is asked for: shared by its handle (which counts calls and wakes it) and
+/// its supervisor (which stops it when idle and waits for the wake-up).
+#[derive(Debug)]
+pub(crate) struct Demand {
+    wake: tokio::sync::Notify,
+    busy: std::sync::atomic::AtomicUsize,
+    last: Mutex<tokio::time::Instant>,
+}
+
+impl Demand {
+    fn new() -> Demand {
+        Demand {
+            wake: tokio::sync::Notify::new(),
+            busy: std::sync::atomic::AtomicUsize::new(0),
+            last: Mutex::new(tokio::time::Instant::now()),
+        }
+    }
+
+    /// A request starts; it counts until the guard drops.
+    fn begin(self: &Arc<Self>) -> Busy {
+        self.busy.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.touch();
+        Busy(self.clone())
+    }
+
+    /// Now counts as the last activity (a connection that just came up is not idle).
+    pub(crate) fn touch(&self) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = tokio::time::Instant::now();
+        }
+    }
+
+    /// How long no request has been in flight; `None` while one is.
+    pub(crate) fn idle_for(&self) -> Option<Duration> {
+        if self.busy.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let last = self.last.lock().map(|l| *l).ok()?;
+        Some(last.elapsed())
+    }
+
+    /// Resolves once no request has been in flight for `idle`.
+    pub(crate) async fn idle(&self, idle: Duration) {
+        loop {
+            match self.idle_for() {
+                Some(elapsed) if elapsed >= idle => return,
+                Some(elapsed) => tokio::time::sleep(idle - elapsed).await,
+                None => tokio::time::sleep(idle.max(Duration::from_millis(100))).await,
+            }
+        }
+    }
+
+    /// Resolves at the next wake-up (a call to a server that is not running).
+    pub(crate) async fn woken(&self) {
+        self.wake.notified().await;
+    }
+}
+
+/// One request in flight; its drop is the request's end.
+struct Busy(Arc<Demand>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0
+            .busy
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The URIs subscribed on one server, shared by its handle and its supervisor.
@@ -614,10 +702,11 @@ impl ServerHandle {
         what: &str,
         options: CallOptions,
     ) -> Result<ServerResult, DownstreamError> {
-        let live = self.live().ok_or_else(|| DownstreamError::NotReady {
-            server: self.name.to_string(),
-            state: self.state(),
-        })?;
+        let _busy = self.demand.begin();
+        let live = match self.live() {
+            Some(live) => live,
+            None => self.start_on_demand(&options.cancel).await?,
+        };
         let in_flight = options.origin.map(|origin| live.calls.begin(origin));
         let mut handle = match live
             .peer
@@ -677,6 +766,27 @@ impl ServerHandle {
                 })
             }
         }
+    }
+
+    /// The connection of a server that is not running: one that is [`ServerState::Idle`]
+    /// is woken, and the request waits until it is ready or has failed (its supervisor
+    /// bounds that by `startup_timeout`); any other state answers at once.
+    async fn start_on_demand(&self, cancel: &CancellationToken) -> Result<Live, DownstreamError> {
+        let mut state = self.state.clone();
+        if matches!(*state.borrow_and_update(), ServerState::Idle { .. }) {
+            tracing::info!(server = %self.name, "starting on demand");
+            self.demand.wake.notify_one();
+            let waiting =
+                |s: &ServerState| matches!(s, ServerState::Idle { .. } | ServerState::Starting);
+            tokio::select! {
+                _ = state.wait_for(|s| !waiting(s)) => {}
+                () = cancel.cancelled() => return Err(DownstreamError::Cancelled),
+            }
+        }
+        self.live().ok_or_else(|| DownstreamError::NotReady {
+            server: self.name.to_string(),
+            state: self.state(),
+        })
     }
 
     async fn service_error(&self, err: ServiceError, live: &Live) -> DownstreamError {

@@ -298,7 +298,12 @@ impl Shared {
             let pending = awaited.iter().any(|&i| {
                 !self.registry.is_searchable(i)
                     && handles.get(i).is_some_and(|h| {
-                        matches!(h.state(), ServerState::Starting | ServerState::Ready { .. })
+                        matches!(
+                            h.state(),
+                            ServerState::Starting
+                                | ServerState::Ready { .. }
+                                | ServerState::Idle { .. }
+                        )
                     })
             });
             if !pending || tokio::time::Instant::now() >= deadline {
