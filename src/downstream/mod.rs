@@ -316,6 +316,7 @@ impl Pool {
                 live: Arc::new(Mutex::new(None)),
                 subscriptions: Arc::new(Mutex::new(BTreeSet::new())),
                 demand: Arc::new(Demand::new()),
+                stopping: self.stop.clone(),
             },
             state,
             running: None,
@@ -437,6 +438,8 @@ pub struct ServerHandle {
     /// Calls in flight and when the last one ended (idle stop), and the wake-up of a
     /// server that is [`ServerState::Idle`].
     demand: Arc<Demand>,
+    /// Cancelled when the whole pool stops.
+    stopping: CancellationToken,
 }
 
 /// What a server is asked for: shared by its handle (which counts calls and wakes it) and
@@ -542,11 +545,18 @@ impl ServerHandle {
     /// Waits until the first attempt has concluded; see [`ServerState::is_settled`].
     pub async fn settled(&self) -> ServerState {
         let mut rx = self.state.clone();
-        if let Ok(state) = rx.wait_for(ServerState::is_settled).await {
-            return state.clone();
+        tokio::select! {
+            settled = rx.wait_for(ServerState::is_settled) => {
+                if let Ok(state) = settled {
+                    return state.clone();
+                }
+            }
+            // The pool keeps a sender of the state (a reload sets it), so a supervisor
+            // that stopped before it settled does not end the wait: the pool's stop does.
+            () = self.stopping.cancelled() => {}
         }
-        // The supervisor is gone; its last word stands.
-        rx.borrow().clone()
+        // Stopping, or the supervisor is gone: its last word stands.
+        self.state.borrow().clone()
     }
 
     fn live(&self) -> Option<Live> {
@@ -781,6 +791,7 @@ impl ServerHandle {
             tokio::select! {
                 _ = state.wait_for(|s| !waiting(s)) => {}
                 () = cancel.cancelled() => return Err(DownstreamError::Cancelled),
+                () = self.stopping.cancelled() => {}
             }
         }
         self.live().ok_or_else(|| DownstreamError::NotReady {
