@@ -9,26 +9,14 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::session::*;
-use crate::util::{Dir, FIXTURE, fixture, is_gone, read_pids, row, stdout};
+use crate::util::{Dir, FIXTURE, fixture, is_gone, read_pids, row, running, stdout};
 
 /// Bounds a broken build; not what the tests measure.
 const DEADLINE: Duration = Duration::from_secs(30);
 
-/// The processes running the fixture with `marker` among their arguments.
+/// The fixture processes with `marker` among their arguments.
 fn processes_with(marker: &Path) -> Vec<i32> {
-    let marker = marker.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                let c = String::from_utf8_lossy(&c).replace('\0', " ");
-                c.starts_with(FIXTURE) && c.contains(&marker)
-            })
-        })
-        .filter(|&pid| !is_gone(pid))
-        .collect()
+    running(FIXTURE, marker)
 }
 
 async fn until(what: &str, done: impl Fn() -> bool) {
@@ -148,4 +136,44 @@ async fn a_changed_config_is_a_new_cache_entry() {
     session.close().await;
     let entries = std::fs::read_dir(dir.file("cache")).expect("cache").count();
     assert_eq!(entries, 2, "one list per config");
+}
+
+#[tokio::test]
+async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
+    // The PyPI `mcp-server-time`: a real server whose start takes the better part of a
+    // second, which the first call waits for.
+    let Some(peers) = crate::util::peers() else {
+        return;
+    };
+    let dir = Dir::new();
+    let time = peers.time.to_string_lossy().into_owned();
+    dir.config(&format!(
+        "[mcp_servers.time]\ncommand = {}\nstart = \"lazy\"\n",
+        crate::util::toml_str(&time)
+    ));
+    let session = start(&dir).await;
+    session
+        .call("search_tools", json!({"query": "current time"}))
+        .await;
+    session.close().await;
+
+    let session = start(&dir).await;
+    let found = structured(
+        &session
+            .call(
+                "search_tools",
+                json!({"query": "convert between time zones"}),
+            )
+            .await,
+    );
+    assert!(
+        hits(&found).contains(&"time__convert_time".to_owned()),
+        "{found:#}"
+    );
+    let now = session
+        .call("time__get_current_time", json!({"timezone": "UTC"}))
+        .await;
+    assert_ne!(now.is_error, Some(true), "{now:?}");
+    assert!(text(&now).contains("\"timezone\": \"UTC\""), "{now:?}");
+    session.close().await;
 }

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::session::*;
-use crate::util::{BIN, Dir, fixture, is_gone, read_pids};
+use crate::util::{BIN, Dir, fixture, is_gone, read_pids, running};
 
 /// How long a reload may take to show, at most: a fixture starts in milliseconds; this
 /// bounds a broken build, it is not what the test measures.
@@ -274,18 +274,9 @@ async fn a_broken_file_keeps_the_running_servers_and_the_next_answer_says_why() 
 
 /// The pid of the `mcp-defer serve` whose command line names `config`.
 fn serving(config: &Path) -> i32 {
-    let needle = config.to_string_lossy().into_owned();
-    std::fs::read_dir("/proc")
-        .expect("/proc")
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
-                let c = String::from_utf8_lossy(&c).replace('\0', " ");
-                c.starts_with(BIN) && c.contains(" serve ") && c.contains(&needle)
-            })
-        })
-        .unwrap_or_else(|| panic!("no mcp-defer serving {needle}"))
+    let pids = running(BIN, config);
+    assert_eq!(pids.len(), 1, "one mcp-defer serving {}", config.display());
+    pids[0]
 }
 
 #[tokio::test]
