@@ -149,6 +149,13 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
         text(&through_meta).contains("removed from servers.toml"),
         "{through_meta:?}"
     );
+    let selected = session
+        .call("select_tools", json!({"names": ["gone__add"]}))
+        .await;
+    assert!(
+        text(&selected).contains("gone__add (server 'gone' was removed from servers.toml)"),
+        "select_tools loads nothing of a removed server: {selected:?}"
+    );
 
     let new_change_pid = pid_in(&dir.file("change2.pids")).await;
     assert_ne!(new_change_pid, change_pid, "a changed server restarts");

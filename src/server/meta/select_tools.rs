@@ -12,6 +12,7 @@ use super::search_tools::problem_line;
 use super::{MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
+use crate::downstream::ServerState;
 use crate::exposure::{ExposedList, listed_form};
 use crate::server::State;
 use crate::server::availability::Unknown;
@@ -62,6 +63,11 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
     let notifier = &state.session.notifier;
     let exposure = state.session.exposure();
     let seen = notifier.relist_count();
+    // By position in this view, as the catalog knows them.
+    let removed: Vec<usize> = (state.handles().iter().enumerate())
+        .filter(|(_, h)| h.state() == ServerState::Removed)
+        .map(|(i, _)| i)
+        .collect();
     let (selection, appended) = {
         let catalog = state.registry.catalog();
         let mut exposed = state.session.exposed();
@@ -71,6 +77,7 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
             args,
             exposure,
             settings.claude_always_load,
+            &removed,
         )
     };
     let selection = match selection {
@@ -160,12 +167,15 @@ impl UnknownName {
 
 /// Resolves the names and, unless in proxy mode, appends what is new to `exposed`. Returns
 /// the selection (or why the arguments are refused) and how many tools were appended.
+/// Tools of the servers in `removed` (taken out of the config file by a reload) load
+/// nothing: they would only answer that their server is gone.
 pub fn run(
     catalog: &Catalog,
     exposed: &mut ExposedList,
     args: &Args,
     exposure: ExposureMode,
     claude_always_load: bool,
+    removed: &[usize],
 ) -> (Result<Selection, String>, usize) {
     if let Err(message) = check_names(&args.names) {
         return (Err(message), 0);
@@ -174,6 +184,15 @@ pub fn run(
     let mut appended = 0;
     for name in dedup(&args.names) {
         match catalog.resolve(name) {
+            Resolution::Found(entry) if removed.contains(&entry.server_index) => {
+                selection.unknown.push(UnknownName {
+                    reason: Some(format!(
+                        "server '{}' was removed from servers.toml",
+                        entry.server
+                    )),
+                    ..UnknownName::new(name)
+                })
+            }
             Resolution::Found(entry) if entry.gone => selection.unknown.push(UnknownName {
                 reason: Some(format!("server '{}' no longer offers it", entry.server)),
                 ..UnknownName::new(name)
@@ -334,7 +353,7 @@ mod tests {
         let args = Args {
             names: names.iter().map(|n| (*n).to_owned()).collect(),
         };
-        let (selection, appended) = run(catalog, exposed, &args, exposure, true);
+        let (selection, appended) = run(catalog, exposed, &args, exposure, true, &[]);
         (selection.unwrap_or_else(|e| panic!("{e}")), appended)
     }
 
@@ -385,7 +404,14 @@ mod tests {
             Some(true)
         );
         let args = Args { names: Vec::new() };
-        let (refused, _) = run(&catalog, &mut exposed, &args, ExposureMode::Deferred, true);
+        let (refused, _) = run(
+            &catalog,
+            &mut exposed,
+            &args,
+            ExposureMode::Deferred,
+            true,
+            &[],
+        );
         assert!(refused.is_err());
     }
 }
