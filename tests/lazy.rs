@@ -86,8 +86,8 @@ async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let echoed = session.call("fx__echo", json!({"text": "woken"})).await;
     assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
     assert!(text(&echoed).contains("woken"));
+    // (Not asserted alive: on a loaded machine a second may pass, and it may be idle.)
     let first = read_pids(&pids)[0];
-    assert!(!is_gone(first));
 
     // Idle for `idle_stop_sec`: stopped; its tools stay listed and searchable.
     until("the idle server stops", || is_gone(first)).await;
