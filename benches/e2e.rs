@@ -400,14 +400,8 @@ async fn handshake(dir: &Path, reps: usize) {
     }
 }
 
-fn report_handshake(label: &str, mut times: Vec<Duration>) {
-    times.sort_unstable();
-    println!(
-        "{label:>28}: p50 {:>6.2} ms  min {:>6.2} ms  max {:>6.2} ms (target < 20)",
-        ms(percentile(&times, 0.5)),
-        ms(times[0]),
-        ms(times[times.len() - 1])
-    );
+fn report_handshake(label: &str, times: Vec<Duration>) {
+    report(&format!("{label:>28}"), times, " (target < 20)");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -635,14 +629,20 @@ async fn first_answer(client: &Client, name: &str, since: Instant) -> Duration {
     }
 }
 
-fn report(label: &str, mut times: Vec<Duration>) {
+/// One line: `label: p50, min, max` of `times`, then `note`.
+fn report(label: &str, mut times: Vec<Duration>, note: &str) {
     times.sort_unstable();
     println!(
-        "{label:>44}: p50 {:>7.2} ms  min {:>7.2} ms  max {:>7.2} ms",
+        "{label}: p50 {:>7.2} ms  min {:>7.2} ms  max {:>7.2} ms{note}",
         ms(percentile(&times, 0.5)),
         ms(times[0]),
         ms(times[times.len() - 1])
     );
+}
+
+/// [`report`] for the lifecycle lines.
+fn report_lifecycle(label: &str, times: Vec<Duration>) {
+    report(&format!("{label:>44}"), times, "");
 }
 
 /// Hot reload: from the rename of an edited `servers.toml` to the first answer of the
@@ -658,7 +658,7 @@ async fn lifecycle(dir: &Path, reps: usize) {
         cold.push(first_answer(&client, "add", started).await);
         let _ = client.cancel().await;
     }
-    report("fixture spawn to first answer (reference)", cold);
+    report_lifecycle("fixture spawn to first answer (reference)", cold);
 
     let config = write_config(dir, "reload.toml", "", &[fixture_table("s0", &[])]);
     let (transport, _) = spawn_defer(&config);
@@ -677,7 +677,7 @@ async fn lifecycle(dir: &Path, reps: usize) {
         std::fs::rename(&tmp, &config).unwrap_or_else(|e| panic!("rename: {e}"));
         reloads.push(first_answer(&client, &format!("r{i}__add"), started).await);
     }
-    report("reload: file saved to added server's answer", reloads);
+    report_lifecycle("reload: file saved to added server's answer", reloads);
     let _ = client.cancel().await;
 
     let cache = dir.join("cache");
@@ -705,7 +705,7 @@ async fn lifecycle(dir: &Path, reps: usize) {
         next.push(call(&client, "lazy__add", 2).await);
         let _ = client.cancel().await;
     }
-    report("lazy: first call (starts the server)", first);
-    report("lazy: the call after", next);
-    report("eager: a call", eager);
+    report_lifecycle("lazy: first call (starts the server)", first);
+    report_lifecycle("lazy: the call after", next);
+    report_lifecycle("eager: a call", eager);
 }
