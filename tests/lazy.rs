@@ -1,7 +1,7 @@
 //! `start = "lazy"` and `idle_stop_sec`, with real fixture processes: a lazy server with a
 //! cached list does not run until its first call, its tools are searchable meanwhile; an
 //! idle server stops and the next call starts it again. Each test has its own cache dir
-//! (`MCP_DEFER_CACHE_DIR`).
+//! (`MCP_DEFER_CACHE_DIR`); no secret of the config reaches it.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -121,7 +121,9 @@ async fn a_changed_config_is_a_new_cache_entry() {
     // The cache is keyed by the whole config: a lazy server whose arguments changed lists
     // again instead of offering tools it may no longer have.
     let dir = Dir::new();
-    let lazy = |args: &[&str]| fixture("fx", args, "start = \"lazy\"");
+    let secret = "sk-live-SECRET-4242";
+    let extra = format!("start = \"lazy\"\nenv = {{ API_KEY = \"{secret}\" }}");
+    let lazy = |args: &[&str]| fixture("fx", args, &extra);
     dir.config(&lazy(&[]));
     let session = start(&dir).await;
     session.call("search_tools", json!({"query": "echo"})).await;
@@ -134,8 +136,20 @@ async fn a_changed_config_is_a_new_cache_entry() {
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
     until("the new config's listing run", || pids.exists()).await;
     session.close().await;
-    let entries = std::fs::read_dir(dir.file("cache")).expect("cache").count();
-    assert_eq!(entries, 2, "one list per config");
+    let entries: Vec<_> = std::fs::read_dir(dir.file("cache"))
+        .expect("cache")
+        .filter_map(|e| e.ok())
+        .collect();
+    assert_eq!(entries.len(), 2, "one list per config");
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let body = std::fs::read_to_string(entry.path()).expect("read cache file");
+        assert!(
+            !name.contains(secret) && !body.contains(secret),
+            "the config's secret is not written: {name}"
+        );
+        assert!(body.contains("\"echo\""), "the tool list is: {body}");
+    }
 }
 
 #[tokio::test]

@@ -2,7 +2,8 @@
 //! client and real fixture processes. Added servers start, removed ones stop and their
 //! listed tools answer that they were removed, changed ones restart (new pid), unchanged
 //! ones keep their process; a broken file keeps the running servers and is named in the
-//! next meta-tool answer; every HTTP session sees the change.
+//! next meta-tool answer; every HTTP session sees the change, and a profile path reaches
+//! a server a reload restarted.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -380,4 +381,54 @@ async fn every_http_session_sees_an_added_server() {
     for (client, _, _) in sessions {
         let _ = client.cancel().await;
     }
+}
+
+#[tokio::test]
+async fn a_profile_path_reaches_a_server_restarted_by_a_reload() {
+    // A profile's view holds the same handle as /mcp: the restarted connection is behind it.
+    let dir = Dir::new();
+    let profile = "\n[profiles.p]\nservers = [\"fx\"]\n";
+    let path = dir.config(&format!(
+        "{}{}{profile}",
+        with_pid(&dir, "fx", "fx1.pids", ""),
+        fixture("other", &[], "")
+    ));
+    let server = crate::http::Server::start(&dir, &[]);
+    let transport = StreamableHttpClientTransport::from_uri(format!("{}/p", server.url));
+    let (tx, _changed) = mpsc::unbounded_channel();
+    let client = Changes(tx)
+        .serve(transport)
+        .await
+        .unwrap_or_else(|e| panic!("HTTP session: {e}"));
+    let echo = |text: &str| {
+        let mut call = CallToolRequestParams::new("fx__echo");
+        call.arguments = Some(object(json!({"text": text})));
+        call
+    };
+    let first = client.call_tool(echo("one")).await.expect("tools/call");
+    assert!(text(&first).contains("one"), "{first:?}");
+    let old = pid_in(&dir.file("fx1.pids")).await;
+
+    save(
+        &path,
+        &format!(
+            "{}{}{profile}",
+            with_pid(&dir, "fx", "fx2.pids", ""),
+            fixture("other", &[], "")
+        ),
+    );
+    let new = pid_in(&dir.file("fx2.pids")).await;
+    assert_ne!(new, old);
+    let deadline = Instant::now() + RELOAD_DEADLINE;
+    loop {
+        let result = client.call_tool(echo("two")).await.expect("tools/call");
+        if result.is_error != Some(true) {
+            assert!(text(&result).contains("two"), "{result:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{result:?}\n{}", server.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    wait_gone(old).await;
+    let _ = client.cancel().await;
 }
