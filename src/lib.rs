@@ -3,8 +3,11 @@
 //! # Layout
 //! Modules in data-flow order (DESIGN.md section 2):
 //! - [`config`]: parses and validates `servers.toml`; nothing else reads the file.
+//!   `config/diff.rs` plans a reload: which servers start, stop or restart.
 //! - [`downstream`]: one supervised connection per configured server; routes calls; sends
-//!   each list a server gives as an event, and does nothing else with it.
+//!   each list a server gives as an event, and does nothing else with it. Positions in the
+//!   pool are stable for the life of the process (a reload appends, never shifts); lazy
+//!   servers wait for their first call with their tools from `downstream/tool_cache.rs`.
 //! - [`ingest`]: the one path from those events to what we know. `ingest::Registry::apply`
 //!   enters a tool list into the catalog (`enter_catalog`) and feeds the search index
 //!   (`feed_index`): where a listed tool becomes searchable, for `serve` and every command.
@@ -21,6 +24,8 @@
 //!   once per process, `server/session.rs` (a client's lists, notifier, hold) per client;
 //!   `server/http.rs` serves many sessions over Streamable HTTP (`serve --http`), with
 //!   `server/sessions.rs` (expiry) and `server/gate.rs` (tokens, in-flight limit).
+//!   `server/reload.rs` re-reads the config on a change of the file or SIGHUP and applies it
+//!   to the pool and every view.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.
