@@ -84,6 +84,10 @@ impl View {
 /// and the running servers by position.
 pub(crate) struct Reloader {
     source: Source,
+    /// The one async lock held across `.await` on purpose: a reload holds it while it stops
+    /// and launches supervisors, and `serve`'s shutdown takes it for `stop_all`, so a
+    /// shutdown waits for a reload in progress instead of missing a supervisor it launched.
+    /// Nothing on a request's path takes it.
     pool: Arc<Mutex<Pool>>,
     views: Vec<View>,
     /// Every position ever run, with its last config.
