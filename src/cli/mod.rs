@@ -259,10 +259,13 @@ fn write_stdout(out: &str) -> std::io::Result<()> {
 /// Logs go to stderr, never stdout: stdout is the protocol. Every line passes through
 /// [`crate::redact`], whatever its level or origin.
 fn init_logging(verbose: u8, quiet: bool) {
-    // rmcp logs every handshake at info; ours are the lines a user wants by default.
+    // rmcp logs every handshake at info; ours are the lines a user wants by default. Its
+    // transport worker logs each connection's end as an ERROR with no server name ("worker
+    // quit with fatal: ... AuthRequired"); the supervisor says the same under the server's
+    // name with the fix ("needs login: run ..."), so by default only ours is shown.
     let default = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "info,rmcp=warn",
+        (true, _) => "error,rmcp::transport::worker=off",
+        (false, 0) => "info,rmcp=warn,rmcp::transport::worker=off",
         (false, 1) => "debug,rmcp=info",
         (false, _) => "trace",
     };
