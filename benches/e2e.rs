@@ -3,7 +3,7 @@
 //! (direct calls against calls through mcp-defer, interleaved in blocks), so that ratios
 //! hold on a noisy machine. Prints figures; asserts nothing.
 //!
-//! `cargo bench --bench e2e -- [proxy|handshake|memory|all] [--calls N] [--reps N]`
+//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|all] [--calls N] [--reps N]`
 //! (the default is `all`). Figures and machine notes are in `docs/benchmarks.md`.
 //! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons).
 
@@ -57,7 +57,7 @@ fn options() -> Options {
             "--bench" => {}
             "--calls" => options.calls = number("--calls"),
             "--reps" => options.reps = number("--reps"),
-            "proxy" | "handshake" | "memory" | "all" => options.what = arg,
+            "proxy" | "handshake" | "memory" | "lifecycle" | "all" => options.what = arg,
             other if other.starts_with('-') => {}
             // A name filter from `cargo bench <filter>`: treat it as the benchmark to run.
             other => options.what = other.to_owned(),
@@ -89,6 +89,9 @@ fn main() {
         if all || options.what == "memory" {
             memory(dir.path()).await;
         }
+        if all || options.what == "lifecycle" {
+            lifecycle(dir.path(), options.reps).await;
+        }
     });
 }
 
@@ -117,9 +120,15 @@ async fn direct() -> Client {
 
 /// `mcp-defer serve --config <config>`, and its pid.
 fn spawn_defer(config: &Path) -> (TokioChildProcess, u32) {
+    spawn_defer_with(config, &[])
+}
+
+/// As [`spawn_defer`], with `env` set.
+fn spawn_defer_with(config: &Path, env: &[(&str, &Path)]) -> (TokioChildProcess, u32) {
     let bin = std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into());
     let mut command = tokio::process::Command::new(bin);
     command.arg("serve").arg("--config").arg(config);
+    command.envs(env.iter().copied());
     let transport = quiet(command);
     let pid = transport
         .id()
@@ -391,14 +400,8 @@ async fn handshake(dir: &Path, reps: usize) {
     }
 }
 
-fn report_handshake(label: &str, mut times: Vec<Duration>) {
-    times.sort_unstable();
-    println!(
-        "{label:>28}: p50 {:>6.2} ms  min {:>6.2} ms  max {:>6.2} ms (target < 20)",
-        ms(percentile(&times, 0.5)),
-        ms(times[0]),
-        ms(times[times.len() - 1])
-    );
+fn report_handshake(label: &str, times: Vec<Duration>) {
+    report(&format!("{label:>28}"), times, " (target < 20)");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -631,4 +634,100 @@ async fn memory_case(dir: &Path, servers: usize, per_server: usize, settings: &s
     if let Ok(client) = Arc::try_unwrap(client) {
         let _ = client.cancel().await;
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Lifecycle: hot reload and lazy start
+
+/// Calls `name` until it answers without error; the time from `since`.
+async fn first_answer(client: &Client, name: &str, since: Instant) -> Duration {
+    loop {
+        if let Ok(result) = client.call_tool(add_params(name, 1)).await
+            && result.is_error != Some(true)
+        {
+            return since.elapsed();
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// One line: `label: p50, min, max` of `times`, then `note`.
+fn report(label: &str, mut times: Vec<Duration>, note: &str) {
+    times.sort_unstable();
+    println!(
+        "{label}: p50 {:>7.2} ms  min {:>7.2} ms  max {:>7.2} ms{note}",
+        ms(percentile(&times, 0.5)),
+        ms(times[0]),
+        ms(times[times.len() - 1])
+    );
+}
+
+/// [`report`] for the lifecycle lines.
+fn report_lifecycle(label: &str, times: Vec<Duration>) {
+    report(&format!("{label:>44}"), times, "");
+}
+
+/// Hot reload: from the rename of an edited `servers.toml` to the first answer of the
+/// server it adds (watch, debounce, load, plan, spawn, handshake, list, ingest, call),
+/// beside the fixture's own spawn-to-answer. Lazy start: the first call of a lazy server
+/// (its start included) against the next call and a call to a running server.
+async fn lifecycle(dir: &Path, reps: usize) {
+    println!("\n== lifecycle: {reps} reps ==");
+    let mut cold = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let started = Instant::now();
+        let client = direct().await;
+        cold.push(first_answer(&client, "add", started).await);
+        let _ = client.cancel().await;
+    }
+    report_lifecycle("fixture spawn to first answer (reference)", cold);
+
+    let config = write_config(dir, "reload.toml", "", &[fixture_table("s0", &[])]);
+    let (transport, _) = spawn_defer(&config);
+    let client = connect(transport).await;
+    first_answer(&client, "s0__add", Instant::now()).await;
+    let mut reloads = Vec::with_capacity(reps);
+    for i in 1..=reps {
+        let servers = [
+            fixture_table("s0", &[]),
+            fixture_table(&format!("r{i}"), &[]),
+        ];
+        let text = format!("[settings]\n\n{}", servers.join("\n"));
+        let tmp = dir.join("reload.toml.tmp");
+        std::fs::write(&tmp, text).unwrap_or_else(|e| panic!("write: {e}"));
+        let started = Instant::now();
+        std::fs::rename(&tmp, &config).unwrap_or_else(|e| panic!("rename: {e}"));
+        reloads.push(first_answer(&client, &format!("r{i}__add"), started).await);
+    }
+    report_lifecycle("reload: file saved to added server's answer", reloads);
+    let _ = client.cancel().await;
+
+    let cache = dir.join("cache");
+    let lazy = write_config(
+        dir,
+        "lazy.toml",
+        "",
+        &[
+            format!("{}start = \"lazy\"\n", fixture_table("lazy", &[])),
+            fixture_table("eager", &[]),
+        ],
+    );
+    // Fills the cache: a lazy server without a cached list starts once to list.
+    let (transport, _) = spawn_defer_with(&lazy, &[("MCP_DEFER_CACHE_DIR", &cache)]);
+    let client = connect(transport).await;
+    first_answer(&client, "eager__add", Instant::now()).await;
+    let _ = client.cancel().await;
+    let (mut first, mut next, mut eager) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let (transport, _) = spawn_defer_with(&lazy, &[("MCP_DEFER_CACHE_DIR", &cache)]);
+        let client = connect(transport).await;
+        first_answer(&client, "eager__add", Instant::now()).await;
+        eager.push(call(&client, "eager__add", 2).await);
+        first.push(first_answer(&client, "lazy__add", Instant::now()).await);
+        next.push(call(&client, "lazy__add", 2).await);
+        let _ = client.cancel().await;
+    }
+    report_lifecycle("lazy: first call (starts the server)", first);
+    report_lifecycle("lazy: the call after", next);
+    report_lifecycle("eager: a call", eager);
 }

@@ -3,9 +3,12 @@
 //! # Layout
 //! Modules in data-flow order (DESIGN.md section 2):
 //! - [`config`]: parses and validates `servers.toml`; nothing else reads the file.
+//!   `config/diff.rs` plans a reload: which servers start, stop or restart.
 //! - [`downstream`]: one supervised connection per configured server; routes calls; sends
 //!   each list a server gives as an event (tools as JSON text, `catalog::ServerTool`), and
-//!   does nothing else with it.
+//!   does nothing else with it. Positions in the pool are stable for the life of the
+//!   process (a reload appends, never shifts); lazy servers wait for their first call with
+//!   their tools from `downstream/tool_cache.rs`.
 //! - [`ingest`]: the one path from those events to what we know. `ingest::Registry::apply`
 //!   enters a tool list into the catalog (`enter_catalog`) and feeds the search index
 //!   (`feed_index`): where a listed tool becomes searchable, for `serve` and every command.
@@ -17,13 +20,14 @@
 //! - [`server`]: the rmcp `ServerHandler`. `server/arrivals.rs` shows the client what was
 //!   ingested; `server/meta/<tool>.rs` is each meta tool end to end (`call_tool.rs`:
 //!   resolve, validate, call); `server/route.rs` is where every `tools/call` goes
-//!   downstream.
-//! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
-//!   authorized HTTP client `downstream` connects with.
 //!   downstream. State is split: `server::Shared` (config, downstream handles, registry)
 //!   once per process, `server/session.rs` (a client's lists, notifier, hold) per client;
 //!   `server/http.rs` serves many sessions over Streamable HTTP (`serve --http`), with
 //!   `server/sessions.rs` (expiry) and `server/gate.rs` (tokens, in-flight limit).
+//!   `server/reload.rs` re-reads the config on a change of the file or SIGHUP and applies it
+//!   to the pool and every view.
+//! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
+//!   authorized HTTP client `downstream` connects with.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.

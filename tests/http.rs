@@ -74,7 +74,7 @@ impl Server {
         }
     }
 
-    fn log(&self) -> String {
+    pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
 

@@ -163,12 +163,17 @@ fn check_says_needs_login_with_the_command_and_does_not_retry() {
     let out = dir
         .command(&["check"])
         .env("XDG_DATA_HOME", &data)
+        // The user's default log filter, not the tests' own.
+        .env_remove("RUST_LOG")
         .output()
         .unwrap();
     let table = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
     let remote = row(&table, "remote");
     assert_eq!(remote[1], "needs login", "{table}");
+    // The table says it; a 401 is an expected answer, not an error in rmcp's log.
+    let log = stderr(&out);
+    assert!(!log.contains("ERROR"), "an error logged for a 401:\n{log}");
     assert_eq!(
         remote[4], "needs login: run `mcp-defer login remote`",
         "{table}"

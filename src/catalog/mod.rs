@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::Tool;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 mod name;
 pub mod prompts;
@@ -120,6 +120,20 @@ impl ServerTool {
 
     pub fn json(&self) -> &ToolJson {
         &self.json
+    }
+}
+
+/// As the tool's JSON object (what `downstream::tool_cache` keeps on disk): parsed to write,
+/// made compact again when read.
+impl Serialize for ServerTool {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json.parse().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerTool {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Tool::deserialize(deserializer).map(ServerTool::from)
     }
 }
 
@@ -408,6 +422,19 @@ mod tests {
             prefix: name,
             index,
         }
+    }
+
+    /// The tool cache keeps `ServerTool`s on disk in the format it kept `Tool`s in, so a
+    /// cache written before reads the same, and one written now round-trips.
+    #[test]
+    fn a_server_tool_is_stored_as_its_tool_json() {
+        let original = tool("t", "Does things.");
+        let listed = ServerTool::new(&original);
+        let stored = serde_json::to_string(&listed).unwrap_or_default();
+        assert_eq!(stored, serde_json::to_string(&original).unwrap_or_default());
+        let read: ServerTool =
+            serde_json::from_str(&stored).unwrap_or_else(|e| panic!("reads back: {e}"));
+        assert_eq!(read, listed);
     }
 
     #[test]

@@ -155,6 +155,15 @@ impl Row {
             }
             ServerState::NeedsLogin { cause } => ("needs login", dash(), dash(), cause.clone()),
             ServerState::Disabled => ("disabled", dash(), dash(), String::new()),
+            ServerState::Removed => ("removed", dash(), dash(), String::new()),
+            // A lazy server with a cached list, or one stopped while idle: truthfully not
+            // running, its tools known.
+            ServerState::Idle { tools } => (
+                "not running",
+                tools.to_string(),
+                dash(),
+                "starts at the first call".to_owned(),
+            ),
             ServerState::Starting => ("starting", dash(), dash(), String::new()),
         };
         Row {

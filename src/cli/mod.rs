@@ -144,14 +144,14 @@ fn serve_config(path: Option<PathBuf>, profile: Option<String>) -> anyhow::Resul
 }
 
 fn serve(config: Option<PathBuf>, profile: Option<String>) -> anyhow::Result<ExitCode> {
-    let config = serve_config(config, profile)?;
+    let config = serve_config(config, profile.clone())?;
     // One thread: a proxied call crosses fewer thread hops (2.5 context switches a call
     // instead of 7, docs/benchmarks.md); index updates run on the blocking pool.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let served = runtime.block_on(crate::server::serve(config));
+    let served = runtime.block_on(crate::server::serve(config, profile));
     // When stdin is not a pipe, rmcp reads it on a blocking thread that never returns on a
     // signal; waiting for it would keep a terminated server alive. Everything that matters
     // has finished by now.
@@ -165,11 +165,11 @@ fn serve_http(
     addr: std::net::SocketAddr,
     profile: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let config = serve_config(config, profile)?;
+    let config = serve_config(config, profile.clone())?;
     // Many clients at once: every core serves them; index updates still run on the
     // blocking pool.
     let runtime = runtime()?;
-    let served = runtime.block_on(crate::server::serve_http(config, addr));
+    let served = runtime.block_on(crate::server::serve_http(config, addr, profile));
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     served?;
     Ok(ExitCode::SUCCESS)
@@ -259,10 +259,13 @@ fn write_stdout(out: &str) -> std::io::Result<()> {
 /// Logs go to stderr, never stdout: stdout is the protocol. Every line passes through
 /// [`crate::redact`], whatever its level or origin.
 fn init_logging(verbose: u8, quiet: bool) {
-    // rmcp logs every handshake at info; ours are the lines a user wants by default.
+    // rmcp logs every handshake at info; ours are the lines a user wants by default. Its
+    // transport worker logs each connection's end as an ERROR with no server name ("worker
+    // quit with fatal: ... AuthRequired"); the supervisor says the same under the server's
+    // name with the fix ("needs login: run ..."), so by default only ours is shown.
     let default = match (quiet, verbose) {
-        (true, _) => "error",
-        (false, 0) => "info,rmcp=warn",
+        (true, _) => "error,rmcp::transport::worker=off",
+        (false, 0) => "info,rmcp=warn,rmcp::transport::worker=off",
         (false, 1) => "debug,rmcp=info",
         (false, _) => "trace",
     };

@@ -50,6 +50,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+pub mod diff;
 mod error;
 mod expand;
 mod raw;
@@ -87,6 +88,9 @@ pub const MAX_WAIT_MS: usize = 60_000;
 pub const MAX_STARTUP_TIMEOUT_SEC: f64 = 3600.0;
 /// Accepted `tool_timeout_sec` (exclusive of 0): one day, far beyond any real tool call.
 pub const MAX_TOOL_TIMEOUT_SEC: f64 = 86_400.0;
+/// Accepted `idle_stop_sec` (exclusive of 0): a week; a server idle longer than that is
+/// one to remove from the file.
+pub const MAX_IDLE_STOP_SEC: f64 = 604_800.0;
 /// Accepted `max_message_bytes`: from 64 KiB (a large tool list page) to 1 GiB (beyond that
 /// one message would exhaust memory before it is refused).
 pub const MAX_MESSAGE_BYTES_RANGE: std::ops::RangeInclusive<usize> = 65_536..=1 << 30;
@@ -297,6 +301,21 @@ pub struct ServerConfig {
     pub tool_overrides: Vec<ToolOverride>,
     /// This server's results are cut above this many tokens; wins over `[settings]`.
     pub max_output_tokens: Option<usize>,
+    /// When the server's process starts (`start = "lazy"`: at the first call).
+    pub start: Start,
+    /// `idle_stop_sec`: stopped after this long without a call, started again by the next.
+    pub idle_stop: Option<Duration>,
+}
+
+/// `start = "eager" | "lazy"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// With mcp-defer: its tools are listed as soon as it answers.
+    Eager,
+    /// At the first call of one of its tools; until then its tools come from the list it
+    /// gave last time (the tool cache). With no cached list yet, it starts once at launch
+    /// to fill it.
+    Lazy,
 }
 
 /// A replacement description or title for one tool of a server, for servers whose own

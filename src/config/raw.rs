@@ -115,6 +115,10 @@ pub(super) struct RawServer {
     pub always_load: Option<S<RawAlwaysLoad>>,
     pub search_hints: Option<S<Vec<S<String>>>>,
     pub max_output_tokens: Option<S<i64>>,
+    /// Ours: `"eager"` (the default) or `"lazy"`.
+    pub start: Option<S<String>>,
+    /// Ours: stop the server after this long without a call.
+    pub idle_stop_sec: Option<S<f64>>,
     /// `[mcp_servers.<name>.tools.<tool>]` tables, in file order: ours (`description`,
     /// `title`) and Codex's (`approval_mode`, type-checked and ignored).
     pub tools: Vec<RawToolOverride>,
@@ -182,6 +186,8 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "search_hints",
     "inherit_env",
     "max_output_tokens",
+    "start",
+    "idle_stop_sec",
     "tools",
 ];
 
@@ -397,6 +403,8 @@ fn decode_server(
         always_load: None,
         search_hints: None,
         max_output_tokens: None,
+        start: None,
+        idle_stop_sec: None,
         tools: Vec::new(),
         ignored: Vec::new(),
     };
@@ -432,6 +440,8 @@ fn decode_server(
             // One hint as a string, or several as a list.
             "search_hints" => s.search_hints = Some(cx.string_or_strings(key, value)?),
             "max_output_tokens" => s.max_output_tokens = Some(cx.integer(key, value)?),
+            "start" => s.start = Some(cx.string(key, value)?),
+            "idle_stop_sec" => s.idle_stop_sec = Some(cx.seconds(key, value)?),
             "experimental_environment" => {
                 cx.string(key, value)?;
                 ignore(&mut s, "experimental_environment");

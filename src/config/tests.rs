@@ -1396,3 +1396,35 @@ fn profiles_name_servers_that_exist_and_give_a_view_in_file_order() {
         &["did you mean `servers`"],
     );
 }
+
+#[test]
+fn start_and_idle_stop_are_read_and_checked() {
+    let config = ok(&lines(&[
+        "[mcp_servers.a]",
+        "command = \"srv\"",
+        "start = \"lazy\"",
+        "idle_stop_sec = 90",
+        "[mcp_servers.b]",
+        "command = \"srv\"",
+    ]));
+    assert_eq!(config.servers[0].start, Start::Lazy);
+    assert_eq!(config.servers[0].idle_stop, Some(Duration::from_secs(90)));
+    assert_eq!(config.servers[1].start, Start::Eager, "the default");
+    assert_eq!(config.servers[1].idle_stop, None, "never stopped when idle");
+
+    fails(
+        &lines(&["[mcp_servers.a]", "command = \"srv\"", "start = \"lasy\""]),
+        3,
+        &["start", "\"lasy\"", "start = \"lazy\"", "did you mean"],
+    );
+    fails(
+        &lines(&["[mcp_servers.a]", "command = \"srv\"", "idle_stop_sec = 0"]),
+        3,
+        &["idle_stop_sec", "positive", "idle_stop_sec = 30"],
+    );
+    fails(
+        &lines(&["[mcp_servers.a]", "command = \"srv\"", "start = true"]),
+        3,
+        &["start"],
+    );
+}

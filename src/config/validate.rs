@@ -18,10 +18,10 @@ use super::raw::{
 use super::{
     AlwaysLoad, ClientEra, Config, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, MAX_CONCURRENT_REQUESTS_RANGE,
-    MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
+    MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
     MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile,
-    SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, ServerConfig, Settings, TokenSource, ToolOverride,
-    Transport,
+    SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, ServerConfig, Settings, Start, TokenSource,
+    ToolOverride, Transport,
 };
 use crate::catalog::is_name_char;
 use crate::search::Semantic;
@@ -339,6 +339,8 @@ impl Server<'_, '_> {
             always_load,
             search_hints,
             max_output_tokens,
+            start,
+            idle_stop_sec,
             tools,
             ignored,
         } = raw;
@@ -479,6 +481,29 @@ impl Server<'_, '_> {
             Some(sec) => self.seconds(sec, "tool_timeout_sec", MAX_TOOL_TIMEOUT_SEC)?,
             None => DEFAULT_TOOL_TIMEOUT,
         };
+        let start = match start {
+            None => Start::Eager,
+            Some(value) => match value.get_ref().as_str() {
+                "eager" => Start::Eager,
+                "lazy" => Start::Lazy,
+                other => {
+                    const STARTS: &[&str] = &["eager", "lazy"];
+                    return Err(self.error(
+                        value.span(),
+                        Some("start"),
+                        format!(
+                            "is {other:?}, which is not a way to start; write `start = \"lazy\"` \
+                             (at the first call) or `start = \"eager\"` (with mcp-defer, the \
+                             default){}",
+                            suggest::hint(other, STARTS)
+                        ),
+                    ));
+                }
+            },
+        };
+        let idle_stop = idle_stop_sec
+            .map(|sec| self.seconds(sec, "idle_stop_sec", MAX_IDLE_STOP_SEC))
+            .transpose()?;
 
         let names = |list: Option<S<Vec<S<String>>>>| {
             list.map(|l| {
@@ -572,6 +597,8 @@ impl Server<'_, '_> {
             max_output_tokens: max_output_tokens
                 .map(|n| self.output_tokens(n))
                 .transpose()?,
+            start,
+            idle_stop,
         })
     }
 

@@ -29,7 +29,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use crate::config::Config;
+use crate::config::{Config, ServerConfig};
 
 mod backoff;
 mod child_transport;
@@ -40,6 +40,7 @@ mod listing;
 mod process;
 mod session_watch;
 mod supervisor;
+pub mod tool_cache;
 mod upstream;
 pub mod watchdog;
 
@@ -111,6 +112,15 @@ pub enum ServerState {
         stderr: Option<String>,
     },
     Disabled,
+    /// A reload found its table gone from the config file: stopped, its listed tools kept
+    /// (append-only) and answering that the server was removed.
+    Removed,
+    /// Not running, by design: `start = "lazy"` before its first call, or stopped after
+    /// `idle_stop_sec` without one. Its `tools` (from the tool cache or its last run) stay
+    /// listed and searchable; the next call starts it and waits for it.
+    Idle {
+        tools: usize,
+    },
 }
 
 impl ServerState {
@@ -165,6 +175,13 @@ impl fmt::Display for ServerState {
                 }
             }
             ServerState::Disabled => f.write_str("disabled in the config"),
+            ServerState::Removed => f.write_str("removed from the config file"),
+            ServerState::Idle { tools } => {
+                write!(
+                    f,
+                    "not running, {tools} tools known; starts at the next call"
+                )
+            }
             ServerState::NeedsLogin { cause } => f.write_str(cause),
         }
     }
@@ -225,11 +242,25 @@ impl From<CancellationToken> for CallOptions {
     }
 }
 
-/// All servers of a config, by their position in `Config::servers`.
+/// All servers of a config, by their position in `Config::servers`. A position is stable
+/// for the life of the pool: a server removed by a reload keeps its slot (its handle says
+/// [`ServerState::Removed`]), an added one gets the next, so the catalog's server indexes
+/// never shift.
 pub struct Pool {
-    handles: Vec<ServerHandle>,
-    tasks: Vec<JoinHandle<()>>,
+    slots: Vec<Slot>,
     stop: CancellationToken,
+    events: mpsc::UnboundedSender<Event>,
+    link: watch::Receiver<Option<ClientLink>>,
+    max_message_bytes: usize,
+}
+
+/// One position of the pool: the handle everyone holds (the same object across restarts,
+/// so clones held elsewhere stay valid), the state's sender the supervisor writes through,
+/// and the running supervisor, if any.
+struct Slot {
+    handle: ServerHandle,
+    state: watch::Sender<ServerState>,
+    running: Option<(JoinHandle<()>, CancellationToken)>,
 }
 
 impl Pool {
@@ -254,77 +285,127 @@ impl Pool {
         shutdown: CancellationToken,
         link: watch::Receiver<Option<ClientLink>>,
     ) -> (Pool, mpsc::UnboundedReceiver<Event>) {
-        let stop = shutdown.child_token();
         let (events, rx) = mpsc::unbounded_channel();
-        let mut handles = Vec::with_capacity(config.servers.len());
-        let mut tasks = Vec::new();
-        for (index, server) in config.servers.iter().enumerate() {
-            let name: Arc<str> = server.name.as_str().into();
-            let initial = if server.enabled {
-                ServerState::Starting
-            } else {
-                ServerState::Disabled
-            };
-            let (state_tx, state) = watch::channel(initial);
-            let live = Arc::new(Mutex::new(None));
-            let subscriptions = Arc::new(Mutex::new(BTreeSet::new()));
-            handles.push(ServerHandle {
-                name: name.clone(),
+        let mut pool = Pool {
+            slots: Vec::with_capacity(config.servers.len()),
+            stop: shutdown.child_token(),
+            events,
+            link,
+            max_message_bytes: config.settings.max_message_bytes,
+        };
+        for server in &config.servers {
+            let index = pool.add(server);
+            pool.launch(index, server);
+        }
+        (pool, rx)
+    }
+
+    /// A new position for `server` at the end, its handle `Starting` (or `Disabled`), no
+    /// supervisor yet: [`Pool::launch`] starts it. Returns the position.
+    pub fn add(&mut self, server: &ServerConfig) -> usize {
+        let index = self.slots.len();
+        let (state, receiver) = watch::channel(if server.enabled {
+            ServerState::Starting
+        } else {
+            ServerState::Disabled
+        });
+        self.slots.push(Slot {
+            handle: ServerHandle {
+                name: server.name.as_str().into(),
                 index,
-                state,
-                live: live.clone(),
-                tool_timeout: server.tool_timeout,
-                subscriptions: subscriptions.clone(),
-            });
-            if server.enabled {
-                let supervisor = supervisor::Supervisor {
-                    name: name.clone(),
-                    index,
-                    config: server.clone(),
-                    state: state_tx,
-                    live,
-                    events: events.clone(),
-                    stop: stop.clone(),
-                    link: link.clone(),
-                    subscriptions,
-                    max_message_bytes: config.settings.max_message_bytes,
-                };
-                let span = tracing::info_span!("downstream", server = %name);
-                tasks.push(tokio::spawn(supervisor.run().instrument(span)));
+                state: receiver,
+                live: Arc::new(Mutex::new(None)),
+                subscriptions: Arc::new(Mutex::new(BTreeSet::new())),
+                demand: Arc::new(Demand::new()),
+                stopping: self.stop.clone(),
+            },
+            state,
+            running: None,
+        });
+        index
+    }
+
+    /// Starts a supervisor for `server` at `index`, which must have none running (a new
+    /// position, or one [`Pool::stop_one`] stopped); a disabled server only says so. The
+    /// handle stays the same object, so its clones see the new connection.
+    pub fn launch(&mut self, index: usize, server: &ServerConfig) {
+        let Some(slot) = self.slots.get_mut(index) else {
+            tracing::error!(index, server = %server.name, "no such pool position");
+            return;
+        };
+        if slot.running.is_some() {
+            tracing::error!(server = %server.name, "a supervisor is already running here");
+            return;
+        }
+        if !server.enabled {
+            slot.state.send_replace(ServerState::Disabled);
+            return;
+        }
+        slot.state.send_replace(ServerState::Starting);
+        let stop = self.stop.child_token();
+        let supervisor = supervisor::Supervisor {
+            name: slot.handle.name.clone(),
+            index,
+            config: server.clone(),
+            state: slot.state.clone(),
+            live: slot.handle.live.clone(),
+            events: self.events.clone(),
+            stop: stop.clone(),
+            link: self.link.clone(),
+            subscriptions: slot.handle.subscriptions.clone(),
+            max_message_bytes: self.max_message_bytes,
+            demand: slot.handle.demand.clone(),
+        };
+        let span = tracing::info_span!("downstream", server = %server.name);
+        let task = tokio::spawn(supervisor.run().instrument(span));
+        slot.running = Some((task, stop));
+    }
+
+    /// Stops the server at `index` (graceful close, then its process group is gone) and
+    /// leaves its handle in `state`; its position stays taken. Calls in flight end with
+    /// [`DownstreamError::Disconnected`].
+    pub async fn stop_one(&mut self, index: usize, state: ServerState) {
+        let Some(slot) = self.slots.get_mut(index) else {
+            return;
+        };
+        if let Some((task, stop)) = slot.running.take() {
+            stop.cancel();
+            if let Err(err) = task.await {
+                tracing::warn!(error = %err, "a supervisor task failed");
             }
         }
-        (
-            Pool {
-                handles,
-                tasks,
-                stop,
-            },
-            rx,
-        )
+        slot.state.send_replace(state);
     }
 
     pub fn get(&self, index: usize) -> Option<&ServerHandle> {
-        self.handles.get(index)
+        self.slots.get(index).map(|slot| &slot.handle)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &ServerHandle> {
-        self.handles.iter()
+        self.slots.iter().map(|slot| &slot.handle)
     }
 
     /// Waits until every server's first attempt has concluded (ready, failed, restarting
     /// or disabled). Bounded by the servers' startup timeouts.
     pub async fn settled(&self) {
-        for handle in &self.handles {
+        for handle in self.iter() {
             handle.settled().await;
         }
     }
 
     /// Closes every connection and waits until each child and its process group is gone
     /// (graceful close, a bounded wait, then SIGKILL to the group).
-    pub async fn shutdown(self) {
+    pub async fn shutdown(mut self) {
+        self.stop_all().await;
+    }
+
+    /// [`Pool::shutdown`] for a pool that is shared (`serve` shares it with the reloader).
+    pub async fn stop_all(&mut self) {
         self.stop.cancel();
-        for task in self.tasks {
-            if let Err(err) = task.await {
+        for slot in &mut self.slots {
+            if let Some((task, _)) = slot.running.take()
+                && let Err(err) = task.await
+            {
                 tracing::warn!(error = %err, "a supervisor task failed");
             }
         }
@@ -340,6 +421,9 @@ pub(crate) struct Live {
     calls: Arc<InFlight>,
     /// Set by the supervisor to the cause once the connection has ended.
     ended: watch::Receiver<Option<String>>,
+    /// The `tool_timeout` of the config this connection was made with (a reload may
+    /// change it; the handle outlives the connection).
+    tool_timeout: Duration,
 }
 
 /// A cheap, cloneable way to reach one server.
@@ -349,10 +433,84 @@ pub struct ServerHandle {
     index: usize,
     state: watch::Receiver<ServerState>,
     live: Arc<Mutex<Option<Live>>>,
-    tool_timeout: Duration,
     /// Resource URIs we subscribed to on this server; the supervisor subscribes again after
     /// a restart, so a subscription outlives the connection it was made on.
     subscriptions: Subscriptions,
+    /// Calls in flight and when the last one ended (idle stop), and the wake-up of a
+    /// server that is [`ServerState::Idle`].
+    demand: Arc<Demand>,
+    /// Cancelled when the whole pool stops.
+    stopping: CancellationToken,
+}
+
+/// What a server is asked for: shared by its handle (which counts calls and wakes it) and
+/// its supervisor (which stops it when idle and waits for the wake-up).
+#[derive(Debug)]
+pub(crate) struct Demand {
+    wake: tokio::sync::Notify,
+    busy: std::sync::atomic::AtomicUsize,
+    last: Mutex<tokio::time::Instant>,
+}
+
+impl Demand {
+    fn new() -> Demand {
+        Demand {
+            wake: tokio::sync::Notify::new(),
+            busy: std::sync::atomic::AtomicUsize::new(0),
+            last: Mutex::new(tokio::time::Instant::now()),
+        }
+    }
+
+    /// A request starts; it counts until the guard drops.
+    fn begin(self: &Arc<Self>) -> Busy {
+        self.busy.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.touch();
+        Busy(self.clone())
+    }
+
+    /// Now counts as the last activity (a connection that just came up is not idle).
+    pub(crate) fn touch(&self) {
+        if let Ok(mut last) = self.last.lock() {
+            *last = tokio::time::Instant::now();
+        }
+    }
+
+    /// How long no request has been in flight; `None` while one is.
+    pub(crate) fn idle_for(&self) -> Option<Duration> {
+        if self.busy.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let last = self.last.lock().map(|l| *l).ok()?;
+        Some(last.elapsed())
+    }
+
+    /// Resolves once no request has been in flight for `idle`.
+    pub(crate) async fn idle(&self, idle: Duration) {
+        loop {
+            match self.idle_for() {
+                Some(elapsed) if elapsed >= idle => return,
+                Some(elapsed) => tokio::time::sleep(idle - elapsed).await,
+                None => tokio::time::sleep(idle.max(Duration::from_millis(100))).await,
+            }
+        }
+    }
+
+    /// Resolves at the next wake-up (a call to a server that is not running).
+    pub(crate) async fn woken(&self) {
+        self.wake.notified().await;
+    }
+}
+
+/// One request in flight; its drop is the request's end.
+struct Busy(Arc<Demand>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0
+            .busy
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// The URIs subscribed on one server, shared by its handle and its supervisor.
@@ -388,11 +546,18 @@ impl ServerHandle {
     /// Waits until the first attempt has concluded; see [`ServerState::is_settled`].
     pub async fn settled(&self) -> ServerState {
         let mut rx = self.state.clone();
-        if let Ok(state) = rx.wait_for(ServerState::is_settled).await {
-            return state.clone();
+        tokio::select! {
+            settled = rx.wait_for(ServerState::is_settled) => {
+                if let Ok(state) = settled {
+                    return state.clone();
+                }
+            }
+            // The pool keeps a sender of the state (a reload sets it), so a supervisor
+            // that stopped before it settled does not end the wait: the pool's stop does.
+            () = self.stopping.cancelled() => {}
         }
-        // The supervisor is gone; its last word stands.
-        rx.borrow().clone()
+        // Stopping, or the supervisor is gone: its last word stands.
+        self.state.borrow().clone()
     }
 
     fn live(&self) -> Option<Live> {
@@ -548,10 +713,11 @@ impl ServerHandle {
         what: &str,
         options: CallOptions,
     ) -> Result<ServerResult, DownstreamError> {
-        let live = self.live().ok_or_else(|| DownstreamError::NotReady {
-            server: self.name.to_string(),
-            state: self.state(),
-        })?;
+        let _busy = self.demand.begin();
+        let live = match self.live() {
+            Some(live) => live,
+            None => self.start_on_demand(&options.cancel).await?,
+        };
         let in_flight = options.origin.map(|origin| live.calls.begin(origin));
         let mut handle = match live
             .peer
@@ -583,7 +749,7 @@ impl ServerHandle {
         let outcome = tokio::select! {
             answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
             () = options.cancel.cancelled() => Outcome::Cancelled,
-            () = tokio::time::sleep(self.tool_timeout) => Outcome::TimedOut,
+            () = tokio::time::sleep(live.tool_timeout) => Outcome::TimedOut,
         };
         // rmcp hands each notification to its handler in a task spawned when the line is
         // read; on `serve`'s one-thread runtime those tasks run before this one, which the
@@ -607,10 +773,32 @@ impl ServerHandle {
                 Err(DownstreamError::Timeout {
                     server: self.name.to_string(),
                     tool: what.to_owned(),
-                    after: self.tool_timeout,
+                    after: live.tool_timeout,
                 })
             }
         }
+    }
+
+    /// The connection of a server that is not running: one that is [`ServerState::Idle`]
+    /// is woken, and the request waits until it is ready or has failed (its supervisor
+    /// bounds that by `startup_timeout`); any other state answers at once.
+    async fn start_on_demand(&self, cancel: &CancellationToken) -> Result<Live, DownstreamError> {
+        let mut state = self.state.clone();
+        if matches!(*state.borrow_and_update(), ServerState::Idle { .. }) {
+            tracing::info!(server = %self.name, "starting on demand");
+            self.demand.wake.notify_one();
+            let waiting =
+                |s: &ServerState| matches!(s, ServerState::Idle { .. } | ServerState::Starting);
+            tokio::select! {
+                _ = state.wait_for(|s| !waiting(s)) => {}
+                () = cancel.cancelled() => return Err(DownstreamError::Cancelled),
+                () = self.stopping.cancelled() => {}
+            }
+        }
+        self.live().ok_or_else(|| DownstreamError::NotReady {
+            server: self.name.to_string(),
+            state: self.state(),
+        })
     }
 
     async fn service_error(&self, err: ServiceError, live: &Live) -> DownstreamError {

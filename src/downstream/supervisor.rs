@@ -21,10 +21,11 @@ use super::handler::{Handler, ProgressRoutes, Relist};
 use super::listing;
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
 use super::session_watch::{BrokenCause, SessionWatch};
+use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
-use super::{Event, Live, ServerState, Subscriptions};
+use super::{Demand, Event, Live, ServerState, Subscriptions};
 use crate::catalog::ServerTool;
-use crate::config::{ServerConfig, Transport};
+use crate::config::{ServerConfig, Start, Transport};
 
 /// How long a closing connection gets before its process group is terminated.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
@@ -47,6 +48,25 @@ pub(super) struct Supervisor {
     pub subscriptions: Subscriptions,
     /// The longest answer read from a stdio server (`[settings] max_message_bytes`).
     pub max_message_bytes: usize,
+    /// Calls to the server: what idle stop watches and what wakes a server not running.
+    pub demand: Arc<Demand>,
+}
+
+/// How a connection that was up came to an end.
+enum Ended {
+    /// We were told to stop.
+    Stopped,
+    /// Idle (or a lazy server's first listing done): not running until the next call.
+    Idle,
+    /// It ended by itself: the cause and the child's stderr tail.
+    Crashed(String, Option<String>),
+}
+
+/// Why we end a connection that is up.
+#[derive(Clone, Copy, PartialEq)]
+enum Stop {
+    Shutdown,
+    Idle,
 }
 
 /// Why a connection could not be made. The Display is the cause without the child's
@@ -200,6 +220,14 @@ impl Supervisor {
     pub async fn run(mut self) {
         let mut restarts = Restarts::new(Backoff::default(), DEFAULT_HEALTHY_AFTER);
         let mut rng = SplitMix::from_time(self.index as u64);
+        // A lazy server with a cached list waits for its first call; without one, it
+        // starts now to fill the cache and stops once it has listed.
+        let lazy = self.config.start == Start::Lazy;
+        let mut on_demand = lazy && self.publish_cached().await;
+        let mut fill = lazy && !on_demand;
+        if fill {
+            tracing::info!("lazy server without a cached tool list: starting it once to list");
+        }
         let link = tokio::select! {
             () = self.stop.cancelled() => return,
             link = self.link.wait_for(Option::is_some) => {
@@ -207,6 +235,15 @@ impl Supervisor {
             }
         };
         loop {
+            if on_demand {
+                self.go_idle();
+                tokio::select! {
+                    () = self.stop.cancelled() => return,
+                    () = self.demand.woken() => {}
+                }
+                on_demand = false;
+                self.state.send_replace(ServerState::Starting);
+            }
             let started = Instant::now();
             let connected = tokio::select! {
                 () = self.stop.cancelled() => return,
@@ -230,9 +267,14 @@ impl Supervisor {
                     return;
                 }
                 Err(err) => redacted(&err.to_string(), err.stderr()),
-                Ok(connection) => match self.serve(connection, started).await {
-                    Some((cause, stderr)) => redacted(&cause, stderr),
-                    None => return,
+                Ok(connection) => match self.serve(connection, started, fill).await {
+                    Ended::Crashed(cause, stderr) => redacted(&cause, stderr),
+                    Ended::Stopped => return,
+                    Ended::Idle => {
+                        fill = false;
+                        on_demand = true;
+                        continue;
+                    }
                 },
             };
             let (attempt, delay) = restarts.next(started.elapsed(), rng.sample());
@@ -410,14 +452,10 @@ impl Supervisor {
         })
     }
 
-    /// Publishes the connection, answers re-list requests, and returns the cause (and the
-    /// child's stderr tail) when the connection ends by itself (`None` when we were told to
-    /// stop).
-    async fn serve(
-        &self,
-        connection: Connection,
-        started: Instant,
-    ) -> Option<(String, Option<String>)> {
+    /// Publishes the connection, answers re-list requests, and says how it ended: by
+    /// itself (the cause and the child's stderr tail), told to stop, or idle for
+    /// `idle_stop_sec` (at once after listing when `fill`: a lazy server's first start).
+    async fn serve(&self, connection: Connection, started: Instant, fill: bool) -> Ended {
         let Connection {
             running,
             ct,
@@ -437,6 +475,7 @@ impl Supervisor {
                 progress,
                 calls,
                 ended,
+                tool_timeout: self.config.tool_timeout,
             });
         }
         let ready_after = started.elapsed();
@@ -456,14 +495,25 @@ impl Supervisor {
         }
         self.publish(offer.tools, instructions.clone(), Some(ready_after));
         self.resubscribe(&peer).await;
+        self.demand.touch();
+        let idle_after = if fill {
+            Some(Duration::ZERO)
+        } else {
+            self.config.idle_stop
+        };
 
         let waiting = running.waiting();
         tokio::pin!(waiting);
+        // Whether `waiting` has completed (it must not be polled again).
+        let mut closed = false;
         let cause = loop {
             tokio::select! {
                 quit = &mut waiting => {
                     tracing::debug!(?quit, "connection ended");
-                    break None;
+                    closed = true;
+                    // Stopping cancels the connection too (its token is a child of ours):
+                    // when it ends first, this is still a stop, not a crash to restart.
+                    break self.stop.is_cancelled().then_some(Stop::Shutdown);
                 }
                 Some(first) = relist.recv() => {
                     let mut due = BTreeSet::from([first]);
@@ -476,26 +526,45 @@ impl Supervisor {
                 }
                 () = self.stop.cancelled() => {
                     ct.cancel();
-                    break Some(());
+                    break Some(Stop::Shutdown);
+                }
+                () = self.demand.idle(idle_after.unwrap_or_default()), if idle_after.is_some() => {
+                    if fill {
+                        tracing::info!("listed; a lazy server stops until its first call");
+                    } else {
+                        tracing::info!(idle_stop_sec = self.config.idle_stop.map(|d| d.as_secs_f64()), "idle; stopping until the next call");
+                    }
+                    // Idle from now: a call that comes while the connection closes wakes
+                    // the next one instead of finding none.
+                    self.go_idle();
+                    ct.cancel();
+                    break Some(Stop::Idle);
                 }
             }
         };
         if let Ok(mut live) = self.live.lock() {
             *live = None;
         }
-        if cause.is_some() {
+        if let Some(stop) = cause {
             // Stopping: close gracefully, then make sure the whole group is gone.
-            if tokio::time::timeout(CLOSE_GRACE, &mut waiting)
-                .await
-                .is_err()
+            if !closed
+                && tokio::time::timeout(CLOSE_GRACE, &mut waiting)
+                    .await
+                    .is_err()
             {
                 tracing::debug!("connection did not close in time");
             }
-            ended_tx.send_replace(Some("mcp-defer is shutting down".to_owned()));
+            ended_tx.send_replace(Some(match stop {
+                Stop::Shutdown => "mcp-defer is shutting down".to_owned(),
+                Stop::Idle => "stopped while idle".to_owned(),
+            }));
             if let Some(child) = child {
                 child.group.terminate().await;
             }
-            return None;
+            return match stop {
+                Stop::Shutdown => Ended::Stopped,
+                Stop::Idle => Ended::Idle,
+            };
         }
         let (cause, stderr) = match child.as_mut() {
             Some(child) => child.cause().await,
@@ -518,7 +587,7 @@ impl Supervisor {
             // A crashed server's grandchildren must not outlive it.
             child.group.terminate().await;
         }
-        Some((cause, stderr))
+        Ended::Crashed(cause, stderr)
     }
 
     /// Fetches one list again after the server said it changed, and publishes it.
@@ -587,14 +656,56 @@ impl Supervisor {
         });
     }
 
+    /// Says the server is not running until the next call, with the tools it last listed.
+    fn go_idle(&self) {
+        self.state.send_modify(|state| {
+            let tools = match state {
+                ServerState::Ready { tools, .. } | ServerState::Idle { tools } => *tools,
+                _ => 0,
+            };
+            *state = ServerState::Idle { tools };
+        });
+    }
+
+    /// A lazy server's cached list, sent as its list: `true` when there was one.
+    async fn publish_cached(&self) -> bool {
+        let config = self.config.clone();
+        let Ok(Some(cached)) = tokio::task::spawn_blocking(move || tool_cache::load(&config)).await
+        else {
+            return false;
+        };
+        tracing::info!(
+            tools = cached.tools.len(),
+            "lazy server: tools from the cache; it starts at the first call"
+        );
+        self.state.send_replace(ServerState::Idle {
+            tools: cached.tools.len(),
+        });
+        let _ = self.events.send(Event::Tools {
+            server: self.index,
+            tools: cached.tools,
+            instructions: cached.instructions,
+        });
+        true
+    }
+
     /// Sends the list to the catalog writer first, then the state: whoever sees `Ready`
-    /// finds the tools already queued.
+    /// finds the tools already queued. A lazy server's list is also kept in the tool
+    /// cache, for the next run.
     fn publish(
         &self,
         tools: Vec<ServerTool>,
         instructions: Option<String>,
         ready_after: Option<Duration>,
     ) {
+        if self.config.start == Start::Lazy {
+            let config = self.config.clone();
+            let list = CachedList {
+                tools: tools.clone(),
+                instructions: instructions.clone(),
+            };
+            tokio::task::spawn_blocking(move || tool_cache::store(&config, &list));
+        }
         let count = tools.len();
         let _ = self.events.send(Event::Tools {
             server: self.index,

@@ -34,7 +34,9 @@ mod tests;
 
 /// Everything learnt from the servers' lists, each part behind its own lock.
 pub struct Registry {
-    config: Arc<Config>,
+    /// The running servers by position; a reload swaps it for a longer one
+    /// ([`Registry::set_config`]): positions never shift.
+    config: RwLock<Arc<Config>>,
     catalog: RwLock<Catalog>,
     index: RwLock<SearchIndex>,
     /// Per server, the `instructions` of its last handshake: part of its tools' search text.
@@ -188,8 +190,33 @@ impl Registry {
             prompts: RwLock::new(PromptCatalog::new(max_name_length)),
             resources: RwLock::new(ResourceCatalog::new()),
             searchable: Mutex::new(vec![false; config.servers.len()]),
-            config,
+            config: RwLock::new(config),
         })
+    }
+
+    /// The config lists are taken under.
+    pub fn config(&self) -> Arc<Config> {
+        read(&self.config).clone()
+    }
+
+    /// Takes the running config after a reload: the same positions, perhaps more of them,
+    /// each with the config it runs now. Set before the new servers start, so their first
+    /// lists are not refused as "not configured".
+    pub fn set_config(&self, config: Arc<Config>) {
+        let servers = config.servers.len();
+        {
+            let mut known = lock(&self.instructions);
+            if known.len() < servers {
+                known.resize(servers, None);
+            }
+        }
+        {
+            let mut searchable = lock(&self.searchable);
+            if searchable.len() < servers {
+                searchable.resize(servers, false);
+            }
+        }
+        *write(&self.config) = config;
     }
 
     /// Takes a batch of lists: prompts and resources first (a server sends them before its
@@ -197,9 +224,10 @@ impl Registry {
     /// work (a commit is ~20 ms for a server joining a 10k catalog): `serve` runs it on the
     /// blocking pool. Lists of servers that are not configured are logged and skipped.
     pub fn apply(&self, batch: Batch) -> Update {
+        let config = self.config();
         let mut update = Update::default();
         for (server, prompts) in batch.prompts {
-            let Some(key) = self.key(server) else {
+            let Some(key) = key(&config, server) else {
                 continue;
             };
             if write(&self.prompts).update_server(key, prompts) > 0 {
@@ -207,14 +235,14 @@ impl Registry {
             }
         }
         for (server, resources, templates) in batch.resources {
-            if self.key(server).is_none() {
+            if key(&config, server).is_none() {
                 continue;
             }
             write(&self.resources).update_server(server, resources, templates);
             update.resources.push(server);
         }
         let entered: Vec<Entered> = (batch.tools.into_iter())
-            .filter_map(|list| self.enter_catalog(list))
+            .filter_map(|list| self.enter_catalog(&config, list))
             .collect();
         self.feed_index(&entered);
         {
@@ -233,13 +261,13 @@ impl Registry {
     /// dropped tools noted. Returns the entries whose search documents must be (re)built:
     /// the new and changed ones, or all of the server's when its handshake `instructions`
     /// changed (they are part of every tool's text).
-    fn enter_catalog(&self, list: ToolList) -> Option<Entered> {
+    fn enter_catalog(&self, config: &Config, list: ToolList) -> Option<Entered> {
         let ToolList {
             server,
             tools,
             instructions,
         } = list;
-        let config = self.config.servers.get(server)?;
+        let config = config.servers.get(server)?;
         let (server_text, new_instructions) = {
             let mut known = lock(&self.instructions);
             let changed = known[server] != instructions;
@@ -291,22 +319,6 @@ impl Registry {
         }
     }
 
-    /// The catalog key of the server at config `index`; `None` (logged) when there is none.
-    fn key(&self, index: usize) -> Option<ServerKey<'_>> {
-        let Some(config) = self.config.servers.get(index) else {
-            tracing::error!(
-                server = index,
-                "a list from a server that is not configured"
-            );
-            return None;
-        };
-        Some(ServerKey {
-            name: &config.name,
-            prefix: &config.prefix,
-            index,
-        })
-    }
-
     /// Whether the server's tools have been listed and committed to the search index: what
     /// a search that waits for starting servers waits for.
     pub fn is_searchable(&self, server: usize) -> bool {
@@ -328,4 +340,20 @@ impl Registry {
     pub fn resources(&self) -> RwLockReadGuard<'_, ResourceCatalog> {
         read(&self.resources)
     }
+}
+
+/// The catalog key of the server at config `index`; `None` (logged) when there is none.
+fn key(config: &Config, index: usize) -> Option<ServerKey<'_>> {
+    let Some(server) = config.servers.get(index) else {
+        tracing::error!(
+            server = index,
+            "a list from a server that is not configured"
+        );
+        return None;
+    };
+    Some(ServerKey {
+        name: &server.name,
+        prefix: &server.prefix,
+        index,
+    })
 }

@@ -80,6 +80,7 @@ fn warn_listed_changes(state: &Shared, update: &Update) {
         return;
     }
     let sessions = state.live_sessions();
+    let config = state.config();
     let catalog = state.registry.catalog();
     for (server, changes) in &update.tools {
         for &id in &changes.changed {
@@ -88,7 +89,7 @@ fn warn_listed_changes(state: &Shared, update: &Update) {
                     .any(|s| s.has_listed() && s.exposed().list.contains(entry.name.as_str()))
             {
                 tracing::warn!(
-                    server = %state.config.servers[*server].name,
+                    server = %config.servers[*server].name,
                     tool = %entry.original_name(),
                     "a listed tool changed its definition downstream; clients keep the one they have"
                 );
@@ -151,7 +152,8 @@ impl Shared {
         server: Option<usize>,
         exposure: ExposureMode,
     ) -> usize {
-        let settings = &self.config.settings;
+        let config = self.config();
+        let settings = &config.settings;
         let entries: Box<dyn Iterator<Item = _>> = match server {
             Some(index) => Box::new(catalog.server_entries(index)),
             None => Box::new(catalog.iter()),
@@ -162,7 +164,8 @@ impl Shared {
                 continue;
             }
             let shown = exposure == ExposureMode::All
-                || self.config.servers[entry.server_index].is_core(entry.original_name());
+                || (config.servers.get(entry.server_index))
+                    .is_some_and(|server| server.is_core(entry.original_name()));
             if shown
                 && exposed.append(ListedTool::new(&listed_form(
                     entry,

@@ -25,9 +25,11 @@ pub(crate) fn unavailable(config: &Config, handles: &[ServerHandle]) -> Vec<Unav
                 ServerState::Failed { .. }
                     | ServerState::Restarting { .. }
                     | ServerState::NeedsLogin { .. }
+                    | ServerState::Removed
             )
             .then(|| Unavailable {
                 server: server.name.clone(),
+                removed: state == ServerState::Removed,
                 state: state.for_model(),
             })
         })
@@ -39,6 +41,8 @@ pub(crate) fn unavailable(config: &Config, handles: &[ServerHandle]) -> Vec<Unav
 pub(crate) enum Unknown {
     /// The name addresses a configured server that is not serving.
     ServerDown { server: String, state: String },
+    /// The name addresses a server a reload removed from the config file.
+    ServerRemoved { server: String },
     /// No such tool; perhaps this one (of the addressed server, when one is addressed).
     Tool { suggestion: Option<QualifiedName> },
 }
@@ -70,6 +74,9 @@ impl Unknown {
                 server: config.servers[index].name.clone(),
                 state: ServerState::Disabled.to_string(),
             },
+            Some(ServerState::Removed) => Unknown::ServerRemoved {
+                server: config.servers[index].name.clone(),
+            },
             _ => Unknown::Tool {
                 suggestion: catalog.suggest_in(index, name),
             },
@@ -83,6 +90,7 @@ impl Unknown {
                 "Tool '{name}' is on server '{server}', which is not available: {state}. Its tools \
                  cannot be called until it starts."
             ),
+            Unknown::ServerRemoved { server } => removed_message(name, server),
             Unknown::Tool {
                 suggestion: Some(suggestion),
             } => format!(
@@ -115,4 +123,14 @@ fn addressed_server(config: &Config, name: &str) -> Option<usize> {
         })
         .max_by_key(|&(len, _)| len)
         .map(|(_, i)| i)
+}
+
+/// What a call of `tool` on a server removed from the config file answers: what happened
+/// and how to bring it back.
+pub(crate) fn removed_message(tool: &str, server: &str) -> String {
+    format!(
+        "Tool '{tool}' is on server '{server}', which was removed from servers.toml while \
+         mcp-defer runs. To use it again, put its [mcp_servers.{server}] table back in \
+         servers.toml; it starts, and its tools keep their names."
+    )
 }

@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client_requests::ClientRequests;
 use super::gate::{Gate, Tokens};
+use super::reload::{Reloader, Source, View as ReloadedView};
 use super::sessions::Sessions;
 use super::{DeferServer, Shared};
 use crate::config::{Config, Settings};
@@ -53,7 +54,11 @@ pub enum HttpError {
 ///
 /// # Errors
 /// [`HttpError`] when the bind or the tokens are refused; when the address cannot be bound.
-pub async fn serve_http(config: Config, addr: SocketAddr) -> anyhow::Result<()> {
+pub async fn serve_http(
+    config: Config,
+    addr: SocketAddr,
+    profile: Option<String>,
+) -> anyhow::Result<()> {
     let terminated = super::serve::terminated()?;
     let settings = config.settings.clone();
     let tokens = Tokens::load(&settings.http)?;
@@ -87,22 +92,32 @@ pub async fn serve_http(config: Config, addr: SocketAddr) -> anyhow::Result<()> 
     // Every view shares the one pool (a server runs once whatever the number of views and
     // sessions); each has its own registry, fed by `fan_out`, so its instructions and
     // search see its servers only.
-    let mut views = vec![(
-        MCP_PATH.to_owned(),
-        config.clone(),
-        (0..handles.len()).collect::<Vec<usize>>(),
-    )];
+    // The view at /mcp has every server at its own position, servers a reload adds
+    // included (`None`); a profile's has the positions it named at start.
+    let mut views = vec![(MCP_PATH.to_owned(), config.clone(), None)];
     for profile in &config.profiles {
         let (view, positions) = config.for_profile(&profile.name)?;
-        views.push((format!("{MCP_PATH}/{}", profile.name), view, positions));
+        views.push((
+            format!("{MCP_PATH}/{}", profile.name),
+            view,
+            Some(positions),
+        ));
     }
     let mut app = axum::Router::new();
     let mut routes = Vec::with_capacity(views.len());
     let mut paths = Vec::with_capacity(views.len());
+    let mut reloaded = Vec::with_capacity(views.len());
     for (path, view, positions) in views {
         let (tx, rx) = mpsc::unbounded_channel();
-        let subset = positions.iter().map(|&i| handles[i].clone()).collect();
+        let subset = match &positions {
+            Some(positions) => positions.iter().map(|&i| handles[i].clone()).collect(),
+            None => handles.clone(),
+        };
         let shared = Shared::new(view, subset, rx, client.clone())?;
+        reloaded.push(ReloadedView {
+            shared: shared.clone(),
+            positions: positions.clone(),
+        });
         let gate = View {
             settings: &settings,
             tokens: tokens.clone(),
@@ -114,6 +129,12 @@ pub async fn serve_http(config: Config, addr: SocketAddr) -> anyhow::Result<()> 
         paths.push(path);
     }
     tokio::spawn(fan_out(events, routes));
+    let pool = Arc::new(tokio::sync::Mutex::new(pool));
+    let source = Source {
+        path: config.path.clone(),
+        profile,
+    };
+    Reloader::new(source, &config, pool.clone(), reloaded).start(shutdown.child_token())?;
 
     for path in &paths {
         tracing::info!(url = %format!("http://{bound}{path}"), "serving MCP over Streamable HTTP");
@@ -127,7 +148,7 @@ pub async fn serve_http(config: Config, addr: SocketAddr) -> anyhow::Result<()> 
         }
     };
     shutdown.cancel();
-    pool.shutdown().await;
+    pool.lock().await.stop_all().await;
     result
 }
 
@@ -175,13 +196,17 @@ impl View<'_> {
 }
 
 /// Hands each downstream event to every view that has its server, under the server's
-/// position in that view.
+/// position in that view (`None`: every server, at its own position).
 async fn fan_out(
     mut events: mpsc::UnboundedReceiver<Event>,
-    routes: Vec<(mpsc::UnboundedSender<Event>, Vec<usize>)>,
+    routes: Vec<(mpsc::UnboundedSender<Event>, Option<Vec<usize>>)>,
 ) {
     while let Some(event) = events.recv().await {
         for (tx, positions) in &routes {
+            let Some(positions) = positions else {
+                let _ = tx.send(event.clone());
+                continue;
+            };
             let Some(local) = positions.iter().position(|&p| p == server_of(&event)) else {
                 continue;
             };

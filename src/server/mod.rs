@@ -46,6 +46,7 @@ pub mod meta;
 mod notify;
 mod output_limit;
 mod prompts;
+mod reload;
 mod resources;
 mod route;
 mod serve;
@@ -87,10 +88,12 @@ impl std::ops::Deref for State {
 /// What every session shares: one config, one set of downstream connections, one
 /// registry of what they listed. Built once per process.
 pub(crate) struct Shared {
-    config: Arc<Config>,
+    /// The running servers by position, and their handles: one snapshot, swapped whole by
+    /// a reload ([`Shared::set_running`]) so a reader never sees a config without its
+    /// handle. Read through [`Shared::config`] and [`Shared::handles`].
+    running: std::sync::RwLock<Running>,
     /// Built once from the config: `get_info` is called often and must not vary.
     info: ServerConfig,
-    handles: Vec<ServerHandle>,
     /// The catalog, the search index and what else the servers' lists told us.
     registry: Arc<Registry>,
     /// `call_tool`'s compiled input schemas.
@@ -105,6 +108,17 @@ pub(crate) struct Shared {
     sessions: Mutex<Vec<Weak<Session>>>,
     /// Handed to each session to release its subscriptions when it is dropped.
     release: mpsc::UnboundedSender<String>,
+    /// Why the config file on disk could not be reloaded, while it cannot: the model is
+    /// told in each `search_tools` and `select_tools` answer (the log alone is not
+    /// where a user who asked the agent looks).
+    reload_problem: Mutex<Option<String>>,
+}
+
+/// A consistent view of the running servers: `handles[i]` runs `config.servers[i]`.
+#[derive(Clone)]
+pub(crate) struct Running {
+    pub(crate) config: Arc<Config>,
+    pub(crate) handles: Arc<[ServerHandle]>,
 }
 
 impl DeferServer {
@@ -136,7 +150,7 @@ impl DeferServer {
         tool_lists: Option<ToolLists>,
     ) -> DeferServer {
         let session = Arc::new(Session::new(
-            &shared.config.settings,
+            &shared.config().settings,
             mode,
             tool_lists,
             shared.release.clone(),
@@ -200,12 +214,47 @@ impl Shared {
             release,
             client,
             info,
-            handles,
-            config,
+            running: std::sync::RwLock::new(Running {
+                config,
+                handles: handles.into(),
+            }),
+            reload_problem: Mutex::new(None),
         });
         tokio::spawn(arrivals::take_events(shared.clone(), events));
         tokio::spawn(resources::release_ended(Arc::downgrade(&shared), released));
         Ok(shared)
+    }
+
+    /// The running config: every server position, removed ones included.
+    pub(crate) fn config(&self) -> Arc<Config> {
+        crate::sync::read(&self.running).config.clone()
+    }
+
+    /// The handles of the running servers, by position.
+    pub(crate) fn handles(&self) -> Arc<[ServerHandle]> {
+        crate::sync::read(&self.running).handles.clone()
+    }
+
+    /// The handle of the server at `index`.
+    pub(crate) fn handle(&self, index: usize) -> Option<ServerHandle> {
+        crate::sync::read(&self.running).handles.get(index).cloned()
+    }
+
+    /// Takes the running servers after a reload; the registry first, so the lists of the
+    /// servers about to start are taken.
+    pub(crate) fn set_running(&self, running: Running) {
+        self.registry.set_config(running.config.clone());
+        *crate::sync::write(&self.running) = running;
+    }
+
+    /// Notes why the file could not be reloaded (`None`: it was, the note goes).
+    pub(crate) fn set_reload_problem(&self, problem: Option<String>) {
+        *lock(&self.reload_problem) = problem;
+    }
+
+    /// Why the file on disk could not be reloaded, while it cannot.
+    pub(crate) fn reload_problem(&self) -> Option<String> {
+        lock(&self.reload_problem).clone()
     }
 
     /// The sessions alive now.
@@ -220,7 +269,7 @@ impl Shared {
     /// Waits, at most `core_wait`, until every server with core tools has listed them or
     /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
     async fn wait_for_core(&self) {
-        let deadline = deadline_after(self.config.settings.core_wait);
+        let deadline = deadline_after(self.config().settings.core_wait);
         self.wait_for(|s| s.always_load != AlwaysLoad::None, deadline)
             .await;
     }
@@ -229,7 +278,7 @@ impl Shared {
     /// `prompts/list` or `resources/list` comes right after the handshake, and is best in
     /// config order; servers that come later are appended, with list-changed.
     async fn wait_for_first_list(&self) {
-        let deadline = tokio::time::Instant::now() + self.config.settings.core_wait;
+        let deadline = tokio::time::Instant::now() + self.config().settings.core_wait;
         self.wait_for(|_| true, deadline).await;
     }
 
@@ -237,7 +286,7 @@ impl Shared {
     /// `startup_timeout`: a search or call that comes early should see what is coming.
     async fn wait_for_servers(&self) {
         let longest = self
-            .config
+            .config()
             .enabled_servers()
             .map(|s| s.startup_timeout)
             .max()
@@ -252,15 +301,21 @@ impl Shared {
         which: impl Fn(&crate::config::ServerConfig) -> bool,
         deadline: tokio::time::Instant,
     ) {
-        let awaited: Vec<usize> = (self.config.servers.iter().enumerate())
+        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        let awaited: Vec<usize> = (config.servers.iter().enumerate())
             .filter(|(_, s)| s.enabled && which(s))
             .map(|(i, _)| i)
             .collect();
         loop {
             let pending = awaited.iter().any(|&i| {
                 !self.registry.is_searchable(i)
-                    && self.handles.get(i).is_some_and(|h| {
-                        matches!(h.state(), ServerState::Starting | ServerState::Ready { .. })
+                    && handles.get(i).is_some_and(|h| {
+                        matches!(
+                            h.state(),
+                            ServerState::Starting
+                                | ServerState::Ready { .. }
+                                | ServerState::Idle { .. }
+                        )
                     })
             });
             if !pending || tokio::time::Instant::now() >= deadline {
@@ -277,11 +332,8 @@ impl Shared {
         if names.is_empty() {
             return Vec::new();
         }
-        let (config, handles, registry) = (
-            self.config.clone(),
-            self.handles.clone(),
-            self.registry.clone(),
-        );
+        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        let registry = self.registry.clone();
         let count = names.len();
         let explained = tokio::task::spawn_blocking(move || {
             let catalog = registry.catalog();
@@ -331,7 +383,7 @@ impl ServerHandler for DeferServer {
     ) -> Result<DiscoverResult, McpError> {
         // Refused, a 2026-07-28 client falls back to `initialize` (Claude Code does, DESIGN.md
         // 7a), and servers may then ask it for roots and the like outside a call too.
-        if self.state.config.settings.client_era == ClientEra::Handshake {
+        if self.state.config().settings.client_era == ClientEra::Handshake {
             return Err(McpError::method_not_found::<DiscoverRequestMethod>());
         }
         // A 2026-07-28 client declares its capabilities here first.
@@ -346,7 +398,7 @@ impl ServerHandler for DeferServer {
     /// servers decide what they may touch from them, so a stale list is a safety matter.
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
         tracing::debug!("client roots changed; telling every server");
-        for handle in &self.state.handles {
+        for handle in self.state.handles().iter() {
             handle.notify_roots_list_changed().await;
         }
     }

@@ -73,7 +73,7 @@ impl State {
                 None,
             ));
         };
-        let Some(handle) = self.handles.get(server).cloned() else {
+        let Some(handle) = self.handle(server) else {
             return Err(McpError::internal_error("Unknown server.", None));
         };
         if gone {

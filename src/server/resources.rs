@@ -114,7 +114,7 @@ impl State {
         request.meta = forwarded_meta(&context.meta);
         let mut failures = Vec::new();
         for &server in &candidates {
-            let Some(handle) = self.handles.get(server) else {
+            let Some(handle) = self.handle(server) else {
                 continue;
             };
             match handle
@@ -151,7 +151,7 @@ impl State {
         let candidates = self.resource_candidates(uri).await;
         let mut failures = Vec::new();
         for &server in &candidates {
-            let Some(handle) = self.handles.get(server) else {
+            let Some(handle) = self.handle(server) else {
                 continue;
             };
             match handle.subscribe(uri).await {
@@ -210,7 +210,7 @@ impl Shared {
             subscriptions.remove(uri);
             server
         };
-        match self.handles.get(server) {
+        match self.handle(server) {
             Some(handle) => handle.unsubscribe(uri).await.map_err(downstream_error),
             None => Ok(()),
         }

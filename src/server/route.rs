@@ -62,9 +62,13 @@ impl State {
         else {
             return meta::error_result("Unknown tool.").into();
         };
-        let Some(handle) = self.handles.get(server).cloned() else {
+        let Some(handle) = self.handle(server) else {
             return meta::error_result("Unknown server.").into();
         };
+        if handle.state() == crate::downstream::ServerState::Removed {
+            let message = super::availability::removed_message(client_tool, handle.name());
+            return meta::error_result(message).into();
+        }
         if gone {
             return meta::error_result(format!(
                 "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
@@ -92,7 +96,7 @@ impl State {
         // The next round of a 2026-07-28 retry is not the downstream's business.
         request.input_responses = None;
         request.request_state = None;
-        let max_output_tokens = self.config.max_output_tokens(server);
+        let max_output_tokens = self.config().max_output_tokens(server);
         self.client
             .run(context, client_tool, move |origin, cancel| async move {
                 let options = CallOptions {

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::DeferServer;
 use super::client_requests::ClientRequests;
+use super::reload::{Reloader, Source, View};
 use crate::config::Config;
 use crate::downstream::{ClientLink, Pool};
 
@@ -26,11 +27,13 @@ const HANDSHAKE_HEAD_START: Duration = Duration::from_millis(20);
 /// and its tools should not wait longer. Codex drops servers later than ~1.5 s (7a).
 const CLIENT_SILENCE_FALLBACK: Duration = Duration::from_secs(1);
 
-/// Serves MCP on stdin/stdout until the client goes away or a signal arrives.
+/// Serves MCP on stdin/stdout until the client goes away or a signal arrives; reloads
+/// the config file when it changes or on SIGHUP ([`super::reload`]). `profile` is the
+/// `--profile` that `config` is the view of.
 ///
 /// # Errors
 /// When the stdio transport cannot start.
-pub async fn serve(config: Config) -> anyhow::Result<()> {
+pub async fn serve(config: Config, profile: Option<String>) -> anyhow::Result<()> {
     // Signals are taken over first: a SIGTERM during the handshake must still reap children.
     let terminated = terminated()?;
     let shutdown = CancellationToken::new();
@@ -43,8 +46,19 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tokio::spawn(start_servers(client.clone(), answered.clone(), link_tx));
     let handles = pool.iter().cloned().collect();
     let max_message_bytes = config.settings.max_message_bytes;
+    let source = Source {
+        path: config.path.clone(),
+        profile,
+    };
+    let started = config.clone();
     let tool_lists = super::framing::ToolLists::default();
     let server = DeferServer::new(config, handles, events, client, tool_lists.clone())?;
+    let pool = Arc::new(tokio::sync::Mutex::new(pool));
+    let view = View {
+        shared: server.state.shared.clone(),
+        positions: None,
+    };
+    Reloader::new(source, &started, pool.clone(), vec![view]).start(shutdown.child_token())?;
     let session = async {
         // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
         // handles would cost a thread hand-off per message in each direction. The framing is
@@ -72,7 +86,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         signal = terminated => tracing::info!(signal, "shutting down"),
     }
     shutdown.cancel();
-    pool.shutdown().await;
+    pool.lock().await.stop_all().await;
     Ok(())
 }
 

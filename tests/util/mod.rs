@@ -133,6 +133,24 @@ pub fn is_gone(pid: i32) -> bool {
     }
 }
 
+/// The live processes whose command line starts with `program` and contains `marker`
+/// (a path unique to the test, such as its config or a pid file).
+pub fn running(program: &str, marker: &Path) -> Vec<i32> {
+    let marker = marker.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                let c = String::from_utf8_lossy(&c).replace('\0', " ");
+                c.starts_with(program) && c.contains(&marker)
+            })
+        })
+        .filter(|&pid| !is_gone(pid))
+        .collect()
+}
+
 /// Pids written by the fixture's `--grandchild-pid-file`, once it exists.
 pub fn read_pids(path: &Path) -> Vec<i32> {
     let text = std::fs::read_to_string(path).unwrap_or_default();

@@ -80,17 +80,32 @@ pub(in crate::server) fn apply(state: &State, args: &Args) -> CallToolResult {
             &index,
             &exposed.list,
             args,
-            state.config.settings.search_limit,
+            state.config().settings.search_limit,
         )
     };
-    let unavailable = availability::unavailable(&state.config, &state.handles);
+    let unavailable = availability::unavailable(&state.config(), &state.handles());
+    let config_problem = state.reload_problem();
     match found {
-        Ok(found) => Found {
-            unavailable,
-            ..found
+        Ok(mut found) => {
+            // A removed server's tools stay in the index (a re-added server's come back
+            // under the same names); they are not offered while it is gone.
+            let removed: Vec<&str> = (unavailable.iter())
+                .filter(|u| u.removed)
+                .map(|u| u.server.as_str())
+                .collect();
+            found
+                .tools
+                .retain(|hit| !removed.contains(&hit.server.as_str()));
+            Found {
+                unavailable,
+                config_problem,
+                ..found
+            }
+            .result()
         }
-        .result(),
-        Err(message) => error_result(message + &unavailable_line(&unavailable)),
+        Err(message) => error_result(
+            message + &unavailable_line(&unavailable) + &problem_line(config_problem.as_deref()),
+        ),
     }
 }
 
@@ -102,6 +117,10 @@ pub struct Found {
     /// Enabled servers that are not serving now, whose tools cannot be found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<Unavailable>,
+    /// Why `servers.toml` could not be reloaded, while it cannot (the running config
+    /// stays): the user asked the agent, so the agent is told.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_problem: Option<String>,
 }
 
 /// One ranked tool.
@@ -125,6 +144,9 @@ pub struct Hit {
 pub struct Unavailable {
     pub server: String,
     pub state: String,
+    /// Removed from the config file by a reload: its tools are left out of results.
+    #[serde(skip)]
+    pub removed: bool,
 }
 
 /// Runs a search. Pure over its inputs, so it is tested without a server.
@@ -178,7 +200,7 @@ pub fn run(
         .collect();
     Ok(Found {
         tools,
-        unavailable: Vec::new(),
+        ..Found::default()
     })
 }
 
@@ -205,8 +227,19 @@ impl Found {
             text.push_str("No tools match. Try other words, or a server's name.");
         }
         text.push_str(&unavailable_line(&self.unavailable));
+        text.push_str(&problem_line(self.config_problem.as_deref()));
         text
     }
+}
+
+/// A line saying the config file could not be reloaded and why; empty when it could.
+pub(crate) fn problem_line(problem: Option<&str>) -> String {
+    problem.map_or_else(String::new, |problem| {
+        format!(
+            "\nNote: the changed servers.toml was not applied; mcp-defer keeps running the \
+             servers it had. Fix the file and save it again: {problem}"
+        )
+    })
 }
 
 /// A line naming the servers that are not serving, so the model knows what it cannot
@@ -305,7 +338,7 @@ mod tests {
                 score: 1.25,
                 loaded: true,
             }],
-            unavailable: Vec::new(),
+            ..Found::default()
         };
         assert_eq!(found.text(), "s__t (s/t) [loaded]: Does t.\n");
         let structured = found.result().structured_content.unwrap_or_default();
@@ -315,6 +348,7 @@ mod tests {
         found.unavailable.push(Unavailable {
             server: "down".into(),
             state: "failed: gone".into(),
+            removed: false,
         });
         assert_eq!(
             found.text(),

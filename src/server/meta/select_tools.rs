@@ -8,9 +8,11 @@ use rmcp::model::{CallToolResult, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::search_tools::problem_line;
 use super::{MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
+use crate::downstream::ServerState;
 use crate::exposure::{ExposedList, ListedTool, listed_form};
 use crate::server::State;
 use crate::server::availability::Unknown;
@@ -56,10 +58,16 @@ pub fn input_schema() -> Value {
 /// re-listed (at most `relist_wait`): a client that re-lists while the call is pending
 /// (OpenCode, Gemini CLI) then has the tools in its very next request (DESIGN.md 7a).
 pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
-    let settings = &state.config.settings;
+    let config = state.config();
+    let settings = &config.settings;
     let notifier = &state.session.notifier;
     let exposure = state.session.exposure();
     let seen = notifier.relist_count();
+    // By position in this view, as the catalog knows them.
+    let removed: Vec<usize> = (state.handles().iter().enumerate())
+        .filter(|(_, h)| h.state() == ServerState::Removed)
+        .map(|(i, _)| i)
+        .collect();
     let (selection, appended) = {
         let catalog = state.registry.catalog();
         let mut exposed = state.session.exposed();
@@ -69,6 +77,7 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
             args,
             exposure,
             settings.claude_always_load,
+            &removed,
         )
     };
     let selection = match selection {
@@ -90,9 +99,14 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
     if appended > 0 && notifier.tools_changed().await {
         notifier.hold_until_relist(seen, settings.relist_wait).await;
     }
+    let problem = state.reload_problem();
     match selection {
-        Ok(selection) => selection.result(exposure),
-        Err(message) => error_result(message),
+        Ok(selection) => Selection {
+            config_problem: problem,
+            ..selection
+        }
+        .result(exposure),
+        Err(message) => error_result(message + &problem_line(problem.as_deref())),
     }
 }
 
@@ -108,6 +122,9 @@ pub struct Selection {
     /// What to do when a loaded tool does not show up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<&'static str>,
+    /// Why `servers.toml` could not be reloaded, while it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_problem: Option<String>,
 }
 
 /// A name that loaded nothing, and why.
@@ -128,6 +145,10 @@ impl UnknownName {
                 reason: Some(format!("server '{server}' is not available: {state}")),
                 ..UnknownName::new(name)
             },
+            Unknown::ServerRemoved { server } => UnknownName {
+                reason: Some(format!("server '{server}' was removed from servers.toml")),
+                ..UnknownName::new(name)
+            },
             Unknown::Tool { suggestion } => UnknownName {
                 did_you_mean: suggestion.map(|s| s.to_string()),
                 ..UnknownName::new(name)
@@ -146,12 +167,15 @@ impl UnknownName {
 
 /// Resolves the names and, unless in proxy mode, appends what is new to `exposed`. Returns
 /// the selection (or why the arguments are refused) and how many tools were appended.
+/// Tools of the servers in `removed` (taken out of the config file by a reload) load
+/// nothing: they would only answer that their server is gone.
 pub fn run(
     catalog: &Catalog,
     exposed: &mut ExposedList,
     args: &Args,
     exposure: ExposureMode,
     claude_always_load: bool,
+    removed: &[usize],
 ) -> (Result<Selection, String>, usize) {
     if let Err(message) = check_names(&args.names) {
         return (Err(message), 0);
@@ -160,6 +184,15 @@ pub fn run(
     let mut appended = 0;
     for name in dedup(&args.names) {
         match catalog.resolve(name) {
+            Resolution::Found(entry) if removed.contains(&entry.server_index) => {
+                selection.unknown.push(UnknownName {
+                    reason: Some(format!(
+                        "server '{}' was removed from servers.toml",
+                        entry.server
+                    )),
+                    ..UnknownName::new(name)
+                })
+            }
             Resolution::Found(entry) if entry.gone => selection.unknown.push(UnknownName {
                 reason: Some(format!("server '{}' no longer offers it", entry.server)),
                 ..UnknownName::new(name)
@@ -254,6 +287,7 @@ impl Selection {
                 text.push_str(&serde_json::to_string(tool).unwrap_or_default());
             }
         }
+        text.push_str(&problem_line(self.config_problem.as_deref()));
         text
     }
 }
@@ -319,7 +353,7 @@ mod tests {
         let args = Args {
             names: names.iter().map(|n| (*n).to_owned()).collect(),
         };
-        let (selection, appended) = run(catalog, exposed, &args, exposure, true);
+        let (selection, appended) = run(catalog, exposed, &args, exposure, true, &[]);
         (selection.unwrap_or_else(|e| panic!("{e}")), appended)
     }
 
@@ -370,7 +404,14 @@ mod tests {
             Some(true)
         );
         let args = Args { names: Vec::new() };
-        let (refused, _) = run(&catalog, &mut exposed, &args, ExposureMode::Deferred, true);
+        let (refused, _) = run(
+            &catalog,
+            &mut exposed,
+            &args,
+            ExposureMode::Deferred,
+            true,
+            &[],
+        );
         assert!(refused.is_err());
     }
 }

@@ -1,0 +1,193 @@
+//! `start = "lazy"` and `idle_stop_sec`, with real fixture processes: a lazy server with a
+//! cached list does not run until its first call, its tools are searchable meanwhile; an
+//! idle server stops and the next call starts it again. Each test has its own cache dir
+//! (`MCP_DEFER_CACHE_DIR`); no secret of the config reaches it.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::session::*;
+use crate::util::{Dir, FIXTURE, fixture, is_gone, read_pids, row, running, stdout};
+
+/// Bounds a broken build; not what the tests measure.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// The fixture processes with `marker` among their arguments.
+fn processes_with(marker: &Path) -> Vec<i32> {
+    running(FIXTURE, marker)
+}
+
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !done() {
+        assert!(Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn start(dir: &Dir) -> Session {
+    let cache = dir.file("cache");
+    Session::start_with(&dir.file("servers.toml"), |command| {
+        command.env("MCP_DEFER_CACHE_DIR", &cache);
+    })
+    .await
+}
+
+fn hits(found: &Value) -> Vec<String> {
+    (found["tools"].as_array().into_iter().flatten())
+        .map(|hit| hit["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
+    let dir = Dir::new();
+    let pids = dir.file("fx.pids");
+    dir.config(&fixture(
+        "fx",
+        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        "start = \"lazy\"\nidle_stop_sec = 1",
+    ));
+
+    // First run, no cached list yet: started once to list, then stopped.
+    let session = start(&dir).await;
+    let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
+    assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
+    until("the listing run stops", || processes_with(&pids).is_empty()).await;
+    session.close().await;
+    let cached: Vec<_> = std::fs::read_dir(dir.file("cache"))
+        .expect("the cache dir was made")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        cached.len() == 1 && cached[0].starts_with("fx-") && cached[0].ends_with(".json"),
+        "{cached:?}"
+    );
+
+    // Second run: the tools come from the cache, nothing runs.
+    std::fs::remove_file(&pids).expect("remove pid file");
+    let session = start(&dir).await;
+    let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
+    assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
+    assert!(
+        found.get("unavailable").is_none(),
+        "not running is not unavailable: {found:#}"
+    );
+    assert!(
+        processes_with(&pids).is_empty(),
+        "a lazy server is not started by a search"
+    );
+    assert!(!pids.exists());
+
+    // The first call starts it and gets its answer.
+    let echoed = session.call("fx__echo", json!({"text": "woken"})).await;
+    assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
+    assert!(text(&echoed).contains("woken"));
+    // (Not asserted alive: on a loaded machine a second may pass, and it may be idle.)
+    let first = read_pids(&pids)[0];
+
+    // Idle for `idle_stop_sec`: stopped; its tools stay listed and searchable.
+    until("the idle server stops", || is_gone(first)).await;
+    let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
+    assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
+    let through_meta = session
+        .call(
+            "call_tool",
+            json!({"name": "fx__echo", "arguments": {"text": "again"}}),
+        )
+        .await;
+    assert!(text(&through_meta).contains("again"), "{through_meta:?}");
+    let second = read_pids(&pids)[0];
+    assert_ne!(second, first, "started again: a new process");
+    session.close().await;
+
+    // `check` says it is not running, with the tools it knows.
+    let out = dir
+        .command(&["check"])
+        .env("MCP_DEFER_CACHE_DIR", dir.file("cache"))
+        .output()
+        .expect("run check");
+    let table = stdout(&out);
+    let fx = row(&table, "fx");
+    assert_eq!(fx[1], "not running", "{table}");
+    assert_eq!(fx[2], "7", "{table}");
+}
+
+#[tokio::test]
+async fn a_changed_config_is_a_new_cache_entry() {
+    // The cache is keyed by the whole config: a lazy server whose arguments changed lists
+    // again instead of offering tools it may no longer have.
+    let dir = Dir::new();
+    let secret = "sk-live-SECRET-4242";
+    let extra = format!("start = \"lazy\"\nenv = {{ API_KEY = \"{secret}\" }}");
+    let lazy = |args: &[&str]| fixture("fx", args, &extra);
+    dir.config(&lazy(&[]));
+    let session = start(&dir).await;
+    session.call("search_tools", json!({"query": "echo"})).await;
+    session.close().await;
+
+    let pids = dir.file("fx.pids");
+    dir.config(&lazy(&["--grandchild-pid-file", &pids.to_string_lossy()]));
+    let session = start(&dir).await;
+    let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
+    assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
+    until("the new config's listing run", || pids.exists()).await;
+    session.close().await;
+    let entries: Vec<_> = std::fs::read_dir(dir.file("cache"))
+        .expect("cache")
+        .filter_map(|e| e.ok())
+        .collect();
+    assert_eq!(entries.len(), 2, "one list per config");
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let body = std::fs::read_to_string(entry.path()).expect("read cache file");
+        assert!(
+            !name.contains(secret) && !body.contains(secret),
+            "the config's secret is not written: {name}"
+        );
+        assert!(body.contains("\"echo\""), "the tool list is: {body}");
+    }
+}
+
+#[tokio::test]
+async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
+    // The PyPI `mcp-server-time`: a real server whose start takes the better part of a
+    // second, which the first call waits for.
+    let Some(peers) = crate::util::peers() else {
+        return;
+    };
+    let dir = Dir::new();
+    let time = peers.time.to_string_lossy().into_owned();
+    dir.config(&format!(
+        "[mcp_servers.time]\ncommand = {}\nstart = \"lazy\"\n",
+        crate::util::toml_str(&time)
+    ));
+    let session = start(&dir).await;
+    session
+        .call("search_tools", json!({"query": "current time"}))
+        .await;
+    session.close().await;
+
+    let session = start(&dir).await;
+    let found = structured(
+        &session
+            .call(
+                "search_tools",
+                json!({"query": "convert between time zones"}),
+            )
+            .await,
+    );
+    assert!(
+        hits(&found).contains(&"time__convert_time".to_owned()),
+        "{found:#}"
+    );
+    let now = session
+        .call("time__get_current_time", json!({"timezone": "UTC"}))
+        .await;
+    assert_ne!(now.is_error, Some(true), "{now:?}");
+    assert!(text(&now).contains("\"timezone\": \"UTC\""), "{now:?}");
+    session.close().await;
+}
