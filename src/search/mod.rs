@@ -57,6 +57,9 @@ pub mod transformer {
         pub fn remove(&self, _: &[EntryId]) {
             match *self {}
         }
+        pub fn describe(&self) -> String {
+            match *self {}
+        }
         pub fn fuse<T>(
             &self,
             _: &str,
@@ -324,6 +327,20 @@ impl SearchIndex {
 
     pub fn transformer(&self) -> Option<&Transformer> {
         self.transformer.as_ref()
+    }
+
+    /// One line on which tier ranks and its state, for `check` and `search --explain`.
+    pub fn describe_semantic(&self) -> String {
+        match (self.semantic, &self.transformer) {
+            (Semantic::Off, _) => "search: words only (semantic = \"off\")".to_owned(),
+            (Semantic::Model, Some(t)) => t.describe(),
+            (Semantic::Model, None) => {
+                "search: words + static embeddings (the transformer model is unusable)".to_owned()
+            }
+            (Semantic::Static, _) => {
+                "search: words + static embeddings (semantic = \"static\")".to_owned()
+            }
+        }
     }
 
     /// Adds documents, replacing any with the same id: one commit and one reader reload per

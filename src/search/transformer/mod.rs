@@ -119,6 +119,24 @@ impl Transformer {
         Transformer { shared, jobs }
     }
 
+    /// A handle whose embedding thread never runs (the queue is returned, unread): the
+    /// state search is in while the model loads or embeds, held still for a test.
+    #[cfg(test)]
+    pub(crate) fn idle(dir: ModelDir) -> (Transformer, Receiver<Vec<Job>>) {
+        let shared = Arc::new(Shared {
+            dir,
+            encoder: OnceLock::new(),
+            state: Mutex::new(State {
+                wanted: HashMap::new(),
+                vectors: Vectors::default(),
+                progress: Progress::default(),
+            }),
+            changed: Condvar::new(),
+        });
+        let (jobs, queue) = mpsc::channel();
+        (Transformer { shared, jobs }, queue)
+    }
+
     /// Queues tools for embedding; a tool already queued or embedded under another text
     /// is replaced. Never blocks on the model.
     pub fn submit(&self, jobs: Vec<Job>) {
@@ -150,6 +168,33 @@ impl Transformer {
         }
         state.progress.tools = state.wanted.len();
         state.progress.ready = state.vectors.len();
+    }
+
+    /// The tier's state in one line: which model, whether it ranks, how many vectors came
+    /// from the model and how many from the disk cache.
+    pub fn describe(&self) -> String {
+        let p = self.progress();
+        let dir = self.shared.dir.path().display();
+        let state = if p.failed {
+            "failed to load (see the log); the static tier ranks".to_owned()
+        } else if !p.loaded {
+            "loading; the static tier ranks meanwhile".to_owned()
+        } else if p.ready < p.tools {
+            format!(
+                "{}/{} tool vectors; the static tier ranks until all are ready",
+                p.ready, p.tools
+            )
+        } else {
+            format!("ranking, {} tool vectors", p.ready)
+        };
+        format!(
+            "search: words + transformer {dir} ({} layers, {} dims): {state} ({} embedded, {} \
+             from the disk cache)",
+            self.shared.dir.layers(),
+            self.shared.dir.dims(),
+            p.embedded,
+            p.cached
+        )
     }
 
     pub fn progress(&self) -> Progress {

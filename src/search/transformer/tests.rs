@@ -165,9 +165,13 @@ fn tools() -> Vec<(&'static str, Tool)> {
 }
 
 fn index(cache: &Path, dir: &Path) -> SearchIndex {
-    let mut index = SearchIndex::with_semantic(Semantic::Model).unwrap();
     let model = ModelDir::check(dir).unwrap();
-    index.set_transformer(Transformer::start(model, Some(cache.to_owned())));
+    index_with(Transformer::start(model, Some(cache.to_owned())))
+}
+
+fn index_with(transformer: Transformer) -> SearchIndex {
+    let mut index = SearchIndex::with_semantic(Semantic::Model).unwrap();
+    index.set_transformer(transformer);
     let specs = tools();
     let names: Vec<String> = specs
         .iter()
@@ -227,4 +231,21 @@ fn ranks_by_the_transformer_once_ready_and_a_restart_embeds_nothing() {
     second.remove([EntryId(4)]).unwrap();
     let p = second.transformer().unwrap().progress();
     assert_eq!((p.tools, p.ready), (4, 4));
+}
+
+#[test]
+fn search_answers_with_the_static_tier_while_the_model_has_not_embedded() {
+    let Some(dir) = model_dir() else { return };
+    // The embedding thread never runs: every tool waits for its vector, for good.
+    let (transformer, queue) = Transformer::idle(ModelDir::check(&dir).unwrap());
+    let index = index_with(transformer);
+    let p = index.transformer().unwrap().progress();
+    assert_eq!((p.tools, p.ready, p.loaded), (5, 0, false));
+    assert!(!index.transformer().unwrap().wait_ready(Duration::ZERO));
+    // The static tier ranks: the weather tool by meaning, with a static cosine.
+    let explained = index.explain("will it rain tomorrow", 2, None);
+    assert_eq!(explained[0].id, EntryId(1), "{explained:?}");
+    assert!(explained[0].vector.is_some());
+    assert!(index.describe_semantic().contains("the static tier ranks"));
+    assert_eq!(queue.try_iter().map(|jobs| jobs.len()).sum::<usize>(), 5);
 }
