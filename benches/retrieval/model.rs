@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcp_defer::search::transformer::{ModelDir, Transformer};
+use mcp_defer::search::transformer::{ModelDir, Progress, Transformer};
 use mcp_defer::search::{SearchIndex, Semantic};
 
 use crate::scale::{Entry, catalog};
@@ -36,13 +36,13 @@ pub fn rss_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// An index of `entries` with the transformer tier over the cache at `root`; returns it
-/// with the wall time and process CPU from the upsert until every vector was ready.
+/// An index of `entries` with the transformer tier over the cache at `root`, until every
+/// vector is ready: the embedding thread's counters, the wall time and the process CPU.
 fn build(
     dir: &ModelDir,
     root: &Path,
     entries: &[Entry],
-) -> Result<(SearchIndex, Duration, Duration), String> {
+) -> Result<(Progress, Duration, Duration), String> {
     let mut index = SearchIndex::with_semantic(Semantic::Model).map_err(|e| e.to_string())?;
     index.set_transformer(Transformer::start(dir.clone(), Some(root.to_owned())));
     let (start, cpu0) = (Instant::now(), cpu());
@@ -55,17 +55,18 @@ fn build(
     if !ready {
         return Err("the transformer's vectors did not get ready".to_owned());
     }
-    Ok((index, start.elapsed(), cpu() - cpu0))
+    let (wall, cpu) = (start.elapsed(), cpu() - cpu0);
+    let progress = index
+        .transformer()
+        .map(Transformer::progress)
+        .unwrap_or_default();
+    Ok((progress, wall, cpu))
 }
 
 pub fn budgets(dir: &ModelDir) -> Result<(), String> {
     let entries = catalog(TOOLS, 0, 0);
     let root = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let (index, wall, cpu) = build(dir, root.path(), &entries)?;
-    let p = index
-        .transformer()
-        .map(Transformer::progress)
-        .unwrap_or_default();
+    let (p, wall, cpu) = build(dir, root.path(), &entries)?;
     println!(
         "transformer first-time embedding: {} tools ({} embedded), {:.1} s wall, {:.1} s CPU \
          (budget < 60 s CPU; includes the lexical index build, ~0.2 s)",
@@ -74,12 +75,7 @@ pub fn budgets(dir: &ModelDir) -> Result<(), String> {
         wall.as_secs_f64(),
         cpu.as_secs_f64()
     );
-    drop(index);
-    let (index, wall, cpu) = build(dir, root.path(), &entries)?;
-    let p = index
-        .transformer()
-        .map(Transformer::progress)
-        .unwrap_or_default();
+    let (p, wall, cpu) = build(dir, root.path(), &entries)?;
     println!(
         "transformer restart: {} tools, {} embedded, {} from the disk cache, ready in {:.2} s \
          wall ({:.2} s CPU, model load included)",

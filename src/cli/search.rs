@@ -59,6 +59,7 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         &ExposedList::new(),
         &request,
         config.settings.search_limit,
+        None,
     );
     pool.shutdown().await;
     let found = found.map_err(anyhow::Error::msg)?;

@@ -12,6 +12,7 @@
 //!
 //! [settings.search]
 //! semantic = "static"             # "static" (built-in embeddings) | "off" (words only)
+//!                                 # | "model" (a transformer, with `model = "<dir>"`)
 //!
 //! [mcp_servers.docs]              # a Codex block, pasted unchanged
 //! command = "npx"

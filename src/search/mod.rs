@@ -41,14 +41,16 @@ pub mod transformer {
     use super::semantic::Vectors;
     use crate::catalog::EntryId;
 
+    pub use super::EmbedJob as Job;
+
     #[derive(Debug)]
     pub enum Transformer {}
-    #[derive(Debug)]
-    pub struct Job {
-        pub id: EntryId,
-        pub order: u64,
-        pub server: String,
-        pub text: String,
+    #[derive(Debug, Clone)]
+    pub enum QueryEncoder {}
+    impl QueryEncoder {
+        pub fn embed(&self, _: &str) -> Option<Vec<f32>> {
+            match *self {}
+        }
     }
     impl Transformer {
         pub fn submit(&self, _: Vec<Job>) {
@@ -58,6 +60,9 @@ pub mod transformer {
             match *self {}
         }
         pub fn describe(&self) -> String {
+            match *self {}
+        }
+        pub fn query_encoder(&self) -> QueryEncoder {
             match *self {}
         }
         pub fn fuse<T>(
@@ -119,6 +124,17 @@ const VECTOR_ONLY_FLOOR: f32 = 0.2;
 /// The same floor for the transformer's cosines (all-MiniLM-L6-v2 puts unrelated short
 /// texts at 0.0-0.25 and paraphrases above 0.4).
 const MODEL_VECTOR_ONLY_FLOOR: f32 = 0.3;
+
+/// One tool for the transformer tier to embed (see `transformer`).
+#[derive(Debug)]
+pub struct EmbedJob {
+    pub id: EntryId,
+    /// Tie-break order, as in the lexical index.
+    pub order: u64,
+    pub server: String,
+    /// What is embedded (`fields::embedding_text`).
+    pub text: String,
+}
 
 /// What the index needs of one catalog entry.
 #[derive(Debug, Clone, Copy)]
@@ -329,6 +345,12 @@ impl SearchIndex {
         self.transformer.as_ref()
     }
 
+    /// With the transformer tier, what embeds a query for [`SearchIndex::explain_with`]
+    /// without holding the index.
+    pub fn query_encoder(&self) -> Option<transformer::QueryEncoder> {
+        self.transformer.as_ref().map(Transformer::query_encoder)
+    }
+
     /// One line on which tier ranks and its state, for `check` and `search --explain`.
     pub fn describe_semantic(&self) -> String {
         match (self.semantic, &self.transformer) {
@@ -516,7 +538,19 @@ impl SearchIndex {
     /// valid query (no query syntax); an empty query lists the filtered server's tools in
     /// catalog order, or nothing without a filter.
     pub fn search(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Hit> {
-        self.explain(query, limit, server)
+        self.search_with(query, limit, server, None)
+    }
+
+    /// [`SearchIndex::search`] with the query's transformer vector given (see
+    /// [`SearchIndex::query_encoder`]); `None`: embedded here if the tier needs it.
+    pub fn search_with(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        model_query: Option<&[f32]>,
+    ) -> Vec<Hit> {
+        self.explain_with(query, limit, server, model_query)
             .into_iter()
             .map(|e| Hit {
                 id: e.id,

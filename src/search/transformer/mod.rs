@@ -28,15 +28,7 @@ const BATCH: usize = 16;
 /// tokens, ~1,200 characters of English).
 const MAX_CHARS: usize = 3_000;
 
-/// One tool to embed.
-#[derive(Debug)]
-pub struct Job {
-    pub id: EntryId,
-    /// Tie-break order, as in the lexical index.
-    pub order: u64,
-    pub server: String,
-    pub text: String,
-}
+pub use super::EmbedJob as Job;
 
 /// What the embedding thread has done: the counters `stats` and the tests read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -70,6 +62,19 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(dir: ModelDir) -> Arc<Shared> {
+        Arc::new(Shared {
+            dir,
+            encoder: OnceLock::new(),
+            state: Mutex::new(State {
+                wanted: HashMap::new(),
+                vectors: Vectors::default(),
+                progress: Progress::default(),
+            }),
+            changed: Condvar::new(),
+        })
+    }
+
     /// The state; a poisoned lock (a panic on the embedding thread) still holds valid
     /// maps, each update being one insert or remove.
     fn state(&self) -> MutexGuard<'_, State> {
@@ -96,16 +101,7 @@ impl Transformer {
     /// Starts the embedding thread, which loads the model from `dir` (checked) and opens
     /// the vector cache under `cache_root` (`None`: [`cache::cache_root`]).
     pub fn start(dir: ModelDir, cache_root: Option<std::path::PathBuf>) -> Transformer {
-        let shared = Arc::new(Shared {
-            dir,
-            encoder: OnceLock::new(),
-            state: Mutex::new(State {
-                wanted: HashMap::new(),
-                vectors: Vectors::default(),
-                progress: Progress::default(),
-            }),
-            changed: Condvar::new(),
-        });
+        let shared = Shared::new(dir);
         let (jobs, queue) = mpsc::channel();
         let worker = Arc::clone(&shared);
         let root = cache_root.or_else(cache::cache_root);
@@ -123,16 +119,7 @@ impl Transformer {
     /// state search is in while the model loads or embeds, held still for a test.
     #[cfg(test)]
     pub(crate) fn idle(dir: ModelDir) -> (Transformer, Receiver<Vec<Job>>) {
-        let shared = Arc::new(Shared {
-            dir,
-            encoder: OnceLock::new(),
-            state: Mutex::new(State {
-                wanted: HashMap::new(),
-                vectors: Vectors::default(),
-                progress: Progress::default(),
-            }),
-            changed: Condvar::new(),
-        });
+        let shared = Shared::new(dir);
         let (jobs, queue) = mpsc::channel();
         (Transformer { shared, jobs }, queue)
     }
@@ -199,6 +186,12 @@ impl Transformer {
 
     pub fn progress(&self) -> Progress {
         self.shared.state().progress
+    }
+
+    /// A handle that embeds queries without the index: `search_tools` embeds on the
+    /// blocking pool before it takes any lock, then ranks with the vector.
+    pub fn query_encoder(&self) -> QueryEncoder {
+        QueryEncoder(Arc::clone(&self.shared))
     }
 
     /// The model's directory.
@@ -273,6 +266,29 @@ impl Transformer {
         }
         let cosines = state.vectors.cosines(vector, server);
         Some(fuse(&state.vectors, &cosines))
+    }
+}
+
+/// Embeds queries with the loaded model (see [`Transformer::query_encoder`]).
+#[derive(Clone)]
+pub struct QueryEncoder(Arc<Shared>);
+
+impl std::fmt::Debug for QueryEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("QueryEncoder").finish_non_exhaustive()
+    }
+}
+
+impl QueryEncoder {
+    /// The query's vector (cut as the index cuts queries); `None` while the model loads,
+    /// if it failed, or if the forward pass fails (logged). ~5-30 ms of CPU: not on an
+    /// async runtime's threads.
+    pub fn embed(&self, query: &str) -> Option<Vec<f32>> {
+        let encoder = self.0.encoder.get().and_then(Option::as_ref)?;
+        encoder
+            .embed(super::bounded(query))
+            .inspect_err(|error| tracing::warn!(%error, "query embedding failed"))
+            .ok()
     }
 }
 
