@@ -27,6 +27,7 @@ mod passthrough;
 mod reliability;
 mod search;
 mod secrets;
+#[cfg(feature = "model")]
 mod semantic_model;
 mod serve;
 mod shutdown;

@@ -65,7 +65,10 @@ pub mod transformer {
         pub fn query_encoder(&self) -> QueryEncoder {
             match *self {}
         }
-        pub fn fuse<T>(
+        pub fn wait_ready(&self, _: std::time::Duration) -> bool {
+            match *self {}
+        }
+        pub(crate) fn fuse<T>(
             &self,
             _: &str,
             _: Option<&[f32]>,
@@ -571,8 +574,9 @@ impl SearchIndex {
     ///
     /// With the transformer tier ready, its cosines replace the static ones and the scores
     /// are fused as z-scores ([`Boosts::model_zscore`], weight [`Boosts::model_vector`]).
-    /// The query is then embedded by the transformer on the caller's thread (~5-15 ms):
-    /// callers on an async runtime search on the blocking pool.
+    /// The query is then embedded by the transformer on the caller's thread (~5-30 ms):
+    /// callers on an async runtime embed it first on the blocking pool
+    /// ([`SearchIndex::query_encoder`]) and pass it to [`SearchIndex::explain_with`].
     pub fn explain(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Explained> {
         self.explain_with(query, limit, server, None)
     }
