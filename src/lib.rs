@@ -14,6 +14,9 @@
 //!   (`feed_index`): where a listed tool becomes searchable, for `serve` and every command.
 //! - [`catalog`]: every tool we know, keyed by [`catalog::QualifiedName`]; only grows.
 //! - [`search`]: a tantivy index over the catalog; a pure function of what it is fed.
+//!   `search/semantic.rs` is the static embedding tier built in; `search/transformer/` the
+//!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
+//!   under `MCP_DEFER_CACHE_DIR`/`vectors/`).
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
 //!   kept as the bytes it is listed with (`server/framing.rs` writes stdio `tools/list`
 //!   answers from them).

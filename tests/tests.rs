@@ -29,6 +29,8 @@ mod reliability;
 mod reload;
 mod search;
 mod secrets;
+#[cfg(feature = "model")]
+mod semantic_model;
 mod serve;
 mod shutdown;
 mod soak;

@@ -2,45 +2,75 @@
 //! a search index (no processes), runs its queries, and prints Recall@1/5/10, MRR@10 and
 //! nDCG@10 (metric definitions in `benches/data/README.md`) and the search latency.
 //!
-//! Each set is measured three ways, side by side: `bm25` (the lexical engine alone,
-//! `semantic = "off"`), `static` (the built-in static embeddings alone) and `fused` (both,
-//! as shipped). Queries of at most [`SHORT_WORDS`] words are also scored on their own
+//! Each set is measured five ways, side by side: `bm25` (the lexical engine alone,
+//! `semantic = "off"`), `static` (the built-in static embeddings alone), `fused` (both, as
+//! shipped), `model` (the transformer tier's vectors alone) and `mfused` (the transformer
+//! fused with the lexical engine, `semantic = "model"`). The model rows need the model
+//! directory (`.models/all-MiniLM-L6-v2` from `.ci/install-peers`, or `RETRIEVAL_MODEL`);
+//! without it they are skipped with a line saying so. Each query's transformer vector is
+//! computed once and reused by both model rows (its cost is printed on its own, beside the
+//! transformer budgets: first-time embedding of 1,000 tools, restart, added RSS). Queries of at most [`SHORT_WORDS`] words are also scored on their own
 //! ("short": what agents type) when a set has enough of them.
 //!
 //! `cargo bench --bench retrieval`. Env: `RETRIEVAL_MISSES=N` prints N misses per set;
-//! `RETRIEVAL_BOOSTS=name=3,title=2,vector=0.6` overrides field boosts and the fusion weight
-//! (for tuning); `RETRIEVAL_VARIANTS=bm25,fused` picks variants; `RETRIEVAL_RANKS=1` prints
-//! where the first relevant tool lands in the top 100.
+//! `RETRIEVAL_BOOSTS=name=3,title=2,vector=0.6,model_vector=0.7,model_zscore=1` overrides
+//! field boosts and the fusion weights (for tuning); `RETRIEVAL_VARIANTS=bm25,fused` picks variants; `RETRIEVAL_RANKS=1` prints
+//! where the first relevant tool lands in the top 100; `RETRIEVAL_BUDGETS=0` skips the
+//! transformer budgets (a minute of embedding) when tuning.
 
 /// The binary's allocator (see `src/main.rs`), so figures match what users run.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mcp_defer::catalog::{Catalog, ServerKey};
 use mcp_defer::ingest::Indexed;
+use mcp_defer::search::transformer::{Encoder, ModelDir, Transformer};
 use mcp_defer::search::{Boosts, SearchIndex, Semantic, StaticModel};
 use rmcp::model::Tool;
 
 mod eval;
+mod model;
+#[path = "../common/scale.rs"]
+mod scale;
 
 /// A query of at most this many words counts as short (`create github issue`).
 const SHORT_WORDS: usize = 5;
 /// Sets with fewer short queries than this get no "short" row (too few to mean anything).
 const MIN_SHORT: usize = 20;
 
-struct Loaded {
+struct Loaded<'m> {
     catalog: Catalog,
     index: SearchIndex,
     build: Duration,
+    /// Each query's transformer vector (model rows only).
+    queries: Option<&'m HashMap<String, Vec<f32>>>,
 }
 
-fn load(dir: &Path, boosts: Boosts, semantic: Semantic) -> Result<Loaded, String> {
+/// The transformer rows' shared state: the model and every query's vector.
+struct ModelRows {
+    dir: ModelDir,
+    /// Vector cache for the bench's indexes (a temporary directory).
+    cache: tempfile::TempDir,
+    queries: HashMap<String, Vec<f32>>,
+}
+
+fn load<'m>(
+    dir: &Path,
+    boosts: Boosts,
+    semantic: Semantic,
+    model: Option<&'m ModelRows>,
+) -> Result<Loaded<'m>, String> {
     let servers = eval::load_servers(&dir.join("servers.json"))?;
     let mut catalog = Catalog::new(64);
     let mut index = SearchIndex::with_options(boosts, semantic).map_err(|e| e.to_string())?;
+    if let Some(model) = model {
+        let root = model.cache.path().to_owned();
+        index.set_transformer(Transformer::start(model.dir.clone(), Some(root)));
+    }
     let mut build = Duration::ZERO;
     let mut updates = Vec::new();
     for (i, server) in servers.iter().enumerate() {
@@ -71,16 +101,32 @@ fn load(dir: &Path, boosts: Boosts, semantic: Semantic) -> Result<Loaded, String
         index.upsert(docs).map_err(|e| e.to_string())?;
         build += start.elapsed();
     }
+    if let Some(transformer) = index.transformer()
+        && !transformer.wait_ready(Duration::from_secs(1800))
+    {
+        return Err("the transformer's vectors did not get ready".to_owned());
+    }
     Ok(Loaded {
         catalog,
         index,
         build,
+        queries: model.map(|m| &m.queries),
     })
 }
 
 fn ranked(loaded: &Loaded, query: &str, latencies: &mut Vec<Duration>) -> Vec<(String, String)> {
+    ranked_n(loaded, query, 10, latencies)
+}
+
+fn ranked_n(
+    loaded: &Loaded,
+    query: &str,
+    limit: usize,
+    latencies: &mut Vec<Duration>,
+) -> Vec<(String, String)> {
+    let vector = loaded.queries.and_then(|q| q.get(query)).map(Vec::as_slice);
     let start = Instant::now();
-    let hits = loaded.index.search(query, 10, None);
+    let hits = loaded.index.explain_with(query, limit, None, vector);
     latencies.push(start.elapsed());
     hits.iter()
         .filter_map(|h| loaded.catalog.get(h.id))
@@ -110,6 +156,11 @@ fn parse_boosts() -> Result<Boosts, String> {
             "server_text" => &mut b.server_text,
             "topics" => &mut b.topics,
             "vector" => &mut b.vector,
+            "model_vector" => &mut b.model_vector,
+            "model_zscore" => {
+                b.model_zscore = v != 0.0;
+                continue;
+            }
             "shared_idf" => {
                 b.shared_idf = v != 0.0;
                 continue;
@@ -134,10 +185,13 @@ fn main() -> Result<(), String> {
         .unwrap_or(0);
     let boosts = parse_boosts()?;
     let fused_weight = boosts.vector;
+    let model_weight = boosts.model_vector;
     let variants: Vec<(&str, Semantic, f32)> = [
         ("bm25", Semantic::Off, 0.0),
         ("static", Semantic::Static, 1.0),
         ("fused", Semantic::Static, fused_weight),
+        ("model", Semantic::Model, 1.0),
+        ("mfused", Semantic::Model, model_weight),
     ]
     .into_iter()
     .filter(|(name, _, _)| {
@@ -158,6 +212,16 @@ fn main() -> Result<(), String> {
         ("metatool multi", "metatool", "queries_multi.jsonl"),
         ("reference", "reference", "queries.jsonl"),
     ];
+    let wants_model = variants.iter().any(|v| v.1 == Semantic::Model);
+    let model_rows = if wants_model {
+        model_rows(&data, &sets)?
+    } else {
+        None
+    };
+    let variants: Vec<(&str, Semantic, f32)> = variants
+        .into_iter()
+        .filter(|v| v.1 != Semantic::Model || model_rows.is_some())
+        .collect();
     println!(
         "{:<22} {:<7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9} {:>9}",
         "set", "variant", "queries", "R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "p50 µs", "p99 µs"
@@ -168,6 +232,7 @@ fn main() -> Result<(), String> {
         for (vi, &(variant, semantic, weight)) in variants.iter().enumerate() {
             let boosts = Boosts {
                 vector: weight,
+                model_vector: weight,
                 ..boosts
             };
             if filter.as_deref().is_some_and(|f| !name.contains(f)) {
@@ -178,7 +243,8 @@ fn main() -> Result<(), String> {
                 println!("{name:<16} (missing {})", dir.join(file).display());
                 continue;
             }
-            let loaded = load(&dir, boosts, semantic)?;
+            let model = model_rows.as_ref().filter(|_| semantic == Semantic::Model);
+            let loaded = load(&dir, boosts, semantic, model)?;
             builds.push((name, variant, loaded.catalog.len(), loaded.build));
             let queries = eval::load_queries(&dir.join(file))?;
             // Warm up caches once, then measure.
@@ -219,13 +285,7 @@ fn main() -> Result<(), String> {
                 // misses a re-ranking of the first page could recover.
                 let mut buckets = [0usize; 6];
                 for q in &queries {
-                    let got: Vec<(String, String)> = loaded
-                        .index
-                        .search(&q.query, 100, None)
-                        .iter()
-                        .filter_map(|h| loaded.catalog.get(h.id))
-                        .map(|e| (e.server.to_string(), e.original_name().to_owned()))
-                        .collect();
+                    let got = ranked_n(&loaded, &q.query, 100, &mut sink);
                     let rank = eval::hits(&got, &q.relevant).iter().position(|h| *h);
                     let b = match rank {
                         Some(r) if r < 5 => 0,
@@ -293,7 +353,66 @@ fn main() -> Result<(), String> {
         "query embedding: {} queries, p50 {p50:.1} µs, p99 {p99:.1} µs",
         embeds.len()
     );
+    if let Some(rows) = &model_rows
+        && std::env::var("RETRIEVAL_BUDGETS").map_or(true, |v| v != "0")
+    {
+        model::budgets(&rows.dir)?;
+    }
     Ok(())
+}
+
+/// The model and every query's transformer vector (timed: the transformer tier's query
+/// cost), or `None` with a line saying why the model rows are skipped.
+fn model_rows(data: &Path, sets: &[(&str, &str, &str)]) -> Result<Option<ModelRows>, String> {
+    let dir = std::env::var_os("RETRIEVAL_MODEL").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2"),
+        PathBuf::from,
+    );
+    if !dir.exists() {
+        println!(
+            "model rows skipped: {} absent (run .ci/install-peers, or set RETRIEVAL_MODEL)",
+            dir.display()
+        );
+        return Ok(None);
+    }
+    let dir = ModelDir::check(&dir).map_err(|e| e.to_string())?;
+    let (start, rss) = (Instant::now(), model::rss_mb());
+    let encoder = Encoder::load(&dir).map_err(|e| e.to_string())?;
+    println!(
+        "transformer model: {} ({} layers, {} dims), loaded in {:.0} ms, +{:.0} MB RSS \
+         (budget < 120 MB)",
+        dir.path().display(),
+        dir.layers(),
+        dir.dims(),
+        start.elapsed().as_secs_f64() * 1e3,
+        model::rss_mb() - rss
+    );
+    let mut queries = HashMap::new();
+    let mut times = Vec::new();
+    for (_, set, file) in sets {
+        for q in eval::load_queries(&data.join(set).join(file))? {
+            if queries.contains_key(&q.query) {
+                continue;
+            }
+            let start = Instant::now();
+            let vector = encoder.embed(&q.query).map_err(|e| e.to_string())?;
+            times.push(start.elapsed());
+            queries.insert(q.query, vector);
+        }
+    }
+    let (p50, p99) = percentiles(&mut times);
+    println!(
+        "transformer query embedding: {} queries, p50 {:.1} ms, p99 {:.1} ms",
+        times.len(),
+        p50 / 1e3,
+        p99 / 1e3
+    );
+    let cache = tempfile::tempdir().map_err(|e| e.to_string())?;
+    Ok(Some(ModelRows {
+        dir,
+        cache,
+        queries,
+    }))
 }
 
 /// p50 and p99 in microseconds.

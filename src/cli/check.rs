@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use std::sync::Arc;
 
-use super::{ingest_first_lists, load_config, runtime, start_all, write_stdout};
+use super::{ingest_first_lists, load_config, runtime, start_all, wait_for_vectors, write_stdout};
 use crate::config::{AlwaysLoad, Config};
 use crate::downstream::{ChildEnv, Pool, ServerState};
 use crate::ingest::Registry;
@@ -22,7 +22,7 @@ pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
 async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
     let (pool, events) = start_all(config);
     show_progress(&pool).await;
-    let registry = ingest_first_lists(config, events).await?;
+    let registry = wait_for_vectors(ingest_first_lists(config, events).await?).await?;
     let listed = listed_names(&registry, config.servers.len());
     let mut warnings = override_warnings(config, &listed);
     warnings.extend(missing_core_tools(config, &listed));
@@ -32,6 +32,8 @@ async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
         .collect();
     let mut table = render(&rows);
     table.push_str(&env_names(config));
+    table.push_str(&registry.index().describe_semantic());
+    table.push('\n');
     let failed_required = config
         .servers
         .iter()

@@ -219,6 +219,24 @@ async fn connect_all(config: &Arc<Config>) -> anyhow::Result<(Pool, Registry)> {
     Ok((pool, registry))
 }
 
+/// How long a one-shot command (`search`, `check`) waits for the transformer tier's tool
+/// vectors: a first run embeds every tool (~20 ms each on one core), later ones read the
+/// disk cache.
+const VECTOR_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// With `semantic = "model"`, waits (off the runtime's threads) until every tool has its
+/// transformer vector, so a one-shot command answers as a warmed-up server does. `serve`
+/// never waits: its searches use the static tier until the vectors are ready.
+async fn wait_for_vectors(registry: Registry) -> anyhow::Result<Registry> {
+    Ok(tokio::task::spawn_blocking(move || {
+        if let Some(transformer) = registry.index().transformer() {
+            transformer.wait_ready(VECTOR_WAIT);
+        }
+        registry
+    })
+    .await?)
+}
+
 /// Starts every server; Ctrl-C reaps them.
 fn start_all(config: &Config) -> (Pool, mpsc::UnboundedReceiver<Event>) {
     let root = CancellationToken::new();

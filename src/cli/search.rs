@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use super::{connect_all, load_config, runtime, write_stdout};
+use super::{connect_all, load_config, runtime, wait_for_vectors, write_stdout};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
@@ -38,6 +38,7 @@ pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
 
 async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
+    let registry = wait_for_vectors(registry).await?;
     let explained = if args.explain {
         let limit = args
             .limit
@@ -58,6 +59,7 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         &ExposedList::new(),
         &request,
         config.settings.search_limit,
+        None,
     );
     pool.shutdown().await;
     let found = found.map_err(anyhow::Error::msg)?;
@@ -66,7 +68,10 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         out.push('\n');
         out
     } else if args.explain {
-        explain_table(&explained, &registry.catalog())
+        let mut out = registry.index().describe_semantic();
+        out.push('\n');
+        out.push_str(&explain_table(&explained, &registry.catalog()));
+        out
     } else {
         table(&found)
     };

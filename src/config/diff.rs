@@ -106,6 +106,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
         max_output_tokens,
         client_era,
         semantic,
+        model,
         session_idle,
         http,
     } = old;
@@ -135,6 +136,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
     );
     note(*client_era != new.client_era, "client_era");
     note(*semantic != new.semantic, "search.semantic");
+    note(*model != new.model, "search.model");
     note(*session_idle != new.session_idle, "session_idle_sec");
     note(*http != new.http, "http");
     changed

@@ -12,6 +12,7 @@
 //!
 //! [settings.search]
 //! semantic = "static"             # "static" (built-in embeddings) | "off" (words only)
+//!                                 # | "model" (a transformer, with `model = "<dir>"`)
 //!
 //! [mcp_servers.docs]              # a Codex block, pasted unchanged
 //! command = "npx"
@@ -187,6 +188,10 @@ pub struct Settings {
     pub client_era: ClientEra,
     /// `[settings.search] semantic`: the meaning-based tier fused with lexical search.
     pub semantic: crate::search::Semantic,
+    /// `[settings.search] model`: the transformer's directory (relative paths resolved
+    /// against the config file's). Some exactly when `semantic` is `Model`, and then a
+    /// directory whose files and tensor shapes were checked at load.
+    pub model: Option<std::path::PathBuf>,
     /// `serve --http`: a session without a request this long is closed and its state
     /// dropped.
     pub session_idle: Duration,
@@ -243,6 +248,7 @@ impl Default for Settings {
             max_output_tokens: None,
             client_era: ClientEra::Any,
             semantic: crate::search::Semantic::default(),
+            model: None,
             session_idle: DEFAULT_SESSION_IDLE,
             http: HttpSettings::default(),
         }

@@ -44,6 +44,8 @@ pub(super) struct RawSettings {
     pub client_era: Option<S<String>>,
     /// `[settings.search] semantic`.
     pub search_semantic: Option<S<String>>,
+    /// `[settings.search] model`.
+    pub search_model: Option<S<String>>,
     pub session_idle_sec: Option<S<i64>>,
     pub http: RawHttp,
 }
@@ -157,7 +159,7 @@ const HTTP_KEYS: &[&str] = &[
 ];
 
 /// Keys of `[settings.search]`.
-const SEARCH_KEYS: &[&str] = &["semantic"];
+const SEARCH_KEYS: &[&str] = &["semantic", "model"];
 
 /// The keys to use in a server table: Codex's, then ours.
 pub(crate) const SERVER_KEYS: &[&str] = &[
@@ -297,7 +299,10 @@ fn decode_settings(
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             "client_era" => settings.client_era = Some(cx.string(key, value)?),
-            "search" => settings.search_semantic = decode_search(source, key, value)?,
+            "search" => {
+                (settings.search_semantic, settings.search_model) =
+                    decode_search(source, key, value)?;
+            }
             "session_idle_sec" => settings.session_idle_sec = Some(cx.integer(key, value)?),
             "http" => settings.http = decode_http(source, key, value)?,
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
@@ -306,25 +311,29 @@ fn decode_settings(
     Ok(settings)
 }
 
-/// The `[settings.search]` table: its one key, `semantic`.
+/// `[settings.search]` as written: `semantic`, `model`.
+type SearchKeys = (Option<S<String>>, Option<S<String>>);
+
+/// The `[settings.search]` table: `semantic` and `model`.
 fn decode_search(
     source: &Source<'_>,
     key: &Key<'_>,
     value: &Value<'_>,
-) -> Result<Option<S<String>>, ConfigError> {
+) -> Result<SearchKeys, ConfigError> {
     let cx = Cx {
         source,
         table: "[settings.search]".to_owned(),
     };
     let table = cx.table(key, value, "write `[settings.search]` above its keys")?;
-    let mut semantic = None;
+    let (mut semantic, mut model) = (None, None);
     for (key, value) in in_file_order(table) {
         match key.get_ref().as_ref() {
             "semantic" => semantic = Some(cx.string(key, value)?),
+            "model" => model = Some(cx.string(key, value)?),
             other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
         }
     }
-    Ok(semantic)
+    Ok((semantic, model))
 }
 
 fn decode_http(

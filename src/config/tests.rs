@@ -235,6 +235,7 @@ fn settings_parse_and_convert_units() {
             max_output_tokens: Some(20_000),
             client_era: ClientEra::Handshake,
             semantic: crate::search::Semantic::Off,
+            model: None,
             session_idle: Duration::from_secs(60),
             http: crate::config::HttpSettings {
                 tokens: Some(crate::config::TokenSource::File(
@@ -941,6 +942,33 @@ fn settings_values_are_checked() {
             "`semantic = \"statik\"`",
             "\"static\", \"model\", \"off\"",
             "did you mean `static`?",
+        ],
+    );
+    fails(
+        &lines(&["[settings.search]", "semantic = \"model\""]),
+        2,
+        &[
+            "`semantic = \"model\"` needs `model = \"<dir>\"`",
+            "config.json",
+        ],
+    );
+    fails(
+        &lines(&["[settings.search]", "model = \"/m\""]),
+        2,
+        &["`model` is only read with `semantic = \"model\"`"],
+    );
+    #[cfg(feature = "model")]
+    fails(
+        &lines(&[
+            "[settings.search]",
+            "semantic = \"model\"",
+            "model = \"/nonexistent/mcp-defer-model\"",
+        ]),
+        3,
+        &[
+            "[settings.search] `model`",
+            "/nonexistent/mcp-defer-model does not exist",
+            ".ci/install-peers",
         ],
     );
     fails(

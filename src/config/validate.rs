@@ -89,6 +89,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         max_output_tokens,
         client_era,
         search_semantic,
+        search_model,
         session_idle_sec,
         http,
     } = raw;
@@ -152,17 +153,10 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             }
         },
     };
+    let semantic_span = search_semantic.as_ref().map(S::span);
     let semantic = match search_semantic {
         None => defaults.semantic,
         Some(value) => match Semantic::parse(value.get_ref()) {
-            Some(Semantic::Model) => {
-                return Err(source.error(
-                    value.span(),
-                    "[settings.search] `semantic = \"model\"`: the transformer tier is not \
-                     built yet; write `semantic = \"static\"` (the default)"
-                        .to_owned(),
-                ));
-            }
             Some(semantic) => semantic,
             None => {
                 let other = value.get_ref();
@@ -177,6 +171,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             }
         },
     };
+    let model = build_model(semantic, semantic_span, search_model, source)?;
     let wait = |value: Option<S<i64>>, key: &str, default: Duration| {
         in_range(
             value,
@@ -238,7 +233,63 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
         )?,
         client_era,
         semantic,
+        model,
     })
+}
+
+/// `[settings.search] model`: required by `semantic = "model"` and only by it; the
+/// directory is checked here (files, config, tensor shapes from the weights' header), so a
+/// bad directory is a config error at load, not a silent fallback at run time.
+fn build_model(
+    semantic: Semantic,
+    semantic_span: Option<std::ops::Range<usize>>,
+    model: Option<S<String>>,
+    source: &Source<'_>,
+) -> Result<Option<PathBuf>, ConfigError> {
+    match (semantic, model) {
+        (Semantic::Model, None) => Err(source.error(
+            semantic_span.unwrap_or(0..0),
+            "[settings.search] `semantic = \"model\"` needs `model = \"<dir>\"`, the \
+             directory of a sentence-transformers model (config.json, tokenizer.json, \
+             model.safetensors), e.g. `model = \".models/all-MiniLM-L6-v2\"`"
+                .to_owned(),
+        )),
+        (Semantic::Model, Some(dir)) => {
+            let span = dir.span();
+            let path = PathBuf::from(dir.into_inner());
+            let path = match source.path().parent() {
+                Some(parent) if path.is_relative() => parent.join(path),
+                _ => path,
+            };
+            check_model(&path).map_err(|message| {
+                source.error(span, format!("[settings.search] `model`: {message}"))
+            })?;
+            Ok(Some(path))
+        }
+        (_, Some(dir)) => Err(source.error(
+            dir.span(),
+            "[settings.search] `model` is only read with `semantic = \"model\"`; add that \
+             line, or remove `model`"
+                .to_owned(),
+        )),
+        (_, None) => Ok(None),
+    }
+}
+
+#[cfg(feature = "model")]
+fn check_model(path: &Path) -> Result<(), String> {
+    crate::search::transformer::ModelDir::check(path)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "model"))]
+fn check_model(_: &Path) -> Result<(), String> {
+    Err(
+        "this mcp-defer was built without the `model` feature (the transformer tier); \
+         rebuild with default features, or write `semantic = \"static\"`"
+            .to_owned(),
+    )
 }
 
 /// Builds one server; messages start with its table label.

@@ -178,14 +178,37 @@ impl Document for IndexedDoc<'_> {
     }
 }
 
+/// `semantic = "model"`: starts the transformer's embedding thread (it loads the model in
+/// the background; the static tier answers meanwhile). The directory was checked when the
+/// config loaded; if it changed since, the error is logged and search stays static.
+#[cfg(feature = "model")]
+fn attach_transformer(index: &mut SearchIndex, config: &Config) {
+    use crate::search::transformer::{ModelDir, Transformer};
+    let Some(dir) = &config.settings.model else {
+        return;
+    };
+    match ModelDir::check(dir) {
+        Ok(dir) => index.set_transformer(Transformer::start(dir, None)),
+        Err(error) => {
+            tracing::error!(%error, "transformer model unusable; search uses the static tier");
+        }
+    }
+}
+
+/// Config validation refuses `semantic = "model"` in a build without the feature.
+#[cfg(not(feature = "model"))]
+fn attach_transformer(_: &mut SearchIndex, _: &Config) {}
+
 impl Registry {
     /// # Errors
     /// When the search index cannot be created.
     pub fn new(config: Arc<Config>) -> Result<Registry, SearchError> {
         let max_name_length = config.settings.max_name_length;
+        let mut index = SearchIndex::with_semantic(config.settings.semantic)?;
+        attach_transformer(&mut index, &config);
         Ok(Registry {
             catalog: RwLock::new(Catalog::new(max_name_length)),
-            index: RwLock::new(SearchIndex::with_semantic(config.settings.semantic)?),
+            index: RwLock::new(index),
             instructions: Mutex::new(vec![None; config.servers.len()]),
             prompts: RwLock::new(PromptCatalog::new(max_name_length)),
             resources: RwLock::new(ResourceCatalog::new()),

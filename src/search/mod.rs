@@ -8,7 +8,9 @@
 //! Beside the words, meaning: each tool also gets a vector from a static embedding model
 //! built into the binary (`semantic`), and a query's lexical and vector scores are
 //! normalised per query and fused ([`SearchIndex::explain`]), so "salary worth" finds a tool
-//! about "financial insights" that shares no word with it.
+//! about "financial insights" that shares no word with it. With `semantic = "model"` a
+//! transformer (`transformer`) embeds the tools on a thread of its own and its vectors
+//! replace the static ones once every tool has one; until then the static tier answers.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -30,8 +32,56 @@ mod fields;
 mod semantic;
 #[cfg(test)]
 mod tests;
+#[cfg(feature = "model")]
+pub mod transformer;
+/// Built without the `model` feature: no transformer can exist (config validation refuses
+/// `semantic = "model"`), so every use below is unreachable.
+#[cfg(not(feature = "model"))]
+pub mod transformer {
+    use super::semantic::Vectors;
+    use crate::catalog::EntryId;
+
+    pub use super::EmbedJob as Job;
+
+    #[derive(Debug)]
+    pub enum Transformer {}
+    #[derive(Debug, Clone)]
+    pub enum QueryEncoder {}
+    impl QueryEncoder {
+        pub fn embed(&self, _: &str) -> Option<Vec<f32>> {
+            match *self {}
+        }
+    }
+    impl Transformer {
+        pub fn submit(&self, _: Vec<Job>) {
+            match *self {}
+        }
+        pub fn remove(&self, _: &[EntryId]) {
+            match *self {}
+        }
+        pub fn describe(&self) -> String {
+            match *self {}
+        }
+        pub fn query_encoder(&self) -> QueryEncoder {
+            match *self {}
+        }
+        pub fn wait_ready(&self, _: std::time::Duration) -> bool {
+            match *self {}
+        }
+        pub(crate) fn fuse<T>(
+            &self,
+            _: &str,
+            _: Option<&[f32]>,
+            _: Option<&str>,
+            _: impl FnOnce(&Vectors, &[f32]) -> T,
+        ) -> Option<T> {
+            match *self {}
+        }
+    }
+}
 
 pub use semantic::{ModelError, Semantic, StaticModel};
+pub use transformer::Transformer;
 
 use analysis::{name_key, part_count, tokens};
 use collector::{Ranked, TopRanked};
@@ -74,6 +124,20 @@ const FUSION_DEPTH: usize = 100;
 /// `search_tools` could never say "no tools match"). Measured on the test catalogs:
 /// unrelated tools stay under 0.15, tools the query means reach 0.28 and more.
 const VECTOR_ONLY_FLOOR: f32 = 0.2;
+/// The same floor for the transformer's cosines (all-MiniLM-L6-v2 puts unrelated short
+/// texts at 0.0-0.25 and paraphrases above 0.4).
+const MODEL_VECTOR_ONLY_FLOOR: f32 = 0.3;
+
+/// One tool for the transformer tier to embed (see `transformer`).
+#[derive(Debug)]
+pub struct EmbedJob {
+    pub id: EntryId,
+    /// Tie-break order, as in the lexical index.
+    pub order: u64,
+    pub server: String,
+    /// What is embedded (`fields::embedding_text`).
+    pub text: String,
+}
 
 /// What the index needs of one catalog entry.
 #[derive(Debug, Clone, Copy)]
@@ -155,6 +219,10 @@ pub struct Boosts {
     /// Share of the vector score in the fused score (0: lexical order, 1: vectors alone);
     /// both scores are min-max normalised per query first. Unused with `Semantic::Off`.
     pub vector: f32,
+    /// The same share for the transformer tier's vectors.
+    pub model_vector: f32,
+    /// Fuse the transformer tier's scores as z-scores (true) or min-max (false).
+    pub model_zscore: bool,
 }
 
 impl Default for Boosts {
@@ -175,6 +243,8 @@ impl Default for Boosts {
             shared_idf: true,
             drop_filler: true,
             vector: 0.5,
+            model_vector: 0.7,
+            model_zscore: true,
         }
     }
 }
@@ -198,6 +268,8 @@ pub struct SearchIndex {
     semantic: Semantic,
     /// One vector per tool (empty with `Semantic::Off`).
     vectors: Vectors,
+    /// The transformer tier's embedding thread and vectors (`Semantic::Model` only).
+    transformer: Option<Transformer>,
     analyzers: Analyzers,
     /// Kept only while a batch is written: an idle writer holds its indexing thread and
     /// arena, and a session mostly searches.
@@ -271,12 +343,43 @@ impl SearchIndex {
             boosts,
             semantic,
             vectors: Vectors::default(),
+            transformer: None,
             analyzers,
             index,
             reader,
             keys_by_doc: BTreeMap::new(),
             key_counts: HashMap::new(),
         })
+    }
+
+    /// Hands the index the transformer tier: from now on upserts queue their tools on its
+    /// thread, and queries rank with its vectors once every tool has one.
+    pub fn set_transformer(&mut self, transformer: Transformer) {
+        self.transformer = Some(transformer);
+    }
+
+    pub fn transformer(&self) -> Option<&Transformer> {
+        self.transformer.as_ref()
+    }
+
+    /// With the transformer tier, what embeds a query for [`SearchIndex::explain_with`]
+    /// without holding the index.
+    pub fn query_encoder(&self) -> Option<transformer::QueryEncoder> {
+        self.transformer.as_ref().map(Transformer::query_encoder)
+    }
+
+    /// One line on which tier ranks and its state, for `check` and `search --explain`.
+    pub fn describe_semantic(&self) -> String {
+        match (self.semantic, &self.transformer) {
+            (Semantic::Off, _) => "search: words only (semantic = \"off\")".to_owned(),
+            (Semantic::Model, Some(t)) => t.describe(),
+            (Semantic::Model, None) => {
+                "search: words + static embeddings (the transformer model is unusable)".to_owned()
+            }
+            (Semantic::Static, _) => {
+                "search: words + static embeddings (semantic = \"static\")".to_owned()
+            }
+        }
     }
 
     /// Adds documents, replacing any with the same id: one commit and one reader reload per
@@ -292,6 +395,11 @@ impl SearchIndex {
         docs: impl IntoIterator<Item = D>,
     ) -> Result<(), SearchError> {
         let docs: Vec<D> = docs.into_iter().collect();
+        // The transformer tier's jobs, made in the same pass and sent to its thread after.
+        let mut jobs: Option<Vec<transformer::Job>> = self
+            .transformer
+            .as_ref()
+            .map(|_| Vec::with_capacity(docs.len()));
         let model = self.model();
         let writer = self.writer()?;
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
@@ -307,9 +415,17 @@ impl SearchIndex {
                     let document = self.fields.document(doc, &mut self.analyzers.index_text);
                     writer.add_document(document)?;
                     self.set_name_keys(doc);
+                    let order = fields::order_key(doc.server_index, doc.id.0);
+                    if let Some(jobs) = &mut jobs {
+                        jobs.push(transformer::Job {
+                            id: doc.id,
+                            order,
+                            server: doc.server.to_owned(),
+                            text: fields::embedding_text(doc),
+                        });
+                    }
                     if model.is_some() {
                         texts.push(fields::embedding_text(doc));
-                        let order = fields::order_key(doc.server_index, doc.id.0);
                         filed.push((doc.id, order, doc.server.to_owned()));
                     }
                     Ok(())
@@ -328,6 +444,9 @@ impl SearchIndex {
                 && !texts.is_empty()
             {
                 workers.push(embed_in_background(scope, model, texts));
+            }
+            if let (Some(transformer), Some(jobs)) = (&self.transformer, jobs.take()) {
+                transformer.submit(jobs);
             }
             let mut filed = filed.iter();
             for (len, worker) in workers {
@@ -373,10 +492,14 @@ impl SearchIndex {
     /// When the index cannot be written.
     pub fn remove(&mut self, ids: impl IntoIterator<Item = EntryId>) -> Result<(), SearchError> {
         let writer = self.writer()?;
-        for id in ids {
+        let ids: Vec<EntryId> = ids.into_iter().collect();
+        for &id in &ids {
             writer.delete_term(self.id_term(id));
             self.set_keys(id, None);
             self.vectors.remove(id);
+        }
+        if let Some(transformer) = &self.transformer {
+            transformer.remove(&ids);
         }
         self.commit(writer)
     }
@@ -457,7 +580,19 @@ impl SearchIndex {
     /// valid query (no query syntax); an empty query lists the filtered server's tools in
     /// catalog order, or nothing without a filter.
     pub fn search(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Hit> {
-        self.explain(query, limit, server)
+        self.search_with(query, limit, server, None)
+    }
+
+    /// [`SearchIndex::search`] with the query's transformer vector given (see
+    /// [`SearchIndex::query_encoder`]); `None`: embedded here if the tier needs it.
+    pub fn search_with(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        model_query: Option<&[f32]>,
+    ) -> Vec<Hit> {
+        self.explain_with(query, limit, server, model_query)
             .into_iter()
             .map(|e| Hit {
                 id: e.id,
@@ -475,11 +610,44 @@ impl SearchIndex {
     /// weighted sum ([`Boosts::vector`]). Normalising per query is what makes the two
     /// scales comparable: BM25 grows with query length, cosine does not. Score fusion, not
     /// rank fusion: RRF lost points on held-out data in the measurements behind issue 14.
+    ///
+    /// With the transformer tier ready, its cosines replace the static ones and the scores
+    /// are fused as z-scores ([`Boosts::model_zscore`], weight [`Boosts::model_vector`]).
+    /// The query is then embedded by the transformer on the caller's thread (~5-30 ms):
+    /// callers on an async runtime embed it first on the blocking pool
+    /// ([`SearchIndex::query_encoder`]) and pass it to [`SearchIndex::explain_with`].
     pub fn explain(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Explained> {
+        self.explain_with(query, limit, server, None)
+    }
+
+    /// [`SearchIndex::explain`] with the query's transformer vector given (benches embed
+    /// each query once and rank it under several weights).
+    pub fn explain_with(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        model_query: Option<&[f32]>,
+    ) -> Vec<Explained> {
         if limit == 0 {
             return Vec::new();
         }
         let query = bounded(query);
+        if let Some(transformer) = &self.transformer {
+            let depth = limit.max(FUSION_DEPTH);
+            let lexical = self.lexical(query, depth, server);
+            let fusion = Fusion {
+                weight: self.boosts.model_vector,
+                zscore: self.boosts.model_zscore,
+                floor: MODEL_VECTOR_ONLY_FLOOR,
+            };
+            let fused = transformer.fuse(query, model_query, server, |vectors, cosines| {
+                fuse(&lexical, vectors, cosines, fusion, depth, limit)
+            });
+            if let Some(fused) = fused {
+                return fused;
+            }
+        }
         let vector = if self.vectors.len() > 0 {
             self.model().and_then(|m| m.embed(query))
         } else {
@@ -501,14 +669,12 @@ impl SearchIndex {
         let depth = limit.max(FUSION_DEPTH);
         let lexical = self.lexical(query, depth, server);
         let cosines = self.vectors.cosines(&vector, server);
-        fuse(
-            &lexical,
-            &self.vectors,
-            &cosines,
-            self.boosts.vector,
-            depth,
-            limit,
-        )
+        let fusion = Fusion {
+            weight: self.boosts.vector,
+            zscore: false,
+            floor: VECTOR_ONLY_FLOOR,
+        };
+        fuse(&lexical, &self.vectors, &cosines, fusion, depth, limit)
     }
 
     /// The lexical ranking: BM25F over the fields, topics and exact names.
@@ -705,17 +871,28 @@ fn ranked_id(r: Ranked) -> EntryId {
     EntryId((r.order & u64::from(u32::MAX)) as u32)
 }
 
+/// How [`fuse`] combines the two scores.
+#[derive(Debug, Clone, Copy)]
+struct Fusion {
+    /// Share of the vector score, clamped to 0..=1.
+    weight: f32,
+    /// z-scores (true) or min-max (false).
+    zscore: bool,
+    /// Least cosine of a tool found by its vector alone.
+    floor: f32,
+}
+
 /// Fuses a lexical ranking with every tool's cosine (`cosines`, row order of `vectors`, NaN
 /// for rows filtered out; see [`SearchIndex::explain`]).
 fn fuse(
     lexical: &[Ranked],
     vectors: &Vectors,
     cosines: &[f32],
-    weight: f32,
+    fusion: Fusion,
     depth: usize,
     limit: usize,
 ) -> Vec<Explained> {
-    let weight = weight.clamp(0.0, 1.0);
+    let weight = fusion.weight.clamp(0.0, 1.0);
     // The best `depth` rows by cosine, best first (ties by catalog order).
     let mut by_cosine: Vec<usize> = (0..cosines.len())
         .filter(|&row| !cosines[row].is_nan())
@@ -741,15 +918,51 @@ fn fuse(
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &c| {
             (lo.min(c), hi.max(c))
         });
+    // z-scores (the transformer tier; measured best for it in issue 14): each score minus
+    // its mean over the compared tools, over its standard deviation. Lexical scores of
+    // tools outside the list count as 0, and the shift of the lexical mean is the same for
+    // every tool, so it is left out: a tool with no word and an average cosine scores 0.
+    let (mean, spread) = if fusion.zscore {
+        let compared = cosines.iter().filter(|c| !c.is_nan());
+        let n = compared.clone().count().max(1) as f64;
+        let mean_cos = compared.clone().map(|&c| f64::from(c)).sum::<f64>() / n;
+        let var_cos = compared
+            .map(|&c| (f64::from(c) - mean_cos).powi(2))
+            .sum::<f64>()
+            / n;
+        let lex_n = n.max(lexical.len() as f64);
+        let lex_mean = lexical.iter().map(|r| f64::from(r.score)).sum::<f64>() / lex_n;
+        let lex_sq = lexical
+            .iter()
+            .map(|r| f64::from(r.score).powi(2))
+            .sum::<f64>()
+            / lex_n;
+        let lex_sd = (lex_sq - lex_mean * lex_mean).max(0.0).sqrt();
+        (mean_cos as f32, (lex_sd as f32, var_cos.sqrt() as f32))
+    } else {
+        (0.0, (0.0, 0.0))
+    };
     let lex_norm = |score: f32| {
-        if best_lexical > 0.0 {
+        if fusion.zscore {
+            if spread.0 > 0.0 {
+                score / spread.0
+            } else {
+                0.0
+            }
+        } else if best_lexical > 0.0 {
             score / best_lexical
         } else {
             0.0
         }
     };
     let vec_norm = |cosine: f32| {
-        if high > low {
+        if fusion.zscore {
+            if spread.1 > 0.0 {
+                (cosine - mean) / spread.1
+            } else {
+                0.0
+            }
+        } else if high > low {
             (cosine - low) / (high - low)
         } else {
             0.0
@@ -783,7 +996,7 @@ fn fuse(
         ));
     }
     for (rank, &row) in by_cosine.iter().enumerate() {
-        if in_lexical.contains(&row) || cosines[row] < VECTOR_ONLY_FLOOR {
+        if in_lexical.contains(&row) || cosines[row] < fusion.floor {
             continue;
         }
         let (id, order) = vectors.entry(row);

@@ -127,9 +127,10 @@ pub(super) async fn apply(
     state.wait_for_servers().await;
     let arguments = request.arguments;
     let result = match tool {
-        MetaTool::SearchTools => {
-            parse_arguments(tool, arguments).map(|a| search_tools::apply(state, &a).into())
-        }
+        MetaTool::SearchTools => match parse_arguments(tool, arguments) {
+            Ok(args) => Ok(search_tools::apply(state, &args).await.into()),
+            Err(result) => Err(result),
+        },
         MetaTool::SelectTools => match parse_arguments(tool, arguments) {
             Ok(args) => Ok(select_tools::apply(state, &args).await.into()),
             Err(result) => Err(result),

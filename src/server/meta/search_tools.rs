@@ -69,8 +69,19 @@ pub fn output_schema() -> Value {
     })
 }
 
-/// Runs a search for the model, noting servers that are not serving.
-pub(in crate::server) fn apply(state: &State, args: &Args) -> CallToolResult {
+/// Runs a search for the model, noting servers that are not serving. With the transformer
+/// tier the query is embedded first, on the blocking pool and before any lock is taken.
+pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
+    let encoder = state.registry.index().query_encoder();
+    let model_query = match encoder {
+        Some(encoder) => {
+            let query = args.query.clone();
+            (tokio::task::spawn_blocking(move || encoder.embed(&query)).await)
+                .ok()
+                .flatten()
+        }
+        None => None,
+    };
     let found = {
         let catalog = state.registry.catalog();
         let index = state.registry.index();
@@ -81,6 +92,7 @@ pub(in crate::server) fn apply(state: &State, args: &Args) -> CallToolResult {
             &exposed.list,
             args,
             state.config().settings.search_limit,
+            model_query.as_deref(),
         )
     };
     let unavailable = availability::unavailable(&state.config(), &state.handles());
@@ -149,7 +161,8 @@ pub struct Unavailable {
     pub removed: bool,
 }
 
-/// Runs a search. Pure over its inputs, so it is tested without a server.
+/// Runs a search. Pure over its inputs, so it is tested without a server. `model_query`:
+/// the query's transformer vector when the caller embedded it (else the index embeds it).
 ///
 /// # Errors
 /// A message for the model when `server` names no server with tools.
@@ -159,6 +172,7 @@ pub fn run(
     exposed: &ExposedList,
     args: &Args,
     default_limit: usize,
+    model_query: Option<&[f32]>,
 ) -> Result<Found, String> {
     let limit = args
         .limit
@@ -181,7 +195,7 @@ pub fn run(
             known.join(", ")
         ));
     }
-    let mut hits = index.search(&args.query, limit, args.server.as_deref());
+    let mut hits = index.search_with(&args.query, limit, args.server.as_deref(), model_query);
     let floor = hits
         .first()
         .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
@@ -319,7 +333,7 @@ mod tests {
             limit: None,
             server: None,
         };
-        let result = run(&catalog, &index, &ExposedList::new(), &args, 8)
+        let result = run(&catalog, &index, &ExposedList::new(), &args, 8, None)
             .unwrap_or_else(|e| panic!("{e}"))
             .result();
         let tools = result.structured_content.unwrap_or_default()["tools"].clone();
