@@ -421,6 +421,26 @@ fn rss(pid: u32) -> (u64, u64) {
     (field("VmHWM:"), field("VmRSS:"))
 }
 
+/// What the current RSS is made of: anonymous memory (heap, stacks) and file pages (the
+/// binary's code and read-only data, the embedded search model among them), in MiB.
+fn rss_split(pid: u32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |key: &str| -> f64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    };
+    format!(
+        "(anon {:.1} + file {:.1})",
+        field("RssAnon:"),
+        field("RssFile:")
+    )
+}
+
 /// `per_server` tools: `echo` and `add` from the fixture, then the 50 reference tools
 /// replicated under distinct names.
 fn tools_file(dir: &Path, per_server: usize) -> PathBuf {
@@ -544,10 +564,11 @@ async fn memory_case(dir: &Path, servers: usize, per_server: usize, settings: &s
         .unwrap_or_else(|e| panic!("search_tools: {e}"));
     let (hwm, rss_now) = rss(pid);
     println!(
-        "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB",
+        "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB {}",
         "catalog loaded, 0 calls",
         hwm as f64 / 1024.0,
-        rss_now as f64 / 1024.0
+        rss_now as f64 / 1024.0,
+        rss_split(pid)
     );
     let mut times = Vec::new();
     let mut listed = 0;
@@ -603,10 +624,11 @@ async fn memory_case(dir: &Path, servers: usize, per_server: usize, settings: &s
         done = target;
         let (hwm, rss_now) = rss(pid);
         println!(
-            "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB (target {goal} MB, flat)",
+            "{:>34}: peak {:>6.1} MiB  now {:>6.1} MiB {} (target {goal} MB, flat)",
             format!("after {done} calls"),
             hwm as f64 / 1024.0,
-            rss_now as f64 / 1024.0
+            rss_now as f64 / 1024.0,
+            rss_split(pid)
         );
     }
     if let Ok(client) = Arc::try_unwrap(client) {

@@ -6,6 +6,11 @@
 //! with the same bytes for everything already there. What gets appended is decided by
 //! `server` (via `select_tools` or the exposure mode), never by ranking: this module imports
 //! neither `search` nor `downstream`.
+//!
+//! A tool is kept as the bytes it is listed with ([`ListedTool`]), serialized once when it
+//! is appended: `tools/list` over stdio writes those bytes as they are (see
+//! `server::framing`), so a list of 1,000 tools is a copy, not 1,000 re-serializations, and
+//! the list holds ~1 KB of text per tool instead of a ~6 KB `Tool` tree.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -37,6 +42,53 @@ pub fn mark_always_load(tool: &mut Tool) {
         .insert(ALWAYS_LOAD_KEY.to_owned(), serde_json::Value::Bool(true));
 }
 
+/// A tool as the client is shown it: its [`listed_form`] serialized once, when it is
+/// appended. Every later `tools/list` answers with these very bytes; that is what makes
+/// each list the previous one plus tools at the end, byte for byte.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ListedTool {
+    name: Box<str>,
+    json: Box<str>,
+    /// Its `outputSchema` is absent or an object: a handshake-era client gets it as it is
+    /// (rmcp drops any other output schema for them, SEP-2106).
+    object_output: bool,
+}
+
+impl ListedTool {
+    pub fn new(tool: &Tool) -> ListedTool {
+        ListedTool {
+            name: tool.name.as_ref().into(),
+            // A `Tool` is strings, numbers and JSON objects: it always serializes.
+            json: serde_json::to_string(tool).unwrap_or_default().into(),
+            object_output: tool.output_schema.as_ref().is_none_or(|schema| {
+                schema.get("type").and_then(serde_json::Value::as_str) == Some("object")
+            }),
+        }
+    }
+
+    /// Whether a client of the handshake era is shown these bytes unchanged; when not,
+    /// rmcp must write the typed tool, without its non-object `outputSchema`.
+    pub fn same_for_handshake_era(&self) -> bool {
+        self.object_output
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The JSON text the tool is listed with.
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// The tool as an rmcp value, for a transport that serializes typed results itself
+    /// (Streamable HTTP). The text is our own serialization of a `Tool`, so it parses back;
+    /// the default (an empty tool) is only a guard.
+    pub fn to_tool(&self) -> Tool {
+        serde_json::from_str(&self.json).unwrap_or_default()
+    }
+}
+
 /// What an [`ExposedList`] can hold: an item with the key the client knows it by.
 pub trait Listed {
     /// Unique within one list: a tool's or prompt's name, a resource's URI, a template's
@@ -45,6 +97,12 @@ pub trait Listed {
 }
 
 impl Listed for Tool {
+    fn key(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Listed for ListedTool {
     fn key(&self) -> &str {
         &self.name
     }
@@ -71,7 +129,7 @@ impl Listed for ResourceTemplate {
 /// The ordered, append-only list of tools (or prompts, resources, templates) shown to the
 /// client.
 #[derive(Debug)]
-pub struct ExposedList<T = Tool> {
+pub struct ExposedList<T = ListedTool> {
     items: Vec<Arc<T>>,
     names: HashSet<Arc<str>>,
 }
@@ -178,11 +236,48 @@ mod tests {
     #[test]
     fn a_listed_tool_is_never_replaced() {
         let mut list = ExposedList::new();
-        assert!(list.append(tool("a", "first")));
-        assert!(!list.append(tool("a", "second")));
+        assert!(list.append(ListedTool::new(&tool("a", "first"))));
+        assert!(!list.append(ListedTool::new(&tool("a", "second"))));
         let snapshot = list.snapshot();
         assert_eq!(snapshot.len(), 1);
-        assert_eq!(snapshot[0].description.as_deref(), Some("first"));
+        assert_eq!(snapshot[0].to_tool().description.as_deref(), Some("first"));
+    }
+
+    /// A tool is serialized once, when appended: every later list hands out the same
+    /// bytes (the very allocation), never a new serialization per request.
+    #[test]
+    fn a_tool_is_serialized_once_per_append_not_per_list() {
+        let mut list = ExposedList::new();
+        list.append(ListedTool::new(&tool("a", "first")));
+        let first = list.snapshot();
+        list.append(ListedTool::new(&tool("b", "second")));
+        let second = list.snapshot();
+        assert!(std::ptr::eq(first[0].json(), second[0].json()));
+        let typed = serde_json::to_string(&tool("a", "first")).unwrap_or_default();
+        assert_eq!(
+            second[0].json(),
+            typed,
+            "the bytes are rmcp's serialization"
+        );
+        assert_eq!(second[1].to_tool(), tool("b", "second"));
+    }
+
+    /// A non-object `outputSchema` is one rmcp strips for handshake-era clients, so such a
+    /// tool must not be written from its bytes to them.
+    #[test]
+    fn a_non_object_output_schema_is_not_sent_as_is_to_the_handshake_era() {
+        let with = |schema: Option<serde_json::Value>| {
+            let mut tool = tool("t", "");
+            tool.output_schema = schema.and_then(|s| match s {
+                serde_json::Value::Object(map) => Some(Arc::new(map)),
+                _ => None,
+            });
+            ListedTool::new(&tool).same_for_handshake_era()
+        };
+        assert!(with(None));
+        assert!(with(Some(serde_json::json!({"type": "object"}))));
+        assert!(!with(Some(serde_json::json!({"type": "array"}))));
+        assert!(!with(Some(serde_json::json!({}))));
     }
 
     proptest! {
@@ -193,11 +288,11 @@ mod tests {
             let mut list = ExposedList::new();
             let mut previous: Vec<String> = Vec::new();
             for (name, description) in appends {
-                list.append(tool(&name, &description));
+                list.append(ListedTool::new(&tool(&name, &description)));
                 let now: Vec<String> = list
                     .snapshot()
                     .iter()
-                    .map(|t| serde_json::to_string(t).unwrap_or_default())
+                    .map(|t| t.json().to_owned())
                     .collect();
                 prop_assert!(now.len() >= previous.len());
                 prop_assert_eq!(&now[..previous.len()], &previous[..]);

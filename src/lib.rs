@@ -5,9 +5,10 @@
 //! - [`config`]: parses and validates `servers.toml`; nothing else reads the file.
 //!   `config/diff.rs` plans a reload: which servers start, stop or restart.
 //! - [`downstream`]: one supervised connection per configured server; routes calls; sends
-//!   each list a server gives as an event, and does nothing else with it. Positions in the
-//!   pool are stable for the life of the process (a reload appends, never shifts); lazy
-//!   servers wait for their first call with their tools from `downstream/tool_cache.rs`.
+//!   each list a server gives as an event (tools as JSON text, `catalog::ServerTool`), and
+//!   does nothing else with it. Positions in the pool are stable for the life of the
+//!   process (a reload appends, never shifts); lazy servers wait for their first call with
+//!   their tools from `downstream/tool_cache.rs`.
 //! - [`ingest`]: the one path from those events to what we know. `ingest::Registry::apply`
 //!   enters a tool list into the catalog (`enter_catalog`) and feeds the search index
 //!   (`feed_index`): where a listed tool becomes searchable, for `serve` and every command.
@@ -16,7 +17,9 @@
 //!   `search/semantic.rs` is the static embedding tier built in; `search/transformer/` the
 //!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
 //!   under `MCP_DEFER_CACHE_DIR`/`vectors/`).
-//! - [`exposure`]: the ordered tool list the client sees; append-only by type.
+//! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
+//!   kept as the bytes it is listed with (`server/framing.rs` writes stdio `tools/list`
+//!   answers from them).
 //! - [`server`]: the rmcp `ServerHandler`. `server/arrivals.rs` shows the client what was
 //!   ingested; `server/meta/<tool>.rs` is each meta tool end to end (`call_tool.rs`:
 //!   resolve, validate, call); `server/route.rs` is where every `tools/call` goes

@@ -47,7 +47,7 @@ async fn next_tools(events: &mut mpsc::UnboundedReceiver<Event>) -> Vec<String> 
     else {
         panic!("expected a tool list first");
     };
-    tools.iter().map(|t| t.name.to_string()).collect()
+    tools.iter().map(|t| t.name().to_owned()).collect()
 }
 
 #[tokio::test]

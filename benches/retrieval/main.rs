@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use mcp_defer::catalog::{Catalog, ServerKey};
 use mcp_defer::ingest::Indexed;
 use mcp_defer::search::transformer::{Encoder, ModelDir, Transformer};
-use mcp_defer::search::{Boosts, SearchIndex, Semantic, StaticModel, ToolDoc};
+use mcp_defer::search::{Boosts, SearchIndex, Semantic, StaticModel};
 use rmcp::model::Tool;
 
 mod eval;
@@ -96,7 +96,7 @@ fn load<'m>(
             .filter_map(|id| catalog.get(*id))
             .map(Indexed::of)
             .collect();
-        let docs: Vec<ToolDoc<'_>> = indexed.iter().map(|e| e.doc(&server.description)).collect();
+        let docs: Vec<_> = indexed.iter().map(|e| e.doc(&server.description)).collect();
         let start = Instant::now();
         index.upsert(docs).map_err(|e| e.to_string())?;
         build += start.elapsed();

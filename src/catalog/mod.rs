@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::Tool;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 mod name;
 pub mod prompts;
@@ -95,6 +95,60 @@ impl ToolJson {
     }
 }
 
+/// A tool as its server lists it, made compact as soon as its page is decoded: its name
+/// and its definition as [`ToolJson`]. rmcp decodes a page into `Tool` trees (~6 KB a tool
+/// with real schemas); turning each into text there keeps a batch of lists waiting to be
+/// ingested at ~1 KB a tool (10k tools: ~10 MB, not ~60 MB of trees).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerTool {
+    name: Box<str>,
+    json: ToolJson,
+}
+
+impl ServerTool {
+    pub fn new(tool: &Tool) -> ServerTool {
+        ServerTool {
+            name: tool.name.as_ref().into(),
+            json: ToolJson::new(tool),
+        }
+    }
+
+    /// The tool's name on its server.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn json(&self) -> &ToolJson {
+        &self.json
+    }
+}
+
+/// As the tool's JSON object (what `downstream::tool_cache` keeps on disk): parsed to write,
+/// made compact again when read.
+impl Serialize for ServerTool {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json.parse().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ServerTool {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Tool::deserialize(deserializer).map(ServerTool::from)
+    }
+}
+
+impl From<Tool> for ServerTool {
+    fn from(tool: Tool) -> ServerTool {
+        ServerTool::new(&tool)
+    }
+}
+
+impl From<&Tool> for ServerTool {
+    fn from(tool: &Tool) -> ServerTool {
+        ServerTool::new(tool)
+    }
+}
+
 /// What one [`Catalog::update_server`] changed, in that server's list order.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Update {
@@ -149,10 +203,14 @@ impl Catalog {
     /// Takes a server's complete current list (already filtered by its config).
     ///
     /// Names are assigned in the server's list order, so the same list gives the same names.
-    /// A tool listed twice by one server keeps its first definition. The tools are only
-    /// read: the caller may index them without parsing the stored text again.
-    pub fn update_server(&mut self, server: ServerKey<'_>, tools: impl AsRef<[Tool]>) -> Update {
-        let tools = tools.as_ref();
+    /// A tool listed twice by one server keeps its first definition. Each definition is
+    /// kept as the text it came as (no copy).
+    pub fn update_server<T: Into<ServerTool>>(
+        &mut self,
+        server: ServerKey<'_>,
+        tools: impl IntoIterator<Item = T>,
+    ) -> Update {
+        let tools = tools.into_iter();
         if self.servers.len() <= server.index {
             self.servers.resize_with(server.index + 1, Vec::new);
             self.listed.resize(server.index + 1, false);
@@ -164,12 +222,16 @@ impl Catalog {
         };
         let mut update = Update::default();
         // Each listed entry with its position in this list, for the order below.
-        let mut listed: HashMap<EntryId, usize> = HashMap::with_capacity(tools.len());
+        let mut listed: HashMap<EntryId, usize> = HashMap::with_capacity(tools.size_hint().0);
         for tool in tools {
-            let key = (server_name.clone(), tool.name.to_string());
+            let ServerTool {
+                name: tool_name,
+                json,
+            } = tool.into();
+            let key = (server_name.clone(), String::from(&*tool_name));
             match self.by_original.get(&key).copied() {
                 Some(id) if listed.contains_key(&id) => {
-                    tracing::warn!(server = server.name, tool = %tool.name, "server lists a tool twice; keeping the first");
+                    tracing::warn!(server = server.name, tool = %key.1, "server lists a tool twice; keeping the first");
                 }
                 Some(id) => {
                     listed.insert(id, listed.len());
@@ -178,7 +240,6 @@ impl Catalog {
                         entry.gone = false;
                         update.returned.push(id);
                     }
-                    let json = ToolJson::new(tool);
                     if entry.tool != json {
                         entry.tool = json;
                         update.changed.push(id);
@@ -189,21 +250,21 @@ impl Catalog {
                     let name = QualifiedName::assign(
                         server.name,
                         server.prefix,
-                        &tool.name,
+                        &key.1,
                         self.max_name_length,
                         |candidate| self.by_name.contains_key(candidate),
                     );
                     self.by_name.insert(name.clone(), id);
-                    self.by_original.insert(key, id);
                     self.entries.push(CatalogEntry {
                         id,
                         name,
                         server: server_name.clone(),
                         server_index: server.index,
-                        original: tool.name.as_ref().into(),
-                        tool: ToolJson::new(tool),
+                        original: tool_name,
+                        tool: json,
                         gone: false,
                     });
+                    self.by_original.insert(key, id);
                     self.servers[server.index].push(id);
                     listed.insert(id, listed.len());
                     update.added.push(id);
@@ -361,6 +422,19 @@ mod tests {
             prefix: name,
             index,
         }
+    }
+
+    /// The tool cache keeps `ServerTool`s on disk in the format it kept `Tool`s in, so a
+    /// cache written before reads the same, and one written now round-trips.
+    #[test]
+    fn a_server_tool_is_stored_as_its_tool_json() {
+        let original = tool("t", "Does things.");
+        let listed = ServerTool::new(&original);
+        let stored = serde_json::to_string(&listed).unwrap_or_default();
+        assert_eq!(stored, serde_json::to_string(&original).unwrap_or_default());
+        let read: ServerTool =
+            serde_json::from_str(&stored).unwrap_or_else(|e| panic!("reads back: {e}"));
+        assert_eq!(read, listed);
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //! and why, and the server's other tools stay usable. (rmcp decodes a page as a whole; a
 //! single tool without an `inputSchema` makes the whole page fall through to its catch-all
 //! `CustomResult`, which is decoded here one tool at a time.)
+//!
+//! Each tool leaves here as [`ServerTool`] (its definition as JSON text), made page by page:
+//! the `Tool` trees rmcp decodes (~6 KB a tool) are dropped with their page, so what is
+//! queued for ingest is ~1 KB a tool.
 
 use rmcp::model::{
     ClientRequest, Cursor, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
@@ -15,6 +19,7 @@ use rmcp::model::{
 use rmcp::service::{RoleClient, ServiceError};
 use serde_json::Value;
 
+use crate::catalog::ServerTool;
 use crate::config::ServerConfig;
 
 /// A server paginating past this many pages is looping on its cursor.
@@ -30,8 +35,8 @@ pub(super) type Resources = (Vec<Resource>, Vec<ResourceTemplate>);
 pub(super) async fn tools(
     peer: &rmcp::Peer<RoleClient>,
     config: &ServerConfig,
-) -> Result<Vec<Tool>, ServiceError> {
-    let mut tools = all_pages(
+) -> Result<Vec<ServerTool>, ServiceError> {
+    all_pages(
         peer,
         "tools/list",
         |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
@@ -41,13 +46,23 @@ pub(super) async fn tools(
                 ServerResult::CustomResult(raw) => lenient_page(raw.0)?,
                 _ => return None,
             };
-            Some((valid_tools(page.tools), page.next_cursor))
+            Some((compact(config, page.tools), page.next_cursor))
         },
     )
-    .await?;
-    tools.retain(|t| config.allows(&t.name));
-    tools.iter_mut().for_each(|t| config.override_tool(t));
-    Ok(tools)
+    .await
+}
+
+/// One page's tools as the catalog takes them: valid, allowed by the config, overrides
+/// applied, each turned into text.
+fn compact(config: &ServerConfig, tools: Vec<Tool>) -> Vec<ServerTool> {
+    valid_tools(tools)
+        .into_iter()
+        .filter(|t| config.allows(&t.name))
+        .map(|mut tool| {
+            config.override_tool(&mut tool);
+            ServerTool::new(&tool)
+        })
+        .collect()
 }
 
 /// `prompts/list`, when the server declared prompts. A failure is logged and the server
@@ -214,5 +229,36 @@ mod tests {
             .map(|t| t.name.to_string())
             .collect();
         assert_eq!(names, ["good", "also_good"]);
+    }
+
+    /// A page leaves as text: filtered and overridden by the config first, each tool the
+    /// JSON of its (overridden) definition, so nothing downstream holds a `Tool` tree.
+    #[test]
+    fn a_page_becomes_text_after_filters_and_overrides() {
+        let text = r#"
+            [mcp_servers.s]
+            command = "true"
+            disabled_tools = ["hidden"]
+            [mcp_servers.s.tools.shown]
+            description = "Better words."
+        "#;
+        let config = crate::config::Config::parse_with_env(
+            text,
+            std::path::Path::new("servers.toml"),
+            &|_| None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let tool = |name: &str| -> Tool {
+            serde_json::from_value(
+                json!({"name": name, "description": "Words.", "inputSchema": {"type": "object"}}),
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let page = compact(&config.servers[0], vec![tool("shown"), tool("hidden")]);
+        assert_eq!(page.len(), 1);
+        assert_eq!(page[0].name(), "shown");
+        let mut expected = tool("shown");
+        expected.description = Some("Better words.".into());
+        assert_eq!(page[0].json().parse(), expected);
     }
 }

@@ -64,7 +64,8 @@ pub enum Event {
     Tools {
         /// The server's position in `Config::servers`.
         server: usize,
-        tools: Vec<rmcp::model::Tool>,
+        /// As JSON text, made as each page arrived (see `listing`).
+        tools: Vec<crate::catalog::ServerTool>,
         /// The `instructions` of its handshake.
         instructions: Option<String>,
     },

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{Prompt, Tool};
+use rmcp::model::Prompt;
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -24,6 +24,7 @@ use super::session_watch::{BrokenCause, SessionWatch};
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
 use super::{Demand, Event, Live, ServerState, Subscriptions};
+use crate::catalog::ServerTool;
 use crate::config::{ServerConfig, Start, Transport};
 
 /// How long a closing connection gets before its process group is terminated.
@@ -183,7 +184,7 @@ struct Connection {
 
 /// Everything a server lists: tools always, prompts and resources when it declares them.
 struct Offer {
-    tools: Vec<Tool>,
+    tools: Vec<ServerTool>,
     prompts: Option<Vec<Prompt>>,
     resources: Option<listing::Resources>,
 }
@@ -693,7 +694,7 @@ impl Supervisor {
     /// cache, for the next run.
     fn publish(
         &self,
-        tools: Vec<Tool>,
+        tools: Vec<ServerTool>,
         instructions: Option<String>,
         ready_after: Option<Duration>,
     ) {

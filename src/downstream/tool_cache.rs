@@ -11,9 +11,9 @@
 
 use std::path::PathBuf;
 
-use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::ServerTool;
 use crate::config::ServerConfig;
 
 /// Overrides the cache directory (tests give each run its own).
@@ -22,7 +22,8 @@ pub const CACHE_DIR_ENV: &str = "MCP_DEFER_CACHE_DIR";
 /// A server's last tool list.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CachedList {
-    pub tools: Vec<Tool>,
+    /// Written and read as the tools' JSON, as the server listed them.
+    pub tools: Vec<ServerTool>,
     pub instructions: Option<String>,
 }
 

@@ -16,17 +16,17 @@
 //!
 //! [`downstream::Event`]: crate::downstream::Event
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
-use rmcp::model::{Prompt, Resource, ResourceTemplate, Tool};
+use rmcp::model::{Prompt, Resource, ResourceTemplate};
 
 use crate::catalog::{
     self, Catalog, CatalogEntry, EntryId, PromptCatalog, QualifiedName, ResourceCatalog, ServerKey,
+    ServerTool, ToolJson,
 };
 use crate::config::Config;
 use crate::downstream::Event;
-use crate::search::{SearchError, SearchIndex, ToolDoc};
+use crate::search::{Document, SearchError, SearchIndex, ToolDoc};
 use crate::sync::{lock, read, write};
 
 #[cfg(test)]
@@ -53,7 +53,7 @@ pub struct Registry {
 pub struct ToolList {
     /// The server's position in `Config::servers`.
     pub server: usize,
-    pub tools: Vec<Tool>,
+    pub tools: Vec<ServerTool>,
     pub instructions: Option<String>,
 }
 
@@ -115,43 +115,66 @@ struct Entered {
     server_text: String,
 }
 
-/// What one search document is made of: a catalog entry's identity and its parsed tool.
+/// What one search document is made of: a catalog entry's identity and its definition,
+/// as text. The index parses it when it makes the document ([`Document`]), one tool at a
+/// time: a 10k-tool batch never holds 10k parsed tools.
 #[derive(Debug)]
 pub struct Indexed {
     pub id: EntryId,
     pub server_index: usize,
     pub name: QualifiedName,
     pub server: Arc<str>,
-    pub tool: Tool,
+    pub tool: ToolJson,
 }
 
 impl Indexed {
-    /// From the catalog alone, parsing the stored definition.
+    /// From the catalog entry (its definition is shared, not copied).
     pub fn of(entry: &CatalogEntry) -> Indexed {
-        Indexed::with_tool(entry, entry.tool.parse())
-    }
-
-    fn with_tool(entry: &CatalogEntry, tool: Tool) -> Indexed {
         Indexed {
             id: entry.id,
             server_index: entry.server_index,
             name: entry.name.clone(),
             server: entry.server.clone(),
-            tool,
+            tool: entry.tool.clone(),
         }
     }
 
     /// The search document; `server_text` is its server's (see
     /// `ServerConfig::search_text`).
-    pub fn doc<'a>(&'a self, server_text: &'a str) -> ToolDoc<'a> {
-        ToolDoc {
-            id: self.id,
-            server_index: self.server_index,
-            qualified_name: self.name.as_str(),
-            server: &self.server,
+    pub fn doc<'a>(&'a self, server_text: &'a str) -> IndexedDoc<'a> {
+        IndexedDoc {
+            indexed: self,
             server_text,
-            tool: &self.tool,
         }
+    }
+}
+
+/// An [`Indexed`] with its server's text: a [`Document`] whose tool is parsed when the
+/// index makes it.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexedDoc<'a> {
+    indexed: &'a Indexed,
+    server_text: &'a str,
+}
+
+impl Document for IndexedDoc<'_> {
+    fn with_doc<R>(&self, f: impl FnOnce(&ToolDoc<'_>) -> R) -> R {
+        let Indexed {
+            id,
+            server_index,
+            name,
+            server,
+            tool,
+        } = self.indexed;
+        let tool = tool.parse();
+        f(&ToolDoc {
+            id: *id,
+            server_index: *server_index,
+            qualified_name: name.as_str(),
+            server,
+            server_text: self.server_text,
+            tool: &tool,
+        })
     }
 }
 
@@ -280,14 +303,7 @@ impl Registry {
             prefix: &config.prefix,
             index: server,
         };
-        let changes = catalog.update_server(key, &tools);
-        // The tools as they came are indexed as they are; only an entry the list does not
-        // hold (a dropped tool, when the instructions changed) is parsed from the catalog.
-        let mut incoming: HashMap<String, Tool> = HashMap::with_capacity(tools.len());
-        for tool in tools {
-            // A tool listed twice keeps its first definition, as in the catalog.
-            incoming.entry(tool.name.to_string()).or_insert(tool);
-        }
+        let changes = catalog.update_server(key, tools);
         let ids: Vec<EntryId> = if new_instructions {
             catalog.server_entries(server).map(|e| e.id).collect()
         } else {
@@ -297,10 +313,7 @@ impl Registry {
         };
         let reindex: Vec<Indexed> = (ids.iter())
             .filter_map(|&id| catalog.get(id))
-            .map(|entry| match incoming.remove(entry.original_name()) {
-                Some(tool) => Indexed::with_tool(entry, tool),
-                None => Indexed::of(entry),
-            })
+            .map(Indexed::of)
             .collect();
         drop(catalog);
         tracing::info!(

@@ -1,6 +1,6 @@
 use std::path::Path;
 
-use rmcp::model::{Prompt, Resource};
+use rmcp::model::{Prompt, Resource, Tool};
 use serde_json::json;
 
 use super::*;
@@ -27,7 +27,7 @@ fn tool(name: &str, description: &str) -> Tool {
 fn tools(server: usize, tools: Vec<Tool>, instructions: Option<&str>) -> Event {
     Event::Tools {
         server,
-        tools,
+        tools: tools.into_iter().map(ServerTool::from).collect(),
         instructions: instructions.map(str::to_owned),
     }
 }
@@ -128,4 +128,26 @@ fn a_resource_update_is_not_ingested() {
     };
     assert!(batch.add(event).is_some());
     assert!(batch.is_empty());
+}
+
+/// The catalog keeps the text a list came as, and the index is fed that same text (parsed
+/// one document at a time), never a copy or a tree per tool.
+#[test]
+fn the_listed_text_is_kept_and_indexed_without_a_copy() {
+    let registry = Registry::new(config(&["a"])).unwrap_or_else(|e| panic!("{e}"));
+    let listed = ServerTool::from(tool("clock", "The current time in a zone."));
+    let event = Event::Tools {
+        server: 0,
+        tools: vec![listed.clone()],
+        instructions: None,
+    };
+    apply(&registry, vec![event]);
+    let catalog = registry.catalog();
+    let entry = catalog
+        .by_name("a__clock")
+        .unwrap_or_else(|| panic!("catalogued"));
+    assert!(entry.tool.same(listed.json()));
+    assert!(Indexed::of(entry).tool.same(listed.json()));
+    drop(catalog);
+    assert_eq!(found(&registry, "time zone"), ["a__clock"]);
 }

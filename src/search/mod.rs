@@ -153,6 +153,20 @@ pub struct ToolDoc<'a> {
     pub tool: &'a Tool,
 }
 
+/// Something [`SearchIndex::upsert`] can index: a [`ToolDoc`], or what makes one when the
+/// index gets to it. A caller that keeps tools as text parses each one there, so a batch
+/// never holds all its tools parsed at once (10k tools: ~60 MB of `Tool` trees).
+pub trait Document {
+    /// Calls `f` with the document.
+    fn with_doc<R>(&self, f: impl FnOnce(&ToolDoc<'_>) -> R) -> R;
+}
+
+impl Document for ToolDoc<'_> {
+    fn with_doc<R>(&self, f: impl FnOnce(&ToolDoc<'_>) -> R) -> R {
+        f(self)
+    }
+}
+
 /// One ranked result.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -370,54 +384,79 @@ impl SearchIndex {
 
     /// Adds documents, replacing any with the same id: one commit and one reader reload per
     /// call. CPU-bound (analysis, and each tool's embedding): callers on an async runtime
-    /// run it on the blocking pool. The tool vectors are computed here, on the caller's
-    /// thread, while tantivy indexes the documents on its own.
+    /// run it on the blocking pool. Documents are made one at a time ([`Document`]); each
+    /// chunk of their embedding texts goes to a worker thread as soon as it is full, while
+    /// this thread goes on with the lexical documents (and tantivy indexes them on its own).
     ///
     /// # Errors
     /// When the index cannot be written.
-    pub fn upsert<'a>(
+    pub fn upsert<D: Document>(
         &mut self,
-        docs: impl IntoIterator<Item = ToolDoc<'a>>,
+        docs: impl IntoIterator<Item = D>,
     ) -> Result<(), SearchError> {
-        let docs: Vec<ToolDoc<'a>> = docs.into_iter().collect();
-        if let Some(transformer) = &self.transformer {
-            let jobs = (docs.iter())
-                .map(|doc| transformer::Job {
-                    id: doc.id,
-                    order: fields::order_key(doc.server_index, doc.id.0),
-                    server: doc.server.to_owned(),
-                    text: fields::embedding_text(doc),
-                })
-                .collect();
-            transformer.submit(jobs);
-        }
+        let docs: Vec<D> = docs.into_iter().collect();
+        // The transformer tier's jobs, made in the same pass and sent to its thread after.
+        let mut jobs: Option<Vec<transformer::Job>> = self
+            .transformer
+            .as_ref()
+            .map(|_| Vec::with_capacity(docs.len()));
         let model = self.model();
         let writer = self.writer()?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let chunk = docs.len().div_ceil(threads).max(EMBED_CHUNK);
+        // Per document, what its vector is filed under once its worker is done.
+        let mut filed: Vec<(EntryId, u64, String)> = Vec::with_capacity(docs.len());
         std::thread::scope(|scope| -> Result<(), SearchError> {
-            // Embedding workers run while this thread builds the lexical documents (and
-            // tantivy indexes them on its own thread).
-            let workers = match model {
-                Some(model) => embed_in_background(scope, model, &docs),
-                None => Vec::new(),
-            };
+            let mut workers: Vec<EmbedWorker<'_>> = Vec::new();
+            let mut texts: Vec<String> = Vec::new();
             for doc in &docs {
-                writer.delete_term(self.id_term(doc.id));
-                let document = self.fields.document(doc, &mut self.analyzers.index_text);
-                writer.add_document(document)?;
-                self.set_name_keys(doc);
+                doc.with_doc(|doc| -> Result<(), SearchError> {
+                    writer.delete_term(self.id_term(doc.id));
+                    let document = self.fields.document(doc, &mut self.analyzers.index_text);
+                    writer.add_document(document)?;
+                    self.set_name_keys(doc);
+                    let order = fields::order_key(doc.server_index, doc.id.0);
+                    if let Some(jobs) = &mut jobs {
+                        jobs.push(transformer::Job {
+                            id: doc.id,
+                            order,
+                            server: doc.server.to_owned(),
+                            text: fields::embedding_text(doc),
+                        });
+                    }
+                    if model.is_some() {
+                        texts.push(fields::embedding_text(doc));
+                        filed.push((doc.id, order, doc.server.to_owned()));
+                    }
+                    Ok(())
+                })?;
+                if let Some(model) = model
+                    && texts.len() == chunk
+                {
+                    workers.push(embed_in_background(
+                        scope,
+                        model,
+                        std::mem::take(&mut texts),
+                    ));
+                }
             }
-            let mut at = 0;
+            if let Some(model) = model
+                && !texts.is_empty()
+            {
+                workers.push(embed_in_background(scope, model, texts));
+            }
+            if let (Some(transformer), Some(jobs)) = (&self.transformer, jobs.take()) {
+                transformer.submit(jobs);
+            }
+            let mut filed = filed.iter();
             for (len, worker) in workers {
                 let vectors = worker.join().unwrap_or_else(|_| {
                     tracing::error!("embedding worker panicked; those tools rank by words only");
                     vec![None; len]
                 });
-                for (doc, vector) in docs[at..at + len].iter().zip(vectors) {
-                    let order = fields::order_key(doc.server_index, doc.id.0);
-                    self.vectors
-                        .set(doc.id, order, doc.server, vector.as_deref());
+                for ((id, order, server), vector) in filed.by_ref().take(len).zip(vectors) {
+                    self.vectors.set(*id, *order, server, vector.as_deref());
                 }
-                at += len;
             }
             Ok(())
         })?;
@@ -814,23 +853,17 @@ type EmbedWorker<'scope> = (
     std::thread::ScopedJoinHandle<'scope, Vec<Option<Vec<f32>>>>,
 );
 
-/// Splits the tools' embedding over up to `available_parallelism` (at most 4) scoped
-/// threads, in order: 10k tools embed in about 1 s of CPU, which one thread would add to
-/// the first load in full.
+/// Embeds one chunk of tool texts on a scoped thread. An upsert splits its tools over up
+/// to `available_parallelism` (at most 4) chunks, in order: 10k tools embed in about 1 s
+/// of CPU, which one thread would add to the first load in full.
 fn embed_in_background<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     model: &'static StaticModel,
-    docs: &[ToolDoc<'_>],
-) -> Vec<EmbedWorker<'scope>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let chunk = docs.len().div_ceil(threads).max(EMBED_CHUNK);
-    docs.chunks(chunk)
-        .map(|chunk| {
-            let texts: Vec<String> = chunk.iter().map(fields::embedding_text).collect();
-            let worker = scope.spawn(move || texts.iter().map(|t| model.embed(t)).collect());
-            (chunk.len(), worker)
-        })
-        .collect()
+    texts: Vec<String>,
+) -> EmbedWorker<'scope> {
+    let len = texts.len();
+    let worker = scope.spawn(move || texts.iter().map(|t| model.embed(t)).collect());
+    (len, worker)
 }
 
 /// The entry id is the low half of the order key (see `fields::order_key`).

@@ -184,7 +184,7 @@ impl View<'_> {
             http.disable_allowed_hosts()
         };
         let service = StreamableHttpService::new(
-            move || Ok(DeferServer::session(&shared, None)),
+            move || Ok(DeferServer::session(&shared, None, None)),
             sessions.clone(),
             http,
         );

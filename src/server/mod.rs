@@ -20,9 +20,9 @@ use rmcp::model::{
     DiscoverRequestMethod, DiscoverResult, ErrorCode, GetPromptRequestParams, GetPromptResponse,
     Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptsCapability, ReadResourceRequestParams, ReadResourceResponse, ResourcesCapability,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
-    UnsubscribeRequestParams,
+    PromptsCapability, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ResourcesCapability, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -57,6 +57,7 @@ pub use http::{HttpError, MCP_PATH, serve_http};
 pub use serve::serve;
 
 use client_requests::ClientRequests;
+use framing::ToolLists;
 use meta::MetaTool;
 use session::{Mode, Session};
 
@@ -130,17 +131,28 @@ impl DeferServer {
         handles: Vec<ServerHandle>,
         events: mpsc::UnboundedReceiver<Event>,
         client: ClientRequests,
+        tool_lists: ToolLists,
     ) -> anyhow::Result<DeferServer> {
         let shared = Shared::new(config, handles, events, client)?;
-        Ok(DeferServer::session(&shared, Some(Mode::Connection)))
+        Ok(DeferServer::session(
+            &shared,
+            Some(Mode::Connection),
+            Some(tool_lists),
+        ))
     }
 
     /// A new session over `shared`; `mode` `None` lets its first request decide
-    /// ([`session::Mode`]).
-    pub(crate) fn session(shared: &Arc<Shared>, mode: Option<Mode>) -> DeferServer {
+    /// ([`session::Mode`]). With `tool_lists`, its transport writes `tools/list` answers
+    /// from the listed bytes (stdio, [`framing::Framed`]).
+    pub(crate) fn session(
+        shared: &Arc<Shared>,
+        mode: Option<Mode>,
+        tool_lists: Option<ToolLists>,
+    ) -> DeferServer {
         let session = Arc::new(Session::new(
             &shared.config().settings,
             mode,
+            tool_lists,
             shared.release.clone(),
         ));
         let mut sessions = lock(&shared.sessions);
@@ -512,7 +524,7 @@ impl ServerHandler for DeferServer {
         if first {
             state.wait_for_core().await;
         }
-        let tools: Vec<Tool> = {
+        let listed = {
             let catalog = state.registry.catalog();
             let mut exposed = state.session.exposed();
             if !exposed.listed {
@@ -520,14 +532,24 @@ impl ServerHandler for DeferServer {
                 let exposure = state.session.exposure();
                 state.expose_pending(&catalog, &mut exposed.list, None, exposure);
             }
-            exposed
-                .list
-                .snapshot()
-                .iter()
-                .map(|t| Tool::clone(t))
-                .collect()
+            exposed.list.snapshot()
         };
         state.session.notifier.listed();
+        // Over stdio the transport writes the listed bytes into the answer; over HTTP rmcp
+        // serializes typed tools, parsed back from those bytes. A handshake-era client is not
+        // shown a non-object output schema (rmcp strips it from typed tools), so a list
+        // holding one goes typed for it.
+        let handshake_era = context
+            .protocol_version()
+            .is_none_or(|v| v.as_str() < ProtocolVersion::V_2026_07_28.as_str());
+        let as_is = !handshake_era || listed.iter().all(|t| t.same_for_handshake_era());
+        let tools: Vec<Tool> = match &state.session.tool_lists {
+            Some(lists) if as_is => {
+                lists.put(context.id.clone(), listed);
+                Vec::new()
+            }
+            _ => listed.iter().map(|t| t.to_tool()).collect(),
+        };
         Ok(ListToolsResult::with_all_items(tools))
     }
 

@@ -51,7 +51,8 @@ pub async fn serve(config: Config, profile: Option<String>) -> anyhow::Result<()
         profile,
     };
     let started = config.clone();
-    let server = DeferServer::new(config, handles, events, client)?;
+    let tool_lists = super::framing::ToolLists::default();
+    let server = DeferServer::new(config, handles, events, client, tool_lists.clone())?;
     let pool = Arc::new(tokio::sync::Mutex::new(pool));
     let view = View {
         shared: server.state.shared.clone(),
@@ -67,6 +68,7 @@ pub async fn serve(config: Config, profile: Option<String>) -> anyhow::Result<()
             tokio::io::BufReader::new(stdin),
             stdout,
             max_message_bytes,
+            tool_lists,
         );
         let served = server.serve(framed).await;
         answered.cancel();

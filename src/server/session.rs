@@ -13,12 +13,13 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
+use super::framing::ToolLists;
 use super::meta::MetaTool;
 use super::notify::Notifier;
 use super::prompts::Prompts;
 use super::resources::Resources;
 use crate::config::{ExposureMode, Settings};
-use crate::exposure::ExposedList;
+use crate::exposure::{ExposedList, ListedTool};
 use crate::sync::lock;
 
 /// What kind of client connection a session serves.
@@ -49,6 +50,9 @@ pub(crate) struct Session {
     exposure: ExposureMode,
     claude_always_load: bool,
     exposed: Mutex<Exposed>,
+    /// Over stdio, where `tools/list` answers are written from the listed bytes (see
+    /// `framing::ToolLists`); `None` over HTTP, where rmcp writes typed results.
+    pub tool_lists: Option<ToolLists>,
     pub notifier: Notifier,
     pub prompts: Mutex<Prompts>,
     pub resources: Mutex<Resources>,
@@ -64,6 +68,7 @@ impl Session {
     pub fn new(
         settings: &Settings,
         mode: Option<Mode>,
+        tool_lists: Option<ToolLists>,
         release: mpsc::UnboundedSender<String>,
     ) -> Session {
         let session = Session {
@@ -74,6 +79,7 @@ impl Session {
                 list: ExposedList::new(),
                 listed: false,
             }),
+            tool_lists,
             notifier: Notifier::new(),
             prompts: Mutex::new(Prompts::new()),
             resources: Mutex::new(Resources::new()),
@@ -112,9 +118,8 @@ impl Session {
         if exposed.list.is_empty() {
             let exposure = self.exposure();
             for meta in MetaTool::ALL {
-                exposed
-                    .list
-                    .append(meta.definition(exposure, self.claude_always_load));
+                let definition = meta.definition(exposure, self.claude_always_load);
+                exposed.list.append(ListedTool::new(&definition));
             }
         }
         exposed
