@@ -5,7 +5,7 @@
 //! Each set is measured five ways, side by side: `bm25` (the lexical engine alone,
 //! `semantic = "off"`), `static` (the built-in static embeddings alone), `fused` (both, as
 //! shipped), `model` (the transformer tier's vectors alone) and `mfused` (the transformer
-//! fused with the lexical engine, `semantic = "model"`). The model rows need the model
+//! fused with the lexical engine and the static vectors, `semantic = "model"`). The model rows need the model
 //! directory (`.models/all-MiniLM-L6-v2` from `.ci/install-peers`, or `RETRIEVAL_MODEL`);
 //! without it they are skipped with a line saying so. Each query's transformer vector is
 //! computed once and reused by both model rows (its cost is printed on its own, beside the
@@ -13,10 +13,12 @@
 //! ("short": what agents type) when a set has enough of them.
 //!
 //! `cargo bench --bench retrieval`. Env: `RETRIEVAL_MISSES=N` prints N misses per set;
-//! `RETRIEVAL_BOOSTS=name=3,title=2,vector=0.6,model_vector=0.7,model_zscore=1` overrides
+//! `RETRIEVAL_BOOSTS=name=3,vector=0.6,model_vector=0.5,model_static=0.3,model_floor=0.2` overrides
 //! field boosts and the fusion weights (for tuning); `RETRIEVAL_VARIANTS=bm25,fused` picks variants; `RETRIEVAL_RANKS=1` prints
 //! where the first relevant tool lands in the top 100; `RETRIEVAL_BUDGETS=0` skips the
-//! transformer budgets (a minute of embedding) when tuning.
+//! transformer budgets (a minute of embedding) when tuning; `RETRIEVAL_SWEEP="spec;spec"`
+//! ranks the `mfused` index again under each boosts spec (a `sweep` line each: tuning many
+//! fusions for one embedding); `RETRIEVAL_CACHE=<dir>` keeps the tool vectors between runs.
 
 /// The binary's allocator (see `src/main.rs`), so figures match what users run.
 #[global_allocator]
@@ -53,9 +55,26 @@ struct Loaded<'m> {
 /// The transformer rows' shared state: the model and every query's vector.
 struct ModelRows {
     dir: ModelDir,
-    /// Vector cache for the bench's indexes (a temporary directory).
-    cache: tempfile::TempDir,
+    /// Vector cache for the bench's indexes.
+    cache: VectorCache,
     queries: HashMap<String, Vec<f32>>,
+}
+
+/// Where the bench's indexes cache their transformer vectors.
+enum VectorCache {
+    /// A temporary directory (the default: every run embeds afresh, as the budgets assume).
+    Temporary(tempfile::TempDir),
+    /// A directory kept between runs (`RETRIEVAL_CACHE`).
+    Kept(PathBuf),
+}
+
+impl VectorCache {
+    fn path(&self) -> &Path {
+        match self {
+            VectorCache::Temporary(dir) => dir.path(),
+            VectorCache::Kept(dir) => dir,
+        }
+    }
 }
 
 fn load<'m>(
@@ -135,10 +154,15 @@ fn ranked_n(
 }
 
 fn parse_boosts() -> Result<Boosts, String> {
-    let mut b = Boosts::default();
+    let b = Boosts::default();
     let Ok(spec) = std::env::var("RETRIEVAL_BOOSTS") else {
         return Ok(b);
     };
+    apply_boosts(b, &spec)
+}
+
+/// `spec` (`name=3,vector=0.6`) over `b`.
+fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
     for item in spec.split(',').filter(|s| !s.is_empty()) {
         let (k, v) = item.split_once('=').ok_or(format!("bad boost {item}"))?;
         let v: f32 = v.parse().map_err(|e| format!("{item}: {e}"))?;
@@ -157,6 +181,9 @@ fn parse_boosts() -> Result<Boosts, String> {
             "topics" => &mut b.topics,
             "vector" => &mut b.vector,
             "model_vector" => &mut b.model_vector,
+            "model_static" => &mut b.model_static,
+            "model_floor" => &mut b.model_floor,
+
             "model_zscore" => {
                 b.model_zscore = v != 0.0;
                 continue;
@@ -244,7 +271,7 @@ fn main() -> Result<(), String> {
                 continue;
             }
             let model = model_rows.as_ref().filter(|_| semantic == Semantic::Model);
-            let loaded = load(&dir, boosts, semantic, model)?;
+            let mut loaded = load(&dir, boosts, semantic, model)?;
             builds.push((name, variant, loaded.catalog.len(), loaded.build));
             let queries = eval::load_queries(&dir.join(file))?;
             // Warm up caches once, then measure.
@@ -279,6 +306,22 @@ fn main() -> Result<(), String> {
                         m.ndcg10
                     );
                 }
+            }
+            // `RETRIEVAL_SWEEP="model_static=0.2;model_vector_short=0.8"`: the model rows
+            // again under each spec (over the base weights), one index, one line each.
+            if semantic == Semantic::Model
+                && weight < 1.0
+                && let Ok(sweep) = std::env::var("RETRIEVAL_SWEEP")
+            {
+                for spec in sweep.split(';').filter(|s| !s.is_empty()) {
+                    loaded.index.set_boosts(apply_boosts(boosts, spec)?);
+                    let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut sink));
+                    println!(
+                        "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3}  {spec}",
+                        name, "sweep", m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg10
+                    );
+                }
+                loaded.index.set_boosts(boosts);
             }
             if std::env::var("RETRIEVAL_RANKS").is_ok() {
                 // Where the first relevant tool lands (1-based, within the top 100): how many
@@ -407,7 +450,11 @@ fn model_rows(data: &Path, sets: &[(&str, &str, &str)]) -> Result<Option<ModelRo
         p50 / 1e3,
         p99 / 1e3
     );
-    let cache = tempfile::tempdir().map_err(|e| e.to_string())?;
+    // `RETRIEVAL_CACHE=<dir>` keeps the tool vectors between runs (tuning).
+    let cache = match std::env::var_os("RETRIEVAL_CACHE") {
+        Some(dir) => VectorCache::Kept(PathBuf::from(dir)),
+        None => VectorCache::Temporary(tempfile::tempdir().map_err(|e| e.to_string())?),
+    };
     Ok(Some(ModelRows {
         dir,
         cache,

@@ -125,8 +125,10 @@ const FUSION_DEPTH: usize = 100;
 /// unrelated tools stay under 0.15, tools the query means reach 0.28 and more.
 const VECTOR_ONLY_FLOOR: f32 = 0.2;
 /// The same floor for the transformer's cosines (all-MiniLM-L6-v2 puts unrelated short
-/// texts at 0.0-0.25 and paraphrases above 0.4).
-const MODEL_VECTOR_ONLY_FLOOR: f32 = 0.3;
+/// texts at 0.0-0.25 and paraphrases above 0.4). Measured with the three-way fusion
+/// (docs/search.md): 0.2 beats 0.3 by +0.013 single R@5 and +0.018 on the reference set;
+/// 0.1 adds +0.03 more on the reference set but lets unrelated tools through.
+const MODEL_VECTOR_ONLY_FLOOR: f32 = 0.2;
 
 /// One tool for the transformer tier to embed (see `transformer`).
 #[derive(Debug)]
@@ -223,6 +225,12 @@ pub struct Boosts {
     pub model_vector: f32,
     /// Fuse the transformer tier's scores as z-scores (true) or min-max (false).
     pub model_zscore: bool,
+    /// Share of the static tier's cosine (as a z-score) in the transformer tier's fusion:
+    /// three-way fusion, lexical share `1 - model_vector - model_static` (the static
+    /// share is cut to fit when the two exceed 1).
+    pub model_static: f32,
+    /// Least cosine of a tool found by the transformer's vector alone.
+    pub model_floor: f32,
 }
 
 impl Default for Boosts {
@@ -243,8 +251,10 @@ impl Default for Boosts {
             shared_idf: true,
             drop_filler: true,
             vector: 0.5,
-            model_vector: 0.7,
+            model_vector: 0.5,
             model_zscore: true,
+            model_static: 0.3,
+            model_floor: MODEL_VECTOR_ONLY_FLOOR,
         }
     }
 }
@@ -350,6 +360,15 @@ impl SearchIndex {
             keys_by_doc: BTreeMap::new(),
             key_counts: HashMap::new(),
         })
+    }
+
+    /// Replaces the weights (for tuning: benches rank one index under several fusions).
+    /// `drop_filler` keeps the value the index was built with (it shapes the analyzers).
+    pub fn set_boosts(&mut self, boosts: Boosts) {
+        self.boosts = Boosts {
+            drop_filler: self.boosts.drop_filler,
+            ..boosts
+        };
     }
 
     /// Hands the index the transformer tier: from now on upserts queue their tools on its
@@ -611,8 +630,12 @@ impl SearchIndex {
     /// scales comparable: BM25 grows with query length, cosine does not. Score fusion, not
     /// rank fusion: RRF lost points on held-out data in the measurements behind issue 14.
     ///
-    /// With the transformer tier ready, its cosines replace the static ones and the scores
-    /// are fused as z-scores ([`Boosts::model_zscore`], weight [`Boosts::model_vector`]).
+    /// With the transformer tier ready, three scores are fused as per-query z-scores
+    /// ([`Boosts::model_zscore`]): lexical 0.2, transformer cosine 0.5
+    /// ([`Boosts::model_vector`]), static cosine 0.3 ([`Boosts::model_static`]). The
+    /// static vectors are kept because they err differently from the transformer's (a
+    /// token bag against a sentence meaning): adding them took MetaTool single R@5 from
+    /// 0.791 to 0.804 and multi from 0.739 to 0.764 (`docs/search.md`, frontier table).
     /// The query is then embedded by the transformer on the caller's thread (~5-30 ms):
     /// callers on an async runtime embed it first on the blocking pool
     /// ([`SearchIndex::query_encoder`]) and pass it to [`SearchIndex::explain_with`].
@@ -639,10 +662,22 @@ impl SearchIndex {
             let fusion = Fusion {
                 weight: self.boosts.model_vector,
                 zscore: self.boosts.model_zscore,
-                floor: MODEL_VECTOR_ONLY_FLOOR,
+                floor: self.boosts.model_floor,
+            };
+            let statics = if self.boosts.model_static > 0.0 && self.vectors.len() > 0 {
+                self.model()
+                    .and_then(|m| m.embed(query))
+                    .map(|v| self.vectors.cosines(&v, server))
+            } else {
+                None
             };
             let fused = transformer.fuse(query, model_query, server, |vectors, cosines| {
-                fuse(&lexical, vectors, cosines, fusion, depth, limit)
+                let statics = statics.as_deref().map(|c| Static {
+                    vectors: &self.vectors,
+                    cosines: c,
+                    weight: self.boosts.model_static,
+                });
+                fuse(&lexical, vectors, cosines, fusion, statics, depth, limit)
             });
             if let Some(fused) = fused {
                 return fused;
@@ -674,7 +709,15 @@ impl SearchIndex {
             zscore: false,
             floor: VECTOR_ONLY_FLOOR,
         };
-        fuse(&lexical, &self.vectors, &cosines, fusion, depth, limit)
+        fuse(
+            &lexical,
+            &self.vectors,
+            &cosines,
+            fusion,
+            None,
+            depth,
+            limit,
+        )
     }
 
     /// The lexical ranking: BM25F over the fields, topics and exact names.
@@ -882,6 +925,17 @@ struct Fusion {
     floor: f32,
 }
 
+/// A third score for [`fuse`]: the static tier's cosines beside the transformer's.
+#[derive(Debug, Clone, Copy)]
+struct Static<'a> {
+    /// The static tier's vectors (their own row order).
+    vectors: &'a Vectors,
+    /// Cosine per row of `vectors`, NaN for rows filtered out.
+    cosines: &'a [f32],
+    /// Share of the static z-score (taken from the lexical share).
+    weight: f32,
+}
+
 /// Fuses a lexical ranking with every tool's cosine (`cosines`, row order of `vectors`, NaN
 /// for rows filtered out; see [`SearchIndex::explain`]).
 fn fuse(
@@ -889,10 +943,33 @@ fn fuse(
     vectors: &Vectors,
     cosines: &[f32],
     fusion: Fusion,
+    statics: Option<Static<'_>>,
     depth: usize,
     limit: usize,
 ) -> Vec<Explained> {
     let weight = fusion.weight.clamp(0.0, 1.0);
+    let static_weight = statics.map_or(0.0, |s| s.weight.clamp(0.0, 1.0 - weight));
+    let lexical_weight = 1.0 - weight - static_weight;
+    // The static cosine of a tool as a z-score over the compared tools (0 when unknown).
+    let static_z = statics.map(|s| {
+        let compared = s.cosines.iter().filter(|c| !c.is_nan());
+        let n = compared.clone().count().max(1) as f64;
+        let mean = compared.clone().map(|&c| f64::from(c)).sum::<f64>() / n;
+        let var = compared
+            .map(|&c| (f64::from(c) - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        (s, mean as f32, var.sqrt() as f32)
+    });
+    let static_score = |id: EntryId| -> f32 {
+        let Some((s, mean, sd)) = static_z else {
+            return 0.0;
+        };
+        match s.vectors.row_of(id).and_then(|row| s.cosines.get(row)) {
+            Some(&c) if !c.is_nan() && sd > 0.0 => static_weight * (c - mean) / sd,
+            _ => 0.0,
+        }
+    };
     // The best `depth` rows by cosine, best first (ties by catalog order).
     let mut by_cosine: Vec<usize> = (0..cosines.len())
         .filter(|&row| !cosines[row].is_nan())
@@ -989,7 +1066,7 @@ fn fuse(
             r.order,
             Explained {
                 id,
-                score: (1.0 - weight) * lex_norm(r.score) + weight * v,
+                score: lexical_weight * lex_norm(r.score) + weight * v + static_score(id),
                 lexical: Some((r.score, rank + 1)),
                 vector,
             },
@@ -1004,7 +1081,7 @@ fn fuse(
             order,
             Explained {
                 id,
-                score: weight * vec_norm(cosines[row]),
+                score: weight * vec_norm(cosines[row]) + static_score(id),
                 lexical: None,
                 vector: Some((cosines[row], Some(rank + 1))),
             },
