@@ -135,6 +135,13 @@ async fn serve_finds_by_meaning_what_words_miss_and_a_restart_embeds_nothing() {
     assert_eq!((embedded, cached), (0, 50), "{ready:?}");
     let hits = search(&session, QUERY).await;
     assert_eq!(hits.first().map(String::as_str), Some(WANTED), "{hits:?}");
+    // A query no tool serves still finds nothing: the vector-only floor holds for the
+    // transformer's cosines too, so the model can say "no tools match".
+    let none = search(&session, "zeppelin").await;
+    assert!(
+        none.is_empty(),
+        "unrelated tools for a query no tool serves: {none:?}"
+    );
     session.close().await;
 
     // The lexical engine alone does not have it in its first five.
