@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 use serde_json::Value as Json;
 
 use super::entry::{self, Dialect};
-use super::{Client, Cx, Imported, parse_json, read, servers_object};
+use super::{Client, Cx, Imported, import_servers, parse_json, read};
 
 /// Claude Desktop's file: `~/Library/Application Support/Claude/` on macOS,
 /// `$XDG_CONFIG_HOME/Claude/` elsewhere.
@@ -103,13 +103,8 @@ fn servers_of(
     cx: &Cx<'_>,
     out: &mut Imported,
 ) -> anyhow::Result<()> {
-    let Some(servers) = servers_object(json, "mcpServers", path)? else {
-        return Ok(());
-    };
-    for (name, server) in servers {
+    import_servers(json, "mcpServers", path, client, out, |server| {
         // Claude's `${VAR}` syntax is ours: strings pass through unchanged.
-        let converted = entry::convert(server, Dialect::Claude, cx, &mut |s| s.to_owned());
-        out.add(client, name, path, converted);
-    }
-    Ok(())
+        entry::convert(server, Dialect::Claude, cx, &mut |s| s.to_owned())
+    })
 }

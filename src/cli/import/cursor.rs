@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use super::entry::{self, Dialect};
-use super::{Cx, Imported, servers_object, vars};
+use super::{Cx, Imported, import_servers, vars};
 
 pub(super) fn import(
     json: &Json,
@@ -16,19 +16,14 @@ pub(super) fn import(
     cx: &Cx<'_>,
     out: &mut Imported,
 ) -> anyhow::Result<()> {
-    let Some(servers) = servers_object(json, "mcpServers", path)? else {
-        return Ok(());
-    };
     // `${workspaceFolder}` is the project: the directory holding `.cursor/`.
     let workspace = workspace_of(path, ".cursor").unwrap_or(cx.cwd);
-    for (name, server) in servers {
+    import_servers(json, "mcpServers", path, cx.client, out, |server| {
         let mut inputs = Vec::new();
-        let converted = entry::convert(server, Dialect::Cursor, cx, &mut |s| {
+        entry::convert(server, Dialect::Cursor, cx, &mut |s| {
             vars::editor(s, workspace, &mut inputs)
-        });
-        out.add(cx.client, name, path, converted);
-    }
-    Ok(())
+        })
+    })
 }
 
 /// The directory holding `<dir>/` when `path` is `<project>/<dir>/<file>`.

@@ -53,10 +53,7 @@ pub(super) fn convert(
                     .collect();
             }
             if let Some(env) = entry.get("env") {
-                server.env = server::pairs("env", env)?
-                    .into_iter()
-                    .map(|(k, v)| (k, vars(&v)))
-                    .collect();
+                server.env = server::pairs("env", env, vars)?;
             }
             if let Some(cwd) = entry.get("cwd") {
                 let cwd = vars(&server::string("cwd", cwd)?);
@@ -81,10 +78,7 @@ pub(super) fn convert(
                 .ok_or_else(|| format!("an HTTP server without `{url_key}`"))?;
             server.url = Some(vars(&url));
             if let Some(headers) = entry.get("headers") {
-                server.headers = server::pairs("headers", headers)?
-                    .into_iter()
-                    .map(|(k, v)| (k, vars(&v)))
-                    .collect();
+                server.headers = server::pairs("headers", headers, vars)?;
             }
             read.extend([url_key, "headers"]);
         }

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use super::entry::{self, Dialect};
-use super::{Cx, Imported, servers_object, vars};
+use super::{Cx, Imported, import_servers, vars};
 
 pub(super) fn import(
     json: &Json,
@@ -18,12 +18,7 @@ pub(super) fn import(
     cx: &Cx<'_>,
     out: &mut Imported,
 ) -> anyhow::Result<()> {
-    let Some(servers) = servers_object(json, "mcpServers", path)? else {
-        return Ok(());
-    };
-    for (name, server) in servers {
-        let converted = entry::convert(server, Dialect::Gemini, cx, &mut vars::gemini);
-        out.add(cx.client, name, path, converted);
-    }
-    Ok(())
+    import_servers(json, "mcpServers", path, cx.client, out, |server| {
+        entry::convert(server, Dialect::Gemini, cx, &mut vars::gemini)
+    })
 }

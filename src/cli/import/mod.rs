@@ -330,16 +330,25 @@ fn parse_json(text: &str, path: &Path) -> anyhow::Result<Json> {
 }
 
 /// The object of servers under `key`, if the file has one.
-fn servers_object<'a>(
-    json: &'a Json,
+/// Adds each entry of the servers object under `key` (none when the key is absent), as
+/// `convert` makes it: the one loop every client's format shares.
+fn import_servers(
+    json: &Json,
     key: &str,
     path: &Path,
-) -> anyhow::Result<Option<&'a serde_json::Map<String, Json>>> {
-    match json.get(key) {
-        None => Ok(None),
-        Some(Json::Object(servers)) => Ok(Some(servers)),
+    client: Client,
+    out: &mut Imported,
+    mut convert: impl FnMut(&Json) -> Result<Server, String>,
+) -> anyhow::Result<()> {
+    let servers = match json.get(key) {
+        None => return Ok(()),
+        Some(Json::Object(servers)) => servers,
         Some(_) => bail!("{}: `{key}` is not an object", path.display()),
+    };
+    for (name, server) in servers {
+        out.add(client, name, path, convert(server));
     }
+    Ok(())
 }
 
 /// Fails before anything is read when `--write` would replace a file without `--force`.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::server::{self, Server};
-use super::{Imported, is_self, servers_object, vars};
+use super::{Imported, import_servers, is_self, vars};
 
 /// Global first, then the project's files.
 pub(super) fn paths(config_home: &Path, cwd: &Path) -> Vec<PathBuf> {
@@ -23,13 +23,7 @@ pub(super) fn paths(config_home: &Path, cwd: &Path) -> Vec<PathBuf> {
 }
 
 pub(super) fn import(json: &Json, path: &Path, out: &mut Imported) -> anyhow::Result<()> {
-    let Some(servers) = servers_object(json, "mcp", path)? else {
-        return Ok(());
-    };
-    for (name, entry) in servers {
-        out.add(super::Client::Opencode, name, path, convert(entry));
-    }
-    Ok(())
+    import_servers(json, "mcp", path, super::Client::Opencode, out, convert)
 }
 
 fn convert(entry: &Json) -> Result<Server, String> {
@@ -58,10 +52,7 @@ fn convert(entry: &Json) -> Result<Server, String> {
             server.command = Some(vars(program));
             server.args = args.iter().map(|a| vars(a)).collect();
             if let Some(env) = entry.get("environment") {
-                server.env = server::pairs("environment", env)?
-                    .into_iter()
-                    .map(|(k, v)| (k, vars(&v)))
-                    .collect();
+                server.env = server::pairs("environment", env, &mut vars)?;
             }
             read.extend(["command", "environment"]);
         }
@@ -72,10 +63,7 @@ fn convert(entry: &Json) -> Result<Server, String> {
                 .and_then(|u| server::string("url", u).map_err(|_| "`url` is not a string"))?;
             server.url = Some(vars(&url));
             if let Some(headers) = entry.get("headers") {
-                server.headers = server::pairs("headers", headers)?
-                    .into_iter()
-                    .map(|(k, v)| (k, vars(&v)))
-                    .collect();
+                server.headers = server::pairs("headers", headers, &mut vars)?;
             }
             // `"oauth": false` turns OpenCode's automatic OAuth off; anything else means the
             // server may sign in with it.

@@ -155,14 +155,19 @@ pub(super) fn strings(key: &str, value: &Json) -> Result<Vec<String>, String> {
         .collect()
 }
 
-/// A JSON object of strings, in file order, or why not.
-pub(super) fn pairs(key: &str, value: &Json) -> Result<Vec<(String, String)>, String> {
+/// A JSON object of strings, in file order, each value through the client's `vars`
+/// (every client's env and headers take its variables), or why not.
+pub(super) fn pairs(
+    key: &str,
+    value: &Json,
+    vars: &mut dyn FnMut(&str) -> String,
+) -> Result<Vec<(String, String)>, String> {
     let map = value
         .as_object()
         .ok_or_else(|| format!("`{key}` is not an object"))?;
     map.iter()
         .map(|(name, value)| match value {
-            Json::String(s) => Ok((name.clone(), s.clone())),
+            Json::String(s) => Ok((name.clone(), vars(s))),
             // Numbers and booleans are written unquoted by hand often enough.
             Json::Number(n) => Ok((name.clone(), n.to_string())),
             Json::Bool(b) => Ok((name.clone(), b.to_string())),

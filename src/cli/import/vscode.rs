@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 
 use super::cursor::workspace_of;
 use super::entry::{self, Dialect};
-use super::{Cx, Imported, servers_object, vars};
+use super::{Cx, Imported, import_servers, vars};
 
 /// The user profile's `mcp.json`: `~/Library/Application Support/Code/User/` on macOS,
 /// `$XDG_CONFIG_HOME/Code/User/` elsewhere.
@@ -30,11 +30,8 @@ pub(super) fn import(
     cx: &Cx<'_>,
     out: &mut Imported,
 ) -> anyhow::Result<()> {
-    let Some(servers) = servers_object(json, "servers", path)? else {
-        return Ok(());
-    };
     let workspace = workspace_of(path, ".vscode").unwrap_or(cx.cwd);
-    for (name, server) in servers {
+    import_servers(json, "servers", path, cx.client, out, |server| {
         let mut inputs = Vec::new();
         let mut converted = entry::convert(server, Dialect::Vscode, cx, &mut |s| {
             vars::editor(s, workspace, &mut inputs)
@@ -44,9 +41,8 @@ pub(super) fn import(
                 server.notes.push(input_note(json, id));
             }
         }
-        out.add(cx.client, name, path, converted);
-    }
-    Ok(())
+        converted
+    })
 }
 
 /// "set API_KEY before starting mcp-defer (VS Code prompted for it as input `api-key`:
