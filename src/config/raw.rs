@@ -281,11 +281,7 @@ fn decode_settings(
     key: &Key<'_>,
     value: &Value<'_>,
 ) -> Result<RawSettings, ConfigError> {
-    let cx = Cx {
-        source,
-        table: "[settings]".to_owned(),
-    };
-    let table = cx.table(key, value, "write `[settings]` above its keys")?;
+    let (cx, table) = Cx::open(source, "[settings]", key, value)?;
     let mut settings = RawSettings::default();
     for (key, value) in in_file_order(table) {
         match key.get_ref().as_ref() {
@@ -320,11 +316,7 @@ fn decode_search(
     key: &Key<'_>,
     value: &Value<'_>,
 ) -> Result<SearchKeys, ConfigError> {
-    let cx = Cx {
-        source,
-        table: "[settings.search]".to_owned(),
-    };
-    let table = cx.table(key, value, "write `[settings.search]` above its keys")?;
+    let (cx, table) = Cx::open(source, "[settings.search]", key, value)?;
     let (mut semantic, mut model) = (None, None);
     for (key, value) in in_file_order(table) {
         match key.get_ref().as_ref() {
@@ -341,11 +333,7 @@ fn decode_http(
     key: &Key<'_>,
     value: &Value<'_>,
 ) -> Result<RawHttp, ConfigError> {
-    let cx = Cx {
-        source,
-        table: "[settings.http]".to_owned(),
-    };
-    let table = cx.table(key, value, "write `[settings.http]` above its keys")?;
+    let (cx, table) = Cx::open(source, "[settings.http]", key, value)?;
     let mut http = RawHttp::default();
     for (key, value) in in_file_order(table) {
         match key.get_ref().as_ref() {
@@ -572,6 +560,9 @@ fn found(value: &DeValue<'_>) -> &'static str {
     }
 }
 
+type Key<'i> = S<std::borrow::Cow<'i, str>>;
+type Value<'i> = S<DeValue<'i>>;
+
 /// Decoding context: where messages point and which table they name.
 struct Cx<'s, 'p> {
     source: &'s Source<'p>,
@@ -579,10 +570,22 @@ struct Cx<'s, 'p> {
     table: String,
 }
 
-type Key<'i> = S<std::borrow::Cow<'i, str>>;
-type Value<'i> = S<DeValue<'i>>;
+impl<'s, 'p> Cx<'s, 'p> {
+    /// The context of the table `name` (`[settings.http]`) written at `key`, and the table.
+    fn open<'t, 'i>(
+        source: &'s Source<'p>,
+        name: &str,
+        key: &Key<'_>,
+        value: &'t Value<'i>,
+    ) -> Result<(Self, &'t DeTable<'i>), ConfigError> {
+        let cx = Cx {
+            source,
+            table: name.to_owned(),
+        };
+        let table = cx.table(key, value, &format!("write `{name}` above its keys"))?;
+        Ok((cx, table))
+    }
 
-impl Cx<'_, '_> {
     /// `{table} `{key}`: {message}` at `span`.
     fn at(&self, span: Range<usize>, key: Option<&str>, message: String) -> ConfigError {
         let message = match key {
