@@ -12,11 +12,15 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, JsonObject};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
+
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{add_params, ms, percentile, us};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
@@ -151,16 +155,6 @@ fn write_config(dir: &Path, file: &str, settings: &str, servers: &[String]) -> P
     path
 }
 
-fn add_params(name: &str, i: usize) -> CallToolRequestParams {
-    let mut params = CallToolRequestParams::new(name.to_owned());
-    let arguments: JsonObject = match json!({"a": i, "b": 2}) {
-        Value::Object(map) => map,
-        _ => unreachable!("a literal object"),
-    };
-    params.arguments = Some(arguments);
-    params
-}
-
 async fn call(client: &Client, name: &str, i: usize) -> Duration {
     let started = Instant::now();
     let result = client
@@ -196,22 +190,6 @@ async fn run_calls(
         all.extend(latencies.unwrap_or_else(|e| panic!("call task: {e}")));
     }
     (all, started.elapsed())
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[rank.min(sorted.len() - 1)]
-}
-
-fn us(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e6
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 // ---------------------------------------------------------------------------------------

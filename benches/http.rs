@@ -11,11 +11,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, JsonObject};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
+
+#[path = "common/measure.rs"]
+mod measure;
+use measure::{add_params, ms, percentile};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
@@ -91,16 +94,6 @@ async fn connect(url: &str) -> Client {
         .unwrap_or_else(|e| panic!("initialize {url}: {e}"))
 }
 
-fn add_params(name: &str, i: usize) -> CallToolRequestParams {
-    let mut params = CallToolRequestParams::new(name.to_owned());
-    let arguments: JsonObject = match json!({"a": i, "b": 2}) {
-        Value::Object(map) => map,
-        _ => unreachable!("a literal object"),
-    };
-    params.arguments = Some(arguments);
-    params
-}
-
 /// Every session makes `calls` calls one after another, all sessions at once. Returns
 /// each call's latency and the wall time.
 async fn round(
@@ -131,15 +124,6 @@ async fn round(
         all.extend(latencies.unwrap_or_else(|e| panic!("session task: {e}")));
     }
     (all, started.elapsed())
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let rank = ((sorted.len().max(1) as f64 - 1.0) * p).round() as usize;
-    sorted.get(rank).copied().unwrap_or_default()
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
 }
 
 /// Current RSS of a process in KiB.
