@@ -60,6 +60,7 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         &request,
         config.settings.search_limit,
         None,
+        &[],
     );
     pool.shutdown().await;
     let found = found.map_err(anyhow::Error::msg)?;

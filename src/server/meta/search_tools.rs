@@ -82,6 +82,11 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
         }
         None => None,
     };
+    let unavailable = availability::unavailable(&state.config(), &state.handles());
+    let removed: Vec<&str> = (unavailable.iter())
+        .filter(|u| u.removed)
+        .map(|u| u.server.as_str())
+        .collect();
     let found = {
         let catalog = state.registry.catalog();
         let index = state.registry.index();
@@ -93,28 +98,17 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
             args,
             state.config().settings.search_limit,
             model_query.as_deref(),
+            &removed,
         )
     };
-    let unavailable = availability::unavailable(&state.config(), &state.handles());
     let config_problem = state.reload_problem();
     match found {
-        Ok(mut found) => {
-            // A removed server's tools stay in the index (a re-added server's come back
-            // under the same names); they are not offered while it is gone.
-            let removed: Vec<&str> = (unavailable.iter())
-                .filter(|u| u.removed)
-                .map(|u| u.server.as_str())
-                .collect();
-            found
-                .tools
-                .retain(|hit| !removed.contains(&hit.server.as_str()));
-            Found {
-                unavailable,
-                config_problem,
-                ..found
-            }
-            .result()
+        Ok(found) => Found {
+            unavailable,
+            config_problem,
+            ..found
         }
+        .result(),
         Err(message) => error_result(
             message + &unavailable_line(&unavailable) + &problem_line(config_problem.as_deref()),
         ),
@@ -163,6 +157,9 @@ pub struct Unavailable {
 
 /// Runs a search. Pure over its inputs, so it is tested without a server. `model_query`:
 /// the query's transformer vector when the caller embedded it (else the index embeds it).
+/// Tools of the servers in `removed` (taken out of the config file by a reload) stay in the
+/// index, so a re-added server's come back under the same names, but are not offered;
+/// nor are tools gone from their server's list.
 ///
 /// # Errors
 /// A message for the model when `server` names no server with tools.
@@ -173,6 +170,7 @@ pub fn run(
     args: &Args,
     default_limit: usize,
     model_query: Option<&[f32]>,
+    removed: &[&str],
 ) -> Result<Found, String> {
     let limit = args
         .limit
@@ -202,7 +200,11 @@ pub fn run(
     hits.retain(|hit| hit.score >= floor);
     let tools = hits
         .iter()
-        .filter_map(|hit| catalog.get(hit.id).filter(|e| !e.gone).map(|e| (e, hit)))
+        .filter_map(|hit| {
+            (catalog.get(hit.id))
+                .filter(|e| !e.gone && !removed.contains(&&*e.server))
+                .map(|e| (e, hit))
+        })
         .map(|(entry, hit)| Hit {
             name: entry.name.to_string(),
             server: entry.server.to_string(),
@@ -333,7 +335,7 @@ mod tests {
             limit: None,
             server: None,
         };
-        let result = run(&catalog, &index, &ExposedList::new(), &args, 8, None)
+        let result = run(&catalog, &index, &ExposedList::new(), &args, 8, None, &[])
             .unwrap_or_else(|e| panic!("{e}"))
             .result();
         let tools = result.structured_content.unwrap_or_default()["tools"].clone();
