@@ -48,6 +48,7 @@ mod output_limit;
 mod prompts;
 mod reload;
 mod resources;
+mod reused_ids;
 mod route;
 mod serve;
 mod session;
