@@ -31,6 +31,7 @@ pub mod meta;
 mod output_limit;
 mod passthrough;
 mod reload;
+mod reused_ids;
 mod route;
 mod serve;
 mod session;
