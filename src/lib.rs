@@ -31,6 +31,10 @@
 //!   to the pool and every view.
 //! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
 //!   authorized HTTP client `downstream` connects with.
+//! - [`report`]: reads the user's Claude Code and Codex transcripts (`mcp-defer report`):
+//!   cache reads, writes and re-writes after tool-list changes. Stands alone: it imports
+//!   nothing but [`tokens`].
+//! - [`tokens`]: the one token count (o200k_base BPE, embedded) and the bytes/4 estimate.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.
@@ -48,6 +52,7 @@ pub mod framing;
 pub mod ingest;
 pub mod oauth;
 pub mod redact;
+pub mod report;
 pub mod search;
 pub mod server;
 mod suggest;

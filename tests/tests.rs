@@ -27,6 +27,7 @@ mod overrides;
 mod passthrough;
 mod reliability;
 mod reload;
+mod report;
 mod search;
 mod secrets;
 #[cfg(feature = "model")]
