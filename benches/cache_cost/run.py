@@ -44,6 +44,9 @@ PY = os.environ.get("MOCK_PYTHON") or sys.executable
 LOGROOT = os.path.abspath(os.environ.get("LOGROOT") or os.path.join(ROOT, "target/cache_cost"))
 TIMEOUT = float(os.environ.get("CLIENT_TIMEOUT", "240"))
 SETUPS = os.environ.get("SETUPS", "direct,all,deferred").split(",")
+# Claude Code only, with its tool search off (ENABLE_TOOL_SEARCH=false): every MCP tool is sent in full and sorted by
+# name, so a tool that appears later is inserted, not appended.
+CLAUDE_EXTRA = os.environ.get("CLAUDE_SETUPS", "direct-nosearch,deferred-nosearch").split(",")
 # [tool name suffix, arguments, what the model searches for]
 ACTIVATIONS = [["get-sum", {"a": 2, "b": 3}, "sum of two numbers"], ["read_graph", {}, "read the knowledge graph"]]
 # A cache loss below this is not a re-write (as in `mcp-defer report`): OpenAI caches in 128-token steps, so the last
@@ -96,7 +99,7 @@ def write_defer_config(path, exposure):
 
 def start_mock(kind, out, setup):
     env = dict(os.environ, MOCK_SCENARIO="bench", MOCK_BENCH_TOOLS=json.dumps(ACTIVATIONS),
-               MOCK_BENCH_PATH="meta" if setup == "deferred" else "native",
+               MOCK_BENCH_PATH="meta" if setup.startswith("deferred") else "native",
                MOCK_FIRST_DELAY_S=FIRST_DELAY_S, **NO_NET)
     tk = tiktoken_cache()
     if tk:
@@ -115,6 +118,8 @@ def start_mock(kind, out, setup):
 
 
 def run_claude(out, setup, port):
+    nosearch = setup.endswith("-nosearch")
+    setup = setup.removesuffix("-nosearch")
     home = os.path.join(out, "home")
     os.makedirs(home, exist_ok=True)
     if setup == "direct":
@@ -131,6 +136,8 @@ def run_claude(out, setup, port):
     env = dict(os.environ, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="dummy",
                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
                DISABLE_ERROR_REPORTING="1", IS_SANDBOX="1", MCP_TIMEOUT="60000", **NO_NET)
+    if nosearch:
+        env["ENABLE_TOOL_SEARCH"] = "false"
     env.pop("CLAUDE_CONFIG_DIR", None)
     claude = os.path.join(PEERS, "clients/node_modules/.bin/claude")
     cmd = [PY, os.path.join(H, "drive_multi.py"), os.path.join(out, "claude.stream.jsonl"), *PROMPTS, "--",
@@ -240,7 +247,9 @@ def main():
         sys.exit(f"{BIN} not found: run `cargo build --release` first, or set MCP_DEFER_BIN")
     results = {}
     for kind in clients:
-        for setup in SETUPS:
+        for setup in SETUPS + (CLAUDE_EXTRA if kind == "claude" else []):
+            if not setup:
+                continue
             out = os.path.join(LOGROOT, kind, setup)
             shutil.rmtree(out, ignore_errors=True)
             os.makedirs(out)
@@ -268,13 +277,13 @@ def main():
                 print("  " + report_check(kind, transcripts, totals, out))
             tk = rows[0].get("tokenizer") if rows else "?"
     print(f"\nSide by side (tokens counted with {tk}; Claude figures are an o200k_base approximation)")
-    head = (f"{'client':<7} {'setup':<9} {'reqs':>4} {'tools/req':>9} {'prompt total':>12} {'cache read':>10} "
+    head = (f"{'client':<7} {'setup':<18} {'reqs':>4} {'tools/req':>9} {'prompt total':>12} {'cache read':>10} "
             f"{'written':>8} {'uncached':>8} {'re-billed by activation':>24} {'re-billed':>9} {'cost-equiv':>10}")
     print(head)
     for (kind, setup), (rows, acts, t) in results.items():
         tools = max((r["tool_tokens"] for r in rows), default=0)
         act = ", ".join(f"#{i}: {n}" for i, n in acts) or "-"  # request after the activation: re-billed
-        print(f"{kind:<7} {setup:<9} {t['requests']:>4} {tools:>9} {t['prompt']:>12} {t['cache_read']:>10} "
+        print(f"{kind:<7} {setup:<18} {t['requests']:>4} {tools:>9} {t['prompt']:>12} {t['cache_read']:>10} "
               f"{t['cache_write']:>8} {t['input']:>8} {act:>24} {t['rebilled']:>9} {cost(kind, t):>10.0f}")
     with open(os.path.join(LOGROOT, "summary.json"), "w") as f:
         json.dump({f"{k}/{s}": {"requests": v[0], "activations": v[1], "totals": v[2]} for (k, s), v in results.items()},
