@@ -241,3 +241,118 @@ fn report_reads_the_default_folders_under_home_and_nothing_else() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/transcripts: no such file"));
 }
+
+/// Figures of one session in the `--json` output: (input, cache read, cache write) per
+/// request.
+fn usage(session: &Value) -> Vec<[u64; 3]> {
+    (session["requests"].as_array().unwrap().iter())
+        .map(|q| {
+            let n = |k: &str| q[k].as_u64().unwrap();
+            [n("input"), n("cache_read"), n("cache_write")]
+        })
+        .collect()
+}
+
+/// Written by the real Claude Code 2.1.332 (tool search off) through mcp-defer deferred in
+/// benches/cache_cost, with the mock model billing as Anthropic's prompt cache would:
+/// each select_tools makes Claude Code insert the tool in name order, so the next request
+/// re-writes the whole prefix. `report` must find both re-writes and their cause.
+#[test]
+fn report_finds_the_rewrites_in_a_transcript_the_real_claude_code_wrote() {
+    let r = json(&[&fixture("real_claude_deferred_nosearch.jsonl")]);
+    let s = &r["sessions"][0];
+    assert_eq!(s["mcp_defer"], true);
+    assert_eq!(
+        usage(s),
+        [
+            [0, 0, 19_056],
+            [0, 19_056, 24],
+            [0, 19_080, 470],
+            [0, 0, 19_854],
+            [0, 19_854, 80],
+            [0, 19_934, 390],
+            [0, 0, 20_827],
+            [0, 20_827, 62]
+        ]
+    );
+    let rewrites = s["rewrites"].as_array().unwrap();
+    let found: Vec<(u64, u64, &str, &str)> = rewrites
+        .iter()
+        .map(|w| {
+            (
+                w["request"].as_u64().unwrap(),
+                w["rebilled"].as_u64().unwrap(),
+                w["after"][0]["names"][0].as_str().unwrap(),
+                w["after"][1]["added"][0].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                4,
+                19_550,
+                "everything__get-sum",
+                "mcp__defer__everything__get-sum"
+            ),
+            (
+                7,
+                20_324,
+                "memory__read_graph",
+                "mcp__defer__memory__read_graph"
+            )
+        ]
+    );
+    assert_eq!(s["totals"]["rebilled_after_tool_change"], 39_874);
+    // The tools sent grew by the two selected tools; Claude Code's own tools are most of it.
+    let tools: Vec<u64> = (s["requests"].as_array().unwrap().iter())
+        .map(|q| q["tool_tokens"].as_u64().unwrap())
+        .collect();
+    assert!(
+        tools[0] > 10_000 && tools[3] > tools[2] && tools[6] > tools[5],
+        "{tools:?}"
+    );
+}
+
+/// The same task with the four servers registered in Claude Code directly (its tool search
+/// on, the default): no mcp-defer, no re-write.
+#[test]
+fn report_reads_a_real_claude_session_without_mcp_defer() {
+    let r = json(&[&fixture("real_claude_direct.jsonl")]);
+    let s = &r["sessions"][0];
+    assert_eq!(s["mcp_defer"], false);
+    assert_eq!(s["totals"]["requests"], 6);
+    assert_eq!(s["totals"]["cache_read"], 60_052);
+    assert_eq!(s["totals"]["cache_write"], 12_304);
+    assert_eq!(s["rewrites"].as_array().unwrap().len(), 0);
+    // ToolSearch loaded each tool (tool_reference): a native load, no re-write.
+    let loads: Vec<&str> = (s["requests"].as_array().unwrap().iter())
+        .flat_map(|q| q["changes"].as_array().unwrap())
+        .filter(|c| c["kind"] == "native_load")
+        .map(|c| c["names"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        loads,
+        ["mcp__everything__get-sum", "mcp__memory__read_graph"]
+    );
+}
+
+/// Written by the real Codex 0.171.0 through mcp-defer deferred (bench, OpenAI-style
+/// automatic caching in the mock): cached input is read back, nothing is re-billed.
+#[test]
+fn report_reads_a_rollout_the_real_codex_wrote() {
+    let r = json(&[&fixture("real_codex_deferred.jsonl")]);
+    let s = &r["sessions"][0];
+    assert_eq!(s["client"], "codex");
+    assert_eq!(s["mcp_defer"], true);
+    assert_eq!(s["totals"]["requests"], 9);
+    assert_eq!(s["totals"]["input"], 11_701);
+    assert_eq!(s["totals"]["cache_read"], 76_160);
+    assert_eq!(s["rewrites"].as_array().unwrap().len(), 0);
+    let selects = (s["requests"].as_array().unwrap().iter())
+        .flat_map(|q| q["changes"].as_array().unwrap())
+        .filter(|c| c["kind"] == "select_tools")
+        .count();
+    assert_eq!(selects, 2);
+}
