@@ -35,4 +35,5 @@ mod semantic_model;
 mod serve;
 mod shutdown;
 mod soak;
+mod stats;
 mod tool_fidelity;
