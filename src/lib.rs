@@ -38,6 +38,10 @@
 //!     decides, with `config/diff.rs`, what restarts.
 //! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
 //!   authorized HTTP client `downstream` connects with.
+//! - [`report`]: reads the user's Claude Code and Codex transcripts (`mcp-defer report`):
+//!   cache reads, writes and re-writes after tool-list changes. Stands alone: it imports
+//!   nothing but [`tokens`].
+//! - [`tokens`]: the one token count (o200k_base BPE, embedded) and the bytes/4 estimate.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - Leaves every layer may use: [`server_tool`] (a tool as its server lists it, JSON text),
 //!   [`lines`] (bounded JSON-RPC lines for both sides), [`redact`] (the one rule for masking
@@ -58,6 +62,7 @@ pub mod ingest;
 pub mod lines;
 pub mod oauth;
 pub mod redact;
+pub mod report;
 pub mod search;
 pub mod server;
 pub mod server_tool;
