@@ -180,9 +180,13 @@ mod tests {
             parse_pair("direct, proxy"),
             Ok((Mode::Direct, Mode::Exposure(ExposureMode::Proxy)))
         );
-        let err = parse_pair("all").unwrap_err();
+        let Err(err) = parse_pair("all") else {
+            panic!("one mode is not a pair")
+        };
         assert!(err.contains("two modes"), "{err}");
-        let err = parse_pair("all,lazy").unwrap_err();
+        let Err(err) = parse_pair("all,lazy") else {
+            panic!("lazy is not a mode")
+        };
         assert!(
             err.contains("'lazy'") && err.contains("direct, all"),
             "{err}"

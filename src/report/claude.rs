@@ -3,7 +3,9 @@
 //! - `assistant` lines: `message.usage` (`input_tokens`, `cache_read_input_tokens`,
 //!   `cache_creation_input_tokens`, `output_tokens`). One API response is often written as
 //!   several lines (one per content block) with the same `message.id`: counted once.
-//!   `isSidechain` lines (subagents) and `<synthetic>` messages (local errors) are left out.
+//!   `isSidechain` lines (subagents, with their own cache) are left out of a main session's
+//!   file, and are the session in a subagent's own file; `<synthetic>` messages (local
+//!   errors) are left out.
 //! - `api-request` / `api-request-shape` lines (Claude Code 2.1.3xx): the tools sent with each
 //!   request (`requestRef` -> `shapeHash` -> `shape.tools`). Tools with `defer_loading` are
 //!   not in the prompt and are not counted. Older transcripts lack them: tool-schema tokens
@@ -75,6 +77,12 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
     let mut pending: Vec<ToolChange> = Vec::new();
     let mut previous_tools: Option<&Shape> = None;
     let mut sidechain = 0;
+    // A subagent's own file (`<session>/subagents/agent-*.jsonl`) holds only sidechain
+    // lines: there they are the session.
+    let main_chain = lines.iter().any(|l| {
+        l["type"].as_str() == Some("assistant") && l["isSidechain"].as_bool() != Some(true)
+    });
+    let skip = |line: &Value| main_chain && line["isSidechain"].as_bool() == Some(true);
     for line in &lines {
         if session.id.is_empty()
             && let Some(id) = line["sessionId"].as_str()
@@ -83,7 +91,7 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
         }
         match line["type"].as_str() {
             Some("assistant") => {
-                if line["isSidechain"].as_bool() == Some(true) {
+                if skip(line) {
                     sidechain += 1;
                     continue;
                 }
@@ -141,7 +149,7 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
                 session.requests.push(request);
             }
             Some("user") => {
-                if line["isSidechain"].as_bool() == Some(true) {
+                if skip(line) {
                     continue;
                 }
                 note_tool_results(line, &select_calls, &mut pending);
@@ -277,4 +285,31 @@ pub(crate) fn file_stem(path: &str) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assistant(id: &str, sidechain: bool, read: u64) -> String {
+        serde_json::json!({
+            "type": "assistant", "isSidechain": sidechain, "sessionId": "s",
+            "message": {"id": id, "model": "m", "content": [],
+                "usage": {"input_tokens": 1, "cache_read_input_tokens": read,
+                          "cache_creation_input_tokens": 0, "output_tokens": 1}}
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn sidechain_lines_count_only_in_a_subagents_own_file() {
+        let main = [assistant("a", false, 10), assistant("b", true, 20)].join("\n");
+        let s = parse("main.jsonl", &main);
+        assert_eq!(s.requests.len(), 1);
+        assert!(s.notes[1].starts_with("1 subagent"), "{:?}", s.notes);
+        let agent = [assistant("c", true, 30), assistant("d", true, 40)].join("\n");
+        let s = parse("agent-1.jsonl", &agent);
+        let reads: Vec<u64> = s.requests.iter().map(|r| r.cache_read).collect();
+        assert_eq!(reads, [30, 40]);
+    }
 }
