@@ -27,6 +27,7 @@ mod overrides;
 mod passthrough;
 mod reliability;
 mod reload;
+mod report;
 mod search;
 mod secrets;
 #[cfg(feature = "model")]
@@ -34,4 +35,5 @@ mod semantic_model;
 mod serve;
 mod shutdown;
 mod soak;
+mod stats;
 mod tool_fidelity;

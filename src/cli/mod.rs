@@ -17,6 +17,7 @@ mod check;
 mod import;
 mod list;
 mod login;
+mod report;
 mod search;
 mod stats;
 
@@ -54,8 +55,11 @@ enum Command {
         #[command(flatten)]
         args: search::Args,
     },
-    /// Estimate the tokens of the tool list: every tool flat, against deferred.
-    Stats(ConfigArg),
+    /// Count the tokens of the tool list (o200k_base) in two exposure modes, side by side.
+    Stats(stats::Args),
+    /// Tokens and prompt-cache cost of your own Claude Code and Codex sessions, from their
+    /// transcripts: cache reads/writes, tool schemas, re-writes after tool-list changes.
+    Report(report::Args),
     /// Print (or --write) a servers.toml made from another client's MCP servers.
     Import(import::Args),
     /// Log in to a remote (OAuth) server: prints a URL to open, stores the tokens.
@@ -107,7 +111,13 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let spawns_servers = !matches!(
         cli.command,
-        Some(Command::Import(_) | Command::Login(_) | Command::Logout(_) | Command::Watchdog)
+        Some(
+            Command::Import(_)
+                | Command::Login(_)
+                | Command::Logout(_)
+                | Command::Report(_)
+                | Command::Watchdog
+        )
     );
     if spawns_servers && let Err(err) = crate::downstream::watchdog::start() {
         tracing::warn!(error = %err, "no watchdog: if mcp-defer is killed, grandchildren of servers may outlive it");
@@ -117,7 +127,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Check(args)) => check::run(args.config),
         Some(Command::List { config, json }) => list::run(config.config, json),
         Some(Command::Search { config, args }) => search::run(config.config, args),
-        Some(Command::Stats(args)) => stats::run(args.config),
+        Some(Command::Stats(args)) => stats::run(args),
+        Some(Command::Report(args)) => report::run(args),
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Login(args)) => login::login(args),
         Some(Command::Logout(args)) => login::logout(args),

@@ -3,7 +3,7 @@
 //! rmcp's stdio transport drops a line it cannot decode (a lone surrogate, invalid UTF-8,
 //! deep nesting, trailing junk, an over-long line) without answering, so the client waits
 //! forever; and its `-32600` for invalid JSON-RPC carries no id. This transport reads the
-//! lines itself ([`crate::framing`]), answers what is broken (`-32700` with the request's id
+//! lines itself ([`crate::lines`]), answers what is broken (`-32700` with the request's id
 //! when it can be read, else `id: null`; `-32600` for valid JSON that is not JSON-RPC, with
 //! its id; `-32602` for a known method with malformed params) and hands rmcp only valid
 //! messages. It also ends the session when the client stops reading (stdout broken pipe)
@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::reused_ids::ReusedIds;
 use crate::exposure::ListedTool;
-use crate::framing::{Line, LineReader, id_of, repair_surrogates, scan_id};
+use crate::lines::{Line, LineReader, id_of, repair_surrogates, scan_id};
 use crate::sync::lock;
 
 /// JSON nesting deeper than this is refused (serde_json's own recursion limit).
