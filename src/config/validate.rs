@@ -17,6 +17,7 @@ use super::raw::{
 };
 use super::{
     AlwaysLoad, ClientEra, Config, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
+    LAUNCHER_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, MAX_CONCURRENT_REQUESTS_RANGE,
     MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
     MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile,
@@ -276,6 +277,16 @@ fn build_model(
     }
 }
 
+/// The start deadline of a server without `startup_timeout_sec`: a launcher's first run
+/// downloads and installs the package (a cold `npx` took 11.5-13.6 s), so launchers get
+/// [`LAUNCHER_STARTUP_TIMEOUT`]; everything else Codex's default.
+fn default_startup_timeout(transport: &Transport) -> Duration {
+    match transport {
+        Transport::Stdio { command, .. } if super::is_launcher(command) => LAUNCHER_STARTUP_TIMEOUT,
+        _ => DEFAULT_STARTUP_TIMEOUT,
+    }
+}
+
 #[cfg(feature = "model")]
 fn check_model(path: &Path) -> Result<(), String> {
     crate::search::transformer::ModelDir::check(path)
@@ -378,6 +389,7 @@ impl Server<'_, '_> {
             scopes,
             oauth_client_id,
             oauth_client_secret_env_var,
+            oauth_callback_port,
             enabled,
             required,
             startup_timeout_sec,
@@ -472,6 +484,10 @@ impl Server<'_, '_> {
                         "oauth_client_secret_env_var",
                         oauth_client_secret_env_var.as_ref().map(S::span),
                     ),
+                    (
+                        "oauth_callback_port",
+                        oauth_callback_port.as_ref().map(S::span),
+                    ),
                 ];
                 self.reject_foreign(
                     &foreign,
@@ -496,7 +512,11 @@ impl Server<'_, '_> {
                     "an HTTP server (`url`)",
                     "use `http_headers` or `env_http_headers` for settings",
                 )?;
-                let oauth = self.oauth(scopes, oauth_client_id, oauth_client_secret_env_var)?;
+                let mut oauth =
+                    self.oauth(scopes, oauth_client_id, oauth_client_secret_env_var)?;
+                oauth.callback_port = oauth_callback_port
+                    .map(|port| self.callback_port(port))
+                    .transpose()?;
                 self.http(
                     url,
                     bearer_token_env_var,
@@ -526,7 +546,7 @@ impl Server<'_, '_> {
                     ));
                 }
             },
-            (None, None) => DEFAULT_STARTUP_TIMEOUT,
+            (None, None) => default_startup_timeout(&transport),
         };
         let tool_timeout = match tool_timeout_sec {
             Some(sec) => self.seconds(sec, "tool_timeout_sec", MAX_TOOL_TIMEOUT_SEC)?,
@@ -960,6 +980,22 @@ impl Server<'_, '_> {
 
     /// The OAuth client settings `mcp-defer login` uses; the secret is read from its
     /// variable now, as `bearer_token_env_var` is.
+    /// `oauth_callback_port`: a port a loopback listener can bind (1-65535).
+    fn callback_port(&self, port: S<i64>) -> Result<u16, ConfigError> {
+        match u16::try_from(*port.get_ref()) {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(self.error(
+                port.span(),
+                Some("oauth_callback_port"),
+                format!(
+                    "is {}, but must be a port between 1 and 65535: the one in the redirect \
+                     URI the client was registered with (`http://localhost:<port>/callback`)",
+                    port.get_ref()
+                ),
+            )),
+        }
+    }
+
     fn oauth(
         &self,
         scopes: Option<S<Vec<S<String>>>>,
@@ -988,6 +1024,7 @@ impl Server<'_, '_> {
             scopes: scopes
                 .map(|list| list.into_inner().into_iter().map(S::into_inner).collect())
                 .unwrap_or_default(),
+            callback_port: None,
         })
     }
 }
