@@ -72,8 +72,7 @@ pub const LAUNCHER_STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Programs that fetch a package before running it (matched on the file name, any
 /// directory): a server started through one gets [`LAUNCHER_STARTUP_TIMEOUT`].
 pub const LAUNCHERS: &[&str] = &[
-    "npx", "pnpx", "bunx", "uvx", "pipx", "uv", "pnpm", "yarn", "bun", "deno", "docker",
-    "podman",
+    "npx", "pnpx", "bunx", "uvx", "pipx", "uv", "pnpm", "yarn", "bun", "deno", "docker", "podman",
 ];
 
 /// Whether `command` is one of [`LAUNCHERS`] (`/usr/local/bin/npx` counts, as does a

@@ -17,12 +17,11 @@ use super::raw::{
 };
 use super::{
     AlwaysLoad, ClientEra, Config, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
-    LAUNCHER_STARTUP_TIMEOUT,
-    DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, MAX_CONCURRENT_REQUESTS_RANGE,
-    MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
-    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile,
-    SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, ServerConfig, Settings, Start, TokenSource,
-    ToolOverride, Transport,
+    DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, LAUNCHER_STARTUP_TIMEOUT,
+    MAX_CONCURRENT_REQUESTS_RANGE, MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE,
+    MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC,
+    MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile, SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE,
+    ServerConfig, Settings, Start, TokenSource, ToolOverride, Transport,
 };
 use crate::catalog::is_name_char;
 use crate::search::Semantic;
@@ -40,7 +39,7 @@ pub(super) fn build(
         servers,
         profiles,
     } = file;
-    let settings = build_settings(settings, source)?;
+    let settings = build_settings(settings, source, env)?;
     let mut built: Vec<(ServerConfig, Range<usize>)> = Vec::with_capacity(servers.len());
     for raw in servers {
         let span = raw.name.span();
@@ -77,7 +76,11 @@ pub(super) fn build(
     })
 }
 
-fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, ConfigError> {
+fn build_settings(
+    raw: RawSettings,
+    source: &Source<'_>,
+    env: Env<'_>,
+) -> Result<Settings, ConfigError> {
     let RawSettings {
         exposure,
         max_name_length,
@@ -172,7 +175,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             }
         },
     };
-    let model = build_model(semantic, semantic_span, search_model, source)?;
+    let model = build_model(semantic, semantic_span, search_model, source, env)?;
     let wait = |value: Option<S<i64>>, key: &str, default: Duration| {
         in_range(
             value,
@@ -246,15 +249,29 @@ fn build_model(
     semantic_span: Option<std::ops::Range<usize>>,
     model: Option<S<String>>,
     source: &Source<'_>,
+    env: Env<'_>,
 ) -> Result<Option<PathBuf>, ConfigError> {
     match (semantic, model) {
-        (Semantic::Model, None) => Err(source.error(
-            semantic_span.unwrap_or(0..0),
-            "[settings.search] `semantic = \"model\"` needs `model = \"<dir>\"`, the \
-             directory of a sentence-transformers model (config.json, tokenizer.json, \
-             model.safetensors), e.g. `model = \".models/all-MiniLM-L6-v2\"`"
-                .to_owned(),
-        )),
+        // No `model`: the directory `mcp-defer model fetch` fills.
+        (Semantic::Model, None) => match default_model_dir(env) {
+            Some(path) => {
+                check_model(&path).map_err(|message| {
+                    source.error(
+                        semantic_span.clone().unwrap_or(0..0),
+                        format!("[settings.search] `semantic = \"model\"`: {message}"),
+                    )
+                })?;
+                Ok(Some(path))
+            }
+            None => Err(source.error(
+                semantic_span.unwrap_or(0..0),
+                "[settings.search] `semantic = \"model\"` needs `model = \"<dir>\"`, the \
+                 directory of a sentence-transformers model (config.json, tokenizer.json, \
+                 model.safetensors), e.g. `model = \".models/all-MiniLM-L6-v2\"`; neither \
+                 XDG_DATA_HOME nor HOME is set for the default one"
+                    .to_owned(),
+            )),
+        },
         (Semantic::Model, Some(dir)) => {
             let span = dir.span();
             let path = PathBuf::from(dir.into_inner());
@@ -285,6 +302,17 @@ fn default_startup_timeout(transport: &Transport) -> Duration {
         Transport::Stdio { command, .. } if super::is_launcher(command) => LAUNCHER_STARTUP_TIMEOUT,
         _ => DEFAULT_STARTUP_TIMEOUT,
     }
+}
+
+/// Where `mcp-defer model fetch` puts the model (`None` without a home directory).
+#[cfg(feature = "model")]
+fn default_model_dir(env: Env<'_>) -> Option<PathBuf> {
+    crate::search::transformer::default_dir_in(env)
+}
+
+#[cfg(not(feature = "model"))]
+fn default_model_dir(_: Env<'_>) -> Option<PathBuf> {
+    Some(PathBuf::from("all-MiniLM-L6-v2"))
 }
 
 #[cfg(feature = "model")]
@@ -512,8 +540,7 @@ impl Server<'_, '_> {
                     "an HTTP server (`url`)",
                     "use `http_headers` or `env_http_headers` for settings",
                 )?;
-                let mut oauth =
-                    self.oauth(scopes, oauth_client_id, oauth_client_secret_env_var)?;
+                let mut oauth = self.oauth(scopes, oauth_client_id, oauth_client_secret_env_var)?;
                 oauth.callback_port = oauth_callback_port
                     .map(|port| self.callback_port(port))
                     .transpose()?;

@@ -69,8 +69,14 @@ Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from /home/u/.n
 
 Node.js v22.12.0";
         let got = cause(node.lines(), 3).unwrap_or_default();
-        assert!(got.starts_with("Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod'"), "{got}");
-        assert!(got.ends_with("code: 'ERR_MODULE_NOT_FOUND' | } | Node.js v22.12.0"), "{got}");
+        assert!(
+            got.starts_with("Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod'"),
+            "{got}"
+        );
+        assert!(
+            got.ends_with("code: 'ERR_MODULE_NOT_FOUND' | } | Node.js v22.12.0"),
+            "{got}"
+        );
         assert!(!got.contains("packageResolve"), "{got}");
     }
 

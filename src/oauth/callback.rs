@@ -52,7 +52,11 @@ impl Callback {
         let bound = listener.local_addr().map_err(CallbackError::Bind)?.port();
         // The registered redirect names `localhost`; the browser resolves it to the
         // loopback address we listen on.
-        let host = if port.is_some() { "localhost" } else { "127.0.0.1" };
+        let host = if port.is_some() {
+            "localhost"
+        } else {
+            "127.0.0.1"
+        };
         Ok(Callback {
             listener,
             redirect_uri: format!("http://{host}:{bound}{CALLBACK_PATH}"),

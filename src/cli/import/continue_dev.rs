@@ -23,10 +23,7 @@ pub(super) fn paths(home: &Path, cwd: &Path) -> Vec<PathBuf> {
         let mut blocks: Vec<PathBuf> = dir
             .filter_map(Result::ok)
             .map(|e| e.path())
-            .filter(|p| {
-                p.extension()
-                    .is_some_and(|e| e == "yaml" || e == "yml")
-            })
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
             .collect();
         blocks.sort();
         paths.extend(blocks);

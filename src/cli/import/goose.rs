@@ -28,7 +28,14 @@ fn convert(entry: &Json) -> Result<Server, String> {
     };
     let same = &mut |s: &str| s.to_owned();
     let mut server = Server::default();
-    let mut read = vec!["type", "name", "enabled", "timeout", "description", "bundled"];
+    let mut read = vec![
+        "type",
+        "name",
+        "enabled",
+        "timeout",
+        "description",
+        "bundled",
+    ];
     match entry.get("type").and_then(Json::as_str) {
         Some("stdio") => {
             let command = entry

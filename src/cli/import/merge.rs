@@ -90,7 +90,9 @@ fn same_server(a: &toml::Table, b: &toml::Table) -> bool {
     let get = |t: &toml::Table, k: &str| t.get(k).cloned();
     let empty = || Some(toml::Value::Array(Vec::new()));
     match (get(a, "command"), get(b, "command")) {
-        (Some(x), Some(y)) => x == y && get(a, "args").or_else(empty) == get(b, "args").or_else(empty),
+        (Some(x), Some(y)) => {
+            x == y && get(a, "args").or_else(empty) == get(b, "args").or_else(empty)
+        }
         _ => matches!((get(a, "url"), get(b, "url")), (Some(x), Some(y)) if x == y),
     }
 }
@@ -108,17 +110,32 @@ mod tests {
     fn duplicates_by_name_command_or_url_are_left_out() {
         let existing = "# mine\n[settings]\nexposure = \"all\"\n\n[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\"]\n\n[mcp_servers.gh]\nurl = \"https://api.githubcopilot.com/mcp/\"\n";
         let imported = vec![
-            ("clock".to_owned(), table("command = \"uvx\"\nargs = [\"mcp-server-time\"]")),
-            ("github".to_owned(), table("url = \"https://api.githubcopilot.com/mcp/\"")),
-            ("time".to_owned(), table("command = \"npx\"\nargs = [\"time-mcp\"]")),
+            (
+                "clock".to_owned(),
+                table("command = \"uvx\"\nargs = [\"mcp-server-time\"]"),
+            ),
+            (
+                "github".to_owned(),
+                table("url = \"https://api.githubcopilot.com/mcp/\""),
+            ),
+            (
+                "time".to_owned(),
+                table("command = \"npx\"\nargs = [\"time-mcp\"]"),
+            ),
             ("memory".to_owned(), table("command = \"npx\"")),
         ];
         let merged = merge(existing, Client::Claude, imported).unwrap();
         let names: Vec<&str> = merged.added.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["time-claude", "memory"]);
         let notes = merged.notes.join("\n");
-        assert!(notes.contains("clock is already in the file as time"), "{notes}");
-        assert!(notes.contains("github is already in the file as gh"), "{notes}");
+        assert!(
+            notes.contains("clock is already in the file as time"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("github is already in the file as gh"),
+            "{notes}"
+        );
         assert!(notes.contains("added as time-claude"), "{notes}");
         assert_eq!(append(existing, ""), existing);
         assert!(append(existing, "\n[mcp_servers.x]\n").starts_with(existing));

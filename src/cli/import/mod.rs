@@ -278,7 +278,10 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             for note in merged.notes {
                 imported.note(note);
             }
-            let text = merge::append(existing, &render_added(args.client, &sources, &merged.added));
+            let text = merge::append(
+                existing,
+                &render_added(args.client, &sources, &merged.added),
+            );
             (text, merged.added.len())
         }
         None => (render(args.client, &sources, &imported.servers), found),

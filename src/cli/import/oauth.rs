@@ -130,7 +130,10 @@ mod tests {
             loopback_callback_port("http://localhost:7777/oauth/callback"),
             None
         );
-        assert_eq!(variable_of("${CLIENT_SECRET}").as_deref(), Some("CLIENT_SECRET"));
+        assert_eq!(
+            variable_of("${CLIENT_SECRET}").as_deref(),
+            Some("CLIENT_SECRET")
+        );
         assert_eq!(variable_of("s3cr3t"), None);
     }
 }

@@ -27,11 +27,7 @@ fn to_json(yaml: &Yaml) -> Json {
             .map_or_else(|| Json::String(text.clone()), Json::Number),
         Yaml::Boolean(b) => Json::Bool(*b),
         Yaml::Array(items) => Json::Array(items.iter().map(to_json).collect()),
-        Yaml::Hash(hash) => Json::Object(
-            hash.iter()
-                .map(|(k, v)| (key(k), to_json(v)))
-                .collect(),
-        ),
+        Yaml::Hash(hash) => Json::Object(hash.iter().map(|(k, v)| (key(k), to_json(v))).collect()),
         Yaml::Alias(_) | Yaml::Null | Yaml::BadValue => Json::Null,
     }
 }

@@ -54,7 +54,9 @@ fn convert(entry: &Json) -> Result<Server, String> {
             let path = command
                 .get("path")
                 .ok_or("`command` has no `path`")
-                .and_then(|p| server::string("command.path", p).map_err(|_| "`command.path` is not a string"))?;
+                .and_then(|p| {
+                    server::string("command.path", p).map_err(|_| "`command.path` is not a string")
+                })?;
             server.command = Some(path);
             if let Some(args) = command.get("args") {
                 server.args = server::strings("command.args", args)?;
