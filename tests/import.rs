@@ -241,11 +241,11 @@ fn every_client_format_imports_and_runs() {
     }
 }
 
-/// `--write` creates the file (mode 0600), refuses to replace it, and replaces it with
+/// `--write` creates the file (mode 0600), adds to it when it exists, and replaces it with
 /// `--force`; an OAuth server is carried over with a note (here on a closed local port, so
 /// the test stays offline).
 #[test]
-fn write_refuses_to_overwrite_without_force() {
+fn write_adds_to_an_existing_file_and_force_replaces_it() {
     let Some(peers) = util::peers() else { return };
     let dir = Dir::new();
     let json = serde_json::json!({"mcpServers": {
@@ -275,19 +275,24 @@ fn write_refuses_to_overwrite_without_force() {
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(written.contains("[mcp_servers.linear]\nurl = \"http://127.0.0.1:9/mcp\"\n"));
 
+    // An existing file gets the servers added below its own text (issue 20: it was
+    // refused, so importing a second client meant a second file).
     std::fs::write(&target, "# mine\n").unwrap();
     let again = import_command(&dir, &["claude", ".mcp.json", "--write", target_arg])
         .output()
         .unwrap();
-    assert_eq!(again.status.code(), Some(2));
-    let err = stderr(&again);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let merged = std::fs::read_to_string(&target).unwrap();
+    assert!(merged.starts_with("# mine\n"), "{merged}");
     assert!(
-        err.contains(&format!("{target_arg} already exists"))
-            && err.contains(".mcp.json")
-            && err.contains("--force"),
-        "{err}"
+        merged.contains("[mcp_servers.time]") && merged.contains("[mcp_servers.linear]"),
+        "{merged}"
     );
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "# mine\n");
+    assert!(
+        stderr(&again).contains("added 2 servers"),
+        "{}",
+        stderr(&again)
+    );
 
     let forced = import_command(&dir, &["claude", "--write", target_arg, "--force"])
         .output()

@@ -526,22 +526,23 @@ pub(super) fn printable(text: &str) -> String {
         .collect()
 }
 
-/// A server name as our config accepts it: every character outside `[A-Za-z0-9_-]` as `_`.
+/// A server name as our config accepts it and as a prefix of qualified tool names: each run
+/// of characters outside `[A-Za-z0-9-]` (`_` included) as one `_`, none at either end, so
+/// the name never holds the `__` that separates prefix and tool.
 fn server_name(name: &str) -> String {
-    let ours: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut ours = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' {
+            ours.push(c);
+        } else if !ours.is_empty() && !ours.ends_with('_') {
+            ours.push('_');
+        }
+    }
+    let ours = ours.trim_end_matches('_');
     if ours.is_empty() {
         "server".to_owned()
     } else {
-        ours
+        ours.to_owned()
     }
 }
 
