@@ -145,7 +145,10 @@ fn an_import_renames_a_name_our_config_rejects() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("[mcp_servers.my_server_v2]"));
     let err = stderr(&out);
-    assert!(err.contains("my server.v2 is named my_server_v2 here"), "{err}");
+    assert!(
+        err.contains("my server.v2 is named my_server_v2 here"),
+        "{err}"
+    );
 }
 
 /// Each client's own file, written as its documentation shows it (the server swapped for

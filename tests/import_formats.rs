@@ -30,6 +30,16 @@ fn put(root: &Path, rel: &str, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
+/// One client's case: its name, its file's place under HOME (or the project), the file's
+/// text, the servers that must be ready and those that must stay disabled.
+type Case = (
+    &'static str,
+    &'static str,
+    String,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
 /// The fixture's path as a JSON (and YAML) string.
 fn fx() -> String {
     serde_json::to_string(FIXTURE).unwrap()
@@ -41,7 +51,7 @@ fn fx() -> String {
 #[test]
 fn new_client_formats_import_and_run() {
     let fx = fx();
-    let cases: Vec<(&str, &str, String, &[&str], &[&str])> = vec![
+    let cases: Vec<Case> = vec![
         (
             "windsurf",
             ".codeium/windsurf/mcp_config.json",
