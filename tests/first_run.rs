@@ -90,6 +90,7 @@ fn the_line_that_explains_a_failed_start_is_kept() {
         "the explaining line was cut: {broken:?}"
     );
     assert!(broken[4].contains("exited with code 1"), "{broken:?}");
+    assert!(broken[4].contains("delete that folder"), "{broken:?}");
     assert_eq!(row(&table, "fine")[1], "ready", "{table}");
     assert_eq!(row(&table, "off")[1], "disabled", "{table}");
     assert_eq!(out.status.code(), Some(1), "{table}\n{err}");

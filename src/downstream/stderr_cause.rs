@@ -37,10 +37,30 @@ pub(super) fn cause<'a>(lines: impl Iterator<Item = &'a str>, max: usize) -> Opt
         let lower = l.to_ascii_lowercase();
         EXPLAINS.iter().any(|w| lower.contains(w))
     });
-    match explains {
-        Some(line) => Some(format!("{line} | ... | {tail}")),
-        None => (!tail.is_empty()).then_some(tail),
-    }
+    let cause = match explains {
+        Some(line) => format!("{line} | ... | {tail}"),
+        None if tail.is_empty() => return None,
+        None => tail,
+    };
+    Some(match npx_cache_hint(&kept) {
+        Some(hint) => format!("{cause} | {hint}"),
+        None => cause,
+    })
+}
+
+/// A module missing from a package under npx's cache (`~/.npm/_npx/<hash>/`): an install
+/// cut short (an `npx` killed mid-download) leaves it so, and every later start fails the
+/// same way until the folder is deleted.
+fn npx_cache_hint(lines: &[&str]) -> Option<&'static str> {
+    lines
+        .iter()
+        .any(|l| {
+            l.contains("/_npx/") && (l.contains("Cannot find") || l.contains("MODULE_NOT_FOUND"))
+        })
+        .then_some(
+            "hint: npx's cache under ~/.npm/_npx looks incomplete (an install cut short?); \
+             delete that folder and start again",
+        )
 }
 
 /// A stack frame: `at f (file:1:2)` (Node, Java, .NET).
@@ -74,10 +94,11 @@ Node.js v22.12.0";
             "{got}"
         );
         assert!(
-            got.ends_with("code: 'ERR_MODULE_NOT_FOUND' | } | Node.js v22.12.0"),
+            got.contains("code: 'ERR_MODULE_NOT_FOUND' | } | Node.js v22.12.0"),
             "{got}"
         );
         assert!(!got.contains("packageResolve"), "{got}");
+        assert!(got.contains("hint: npx's cache under ~/.npm/_npx"), "{got}");
     }
 
     #[test]
