@@ -38,7 +38,13 @@ fn check_reports_every_server_with_its_cause() {
     let out = dir.run(&["check"]);
     let elapsed = started.elapsed();
     let table = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
+    // Servers failed (dies, nope, hang): a setup that does not work exits 1.
+    assert_eq!(out.status.code(), Some(1), "{table}\n{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("servers not working: dies, nope, hang"),
+        "{}",
+        stderr(&out)
+    );
 
     assert_eq!(row(&table, "ok")[..3], ["ok", "ready", "7"]);
     assert_eq!(row(&table, "slow")[..3], ["slow", "ready", "7"]);
@@ -91,10 +97,20 @@ fn check_exits_1_when_a_required_server_fails() {
     assert!(stderr(&out).contains("required server failed: needed"));
 }
 
+/// Issue 20: any enabled server that fails makes `check` exit 1 (it exited 0 before, so a
+/// broken first setup passed `check && ...`); a disabled one does not.
 #[test]
-fn check_exits_0_when_only_optional_servers_fail() {
+fn check_exits_1_when_any_enabled_server_fails() {
     let dir = Dir::new();
     dir.config("[mcp_servers.gone]\ncommand = \"mcp-defer-no-such-command\"\n");
+    let out = dir.run(&["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("server not working: gone"),
+        "{}",
+        stderr(&out)
+    );
+    dir.config("[mcp_servers.gone]\ncommand = \"mcp-defer-no-such-command\"\nenabled = false\n");
     let out = dir.run(&["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

@@ -18,7 +18,7 @@ fn a_missing_launcher_names_what_to_install() {
         .output()
         .unwrap();
     let table = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{table}");
+    assert_eq!(out.status.code(), Some(1), "{table}");
     assert_eq!(
         row(&table, "time")[4],
         "command not found: uvx (install uv, which brings uvx: https://docs.astral.sh/uv/ or `pip install uv`)",

@@ -168,7 +168,8 @@ fn check_says_needs_login_with_the_command_and_does_not_retry() {
         .output()
         .unwrap();
     let table = stdout(&out);
-    assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
+    // Not usable until the login: `check` exits 1 (issue 20).
+    assert_eq!(out.status.code(), Some(1), "{table}\n{}", stderr(&out));
     let remote = row(&table, "remote");
     assert_eq!(remote[1], "needs login", "{table}");
     // The table says it; a 401 is an expected answer, not an error in rmcp's log.
@@ -270,4 +271,45 @@ fn login_refuses_a_stdio_server_and_names_unknown_ones() {
         "{}",
         stderr(&out)
     );
+}
+
+/// Issue 20, item 3: a pre-registered client (`oauth_client_id`, `scopes`,
+/// `oauth_callback_port`, as `import` carries them from Claude Code) is used as it is: no
+/// dynamic registration, the registered redirect URI `http://localhost:<port>/callback`.
+#[test]
+fn login_uses_the_registered_client_and_its_fixed_callback_port() {
+    let server = Protected::start();
+    let port = crate::util::free_port();
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n\
+         scopes = [\"read\", \"write\"]\noauth_callback_port = {port}\n",
+        serde_json::to_string(&server.url()).unwrap()
+    ));
+    let out = dir
+        .command(&["login", "remote", "--timeout", "1", "--no-browser"])
+        .env("XDG_DATA_HOME", dir.file("data"))
+        .output()
+        .unwrap();
+    let said = stdout(&out);
+    // No browser comes back within the second: the wait ends with the fix.
+    assert_eq!(out.status.code(), Some(2), "{said}\n{}", stderr(&out));
+    assert!(said.contains("client_id=preregistered-77"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "redirect_uri=http%3A%2F%2Flocalhost%3A{port}%2Fcallback"
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("scope=read+write") || said.contains("scope=read%20write"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "Waiting for the browser to come back to http://localhost:{port}/callback"
+        )),
+        "{said}"
+    );
+    assert!(!server.seen().contains("/register"), "{}", server.seen());
 }

@@ -200,10 +200,16 @@ fn search_explain_and_check_report_the_transformer() {
 fn bad_model_settings_are_config_errors_naming_the_fix() {
     let dir = Dir::new();
     let cases = [
-        ("semantic = \"model\"", vec!["needs `model = \"<dir>\"`"]),
+        (
+            "semantic = \"model\"",
+            vec![
+                "mcp-defer/models/all-MiniLM-L6-v2 does not exist",
+                "mcp-defer model fetch",
+            ],
+        ),
         (
             "semantic = \"model\"\nmodel = \"no-such-dir\"",
-            vec!["no-such-dir does not exist", ".ci/install-peers"],
+            vec!["no-such-dir does not exist", "mcp-defer model fetch"],
         ),
         (
             "model = \"x\"",
@@ -215,7 +221,12 @@ fn bad_model_settings_are_config_errors_naming_the_fix() {
             "[settings.search]\n{lines}\n{}",
             fixture("fx", &[], "")
         ));
-        let out = dir.run(&["check"]);
+        // Nothing fetched there: the default model directory does not exist.
+        let out = dir
+            .command(&["check"])
+            .env("XDG_DATA_HOME", dir.path())
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{lines}: {}", stderr(&out));
         let err = stderr(&out);
         for want in wants {

@@ -1,7 +1,9 @@
 //! `mcp-defer check`: connect to every server at once and report how each one fared.
 //!
 //! Progress goes to stderr while servers start; the table goes to stdout when all have
-//! settled. Exit code 1 when a `required` server failed.
+//! settled. Exit code 1 when an enabled server failed or needs a login: a setup that does
+//! not work must not pass a script's `check && ...`. Disabled servers (`enabled = false`)
+//! and lazy ones not started yet are fine; a `required` server's failure is named as such.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -34,26 +36,42 @@ async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
     table.push_str(&env_names(config));
     table.push_str(&registry.index().describe_semantic());
     table.push('\n');
-    let failed_required = config
+    let (failed_required, failed): (Vec<_>, Vec<_>) = config
         .servers
         .iter()
         .zip(&rows)
-        .filter(|(s, r)| s.required && matches!(r.status, "failed" | "needs login"))
-        .map(|(s, _)| s.name.clone())
-        .collect::<Vec<_>>();
+        .filter(|(_, r)| matches!(r.status, "failed" | "needs login"))
+        .partition(|(s, _)| s.required);
+    let names = |list: Vec<(&crate::config::ServerConfig, &Row)>| {
+        list.into_iter()
+            .map(|(s, _)| s.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let (failed_required, failed) = (names(failed_required), names(failed));
     write_stdout(&table)?;
     for warning in &warnings {
         eprintln!("mcp-defer: warning: {warning}");
     }
     pool.shutdown().await;
-    if failed_required.is_empty() {
-        Ok(ExitCode::SUCCESS)
-    } else {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    if !failed_required.is_empty() {
         eprintln!(
             "mcp-defer: required server{} failed: {}",
-            if failed_required.len() == 1 { "" } else { "s" },
+            plural(failed_required.len()),
             failed_required.join(", ")
         );
+    }
+    if !failed.is_empty() {
+        eprintln!(
+            "mcp-defer: server{} not working: {} (CAUSE says why; `enabled = false` in a \
+             server's table skips it)",
+            plural(failed.len()),
+            failed.join(", ")
+        );
+    }
+    if failed_required.is_empty() && failed.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
         Ok(ExitCode::from(1))
     }
 }

@@ -17,6 +17,8 @@ mod check;
 mod import;
 mod list;
 mod login;
+#[cfg(feature = "model")]
+mod model;
 mod report;
 mod search;
 mod stats;
@@ -66,6 +68,9 @@ enum Command {
     Login(login::Args),
     /// Delete the stored login of a remote server.
     Logout(login::LogoutArgs),
+    /// The transformer search tier's model: `model fetch` downloads and unpacks it.
+    #[cfg(feature = "model")]
+    Model(model::Args),
     /// Internal: kills the servers' process groups once the mcp-defer that started it is
     /// gone (see `downstream::watchdog`).
     #[command(name = "__watchdog", hide = true)]
@@ -118,7 +123,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 | Command::Report(_)
                 | Command::Watchdog
         )
-    );
+    ) && !is_model(&cli.command);
     if spawns_servers && let Err(err) = crate::downstream::watchdog::start() {
         tracing::warn!(error = %err, "no watchdog: if mcp-defer is killed, grandchildren of servers may outlive it");
     }
@@ -132,6 +137,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Login(args)) => login::login(args),
         Some(Command::Logout(args)) => login::logout(args),
+        #[cfg(feature = "model")]
+        Some(Command::Model(args)) => model::run(args),
         Some(Command::Serve(ServeArgs {
             config,
             http: Some(addr),
@@ -140,6 +147,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Serve(args)) => serve(args.config.config, args.profile),
         None => serve(None, None),
     }
+}
+
+/// `model fetch` spawns no server, so it needs no watchdog.
+fn is_model(command: &Option<Command>) -> bool {
+    #[cfg(feature = "model")]
+    if matches!(command, Some(Command::Model(_))) {
+        return true;
+    }
+    let _ = command;
+    false
 }
 
 /// The config to serve: the whole file, or the view of one `[profiles.NAME]`.

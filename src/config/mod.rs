@@ -43,7 +43,8 @@
 //! (`experimental_environment`, `supports_parallel_tool_calls`, `default_tools_approval_mode`,
 //! `oauth`, `oauth_resource`, `name`, and `approval_mode` under `tools.<tool>`)
 //! are type-checked and ignored; `scopes` is what `mcp-defer login` asks for, beside our
-//! `oauth_client_id` and `oauth_client_secret_env_var` (HTTP servers only);
+//! `oauth_client_id`, `oauth_client_secret_env_var` and `oauth_callback_port` (HTTP servers
+//! only);
 //! `startup_timeout_ms` is read when `startup_timeout_sec` is absent; an inline
 //! `bearer_token` is rejected, as Codex rejects it.
 
@@ -63,6 +64,28 @@ pub(crate) use raw::SERVER_KEYS;
 /// How long a server may take to answer `initialize` and its first `tools/list`
 /// (Codex's default, so a pasted block behaves the same).
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// The start deadline of a launcher ([`is_launcher`]) without `startup_timeout_sec`: its
+/// first run fetches the package before the server starts (a cold `npx` cache took
+/// 11.5-13.6 s, `uvx` may download a Python, `docker` pulls an image); later starts come
+/// from the launcher's cache and take a second or two.
+pub const LAUNCHER_STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// Programs that fetch a package before running it (matched on the file name, any
+/// directory): a server started through one gets [`LAUNCHER_STARTUP_TIMEOUT`].
+pub const LAUNCHERS: &[&str] = &[
+    "npx", "pnpx", "bunx", "uvx", "pipx", "uv", "pnpm", "yarn", "bun", "deno", "docker", "podman",
+];
+
+/// Whether `command` is one of [`LAUNCHERS`] (`/usr/local/bin/npx` counts, as does a
+/// Windows `npx.cmd`).
+pub fn is_launcher(command: &str) -> bool {
+    let program = command.rsplit(['/', '\\']).next().unwrap_or(command);
+    let program = [".cmd", ".exe", ".bat", ".ps1"]
+        .iter()
+        .find_map(|ext| program.strip_suffix(ext))
+        .unwrap_or(program);
+    LAUNCHERS.contains(&program)
+}
+
 /// How long one proxied `tools/call` may run (Codex's default).
 pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Providers reject tool names longer than 64 characters.
@@ -177,7 +200,8 @@ pub struct Settings {
     /// Put `_meta {"anthropic/alwaysLoad": true}` on every listed tool (DESIGN.md 7a).
     pub claude_always_load: bool,
     /// The default of each stdio server's `inherit_env`: `false` gives a server only
-    /// [`crate::downstream::DEFAULT_ENV_VARS`], its `env_vars` and its `env`, as Codex does.
+    /// [`crate::downstream::DEFAULT_ENV_VARS`], the network settings
+    /// ([`crate::downstream::NETWORK_ENV_VARS`]), its `env_vars` and its `env`, as Codex does.
     pub inherit_env: bool,
     /// The longest JSON-RPC message (one line) read from the client or from a server.
     pub max_message_bytes: usize,
@@ -441,6 +465,10 @@ pub struct OAuthClient {
     pub client_secret: Option<String>,
     /// Codex's `scopes`: what to ask for; empty lets the server's metadata decide.
     pub scopes: Vec<String>,
+    /// `oauth_callback_port`: log in with the redirect URI
+    /// `http://localhost:<port>/callback` (Claude Code's `callbackPort`), for a client whose
+    /// registration names it; `None` picks a free port.
+    pub callback_port: Option<u16>,
 }
 
 impl std::fmt::Debug for OAuthClient {
@@ -453,6 +481,7 @@ impl std::fmt::Debug for OAuthClient {
                 &self.client_secret.as_ref().map(|_| "<redacted>"),
             )
             .field("scopes", &self.scopes)
+            .field("callback_port", &self.callback_port)
             .finish()
     }
 }

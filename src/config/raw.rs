@@ -104,6 +104,10 @@ pub(super) struct RawServer {
     pub oauth_client_id: Option<S<String>>,
     /// Ours: the variable holding that client's secret (never the secret inline).
     pub oauth_client_secret_env_var: Option<S<String>>,
+    /// Ours: the fixed loopback port of the login's redirect URI
+    /// (`http://localhost:<port>/callback`, as Claude Code's `callbackPort`), for a client
+    /// registered with that redirect.
+    pub oauth_callback_port: Option<S<i64>>,
     pub enabled: Option<S<bool>>,
     pub required: Option<S<bool>>,
     pub startup_timeout_sec: Option<S<f64>>,
@@ -175,6 +179,7 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "scopes",
     "oauth_client_id",
     "oauth_client_secret_env_var",
+    "oauth_callback_port",
     "enabled",
     "required",
     "startup_timeout_sec",
@@ -388,6 +393,7 @@ fn decode_server(
         scopes: None,
         oauth_client_id: None,
         oauth_client_secret_env_var: None,
+        oauth_callback_port: None,
         enabled: None,
         required: None,
         startup_timeout_sec: None,
@@ -464,6 +470,7 @@ fn decode_server(
             "oauth_client_secret_env_var" => {
                 s.oauth_client_secret_env_var = Some(cx.string(key, value)?)
             }
+            "oauth_callback_port" => s.oauth_callback_port = Some(cx.integer(key, value)?),
             "oauth" => {
                 cx.table(key, value, "write `oauth = { client_id = \"...\" }`")?;
                 ignore(&mut s, "oauth");

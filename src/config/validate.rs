@@ -17,11 +17,11 @@ use super::raw::{
 };
 use super::{
     AlwaysLoad, ClientEra, Config, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
-    DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, MAX_CONCURRENT_REQUESTS_RANGE,
-    MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
-    MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile,
-    SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, ServerConfig, Settings, Start, TokenSource,
-    ToolOverride, Transport,
+    DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, LAUNCHER_STARTUP_TIMEOUT,
+    MAX_CONCURRENT_REQUESTS_RANGE, MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE,
+    MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC,
+    MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile, SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE,
+    ServerConfig, Settings, Start, TokenSource, ToolOverride, Transport,
 };
 use crate::catalog::is_name_char;
 use crate::search::Semantic;
@@ -39,7 +39,7 @@ pub(super) fn build(
         servers,
         profiles,
     } = file;
-    let settings = build_settings(settings, source)?;
+    let settings = build_settings(settings, source, env)?;
     let mut built: Vec<(ServerConfig, Range<usize>)> = Vec::with_capacity(servers.len());
     for raw in servers {
         let span = raw.name.span();
@@ -76,7 +76,11 @@ pub(super) fn build(
     })
 }
 
-fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, ConfigError> {
+fn build_settings(
+    raw: RawSettings,
+    source: &Source<'_>,
+    env: Env<'_>,
+) -> Result<Settings, ConfigError> {
     let RawSettings {
         exposure,
         max_name_length,
@@ -171,7 +175,7 @@ fn build_settings(raw: RawSettings, source: &Source<'_>) -> Result<Settings, Con
             }
         },
     };
-    let model = build_model(semantic, semantic_span, search_model, source)?;
+    let model = build_model(semantic, semantic_span, search_model, source, env)?;
     let wait = |value: Option<S<i64>>, key: &str, default: Duration| {
         in_range(
             value,
@@ -245,15 +249,29 @@ fn build_model(
     semantic_span: Option<std::ops::Range<usize>>,
     model: Option<S<String>>,
     source: &Source<'_>,
+    env: Env<'_>,
 ) -> Result<Option<PathBuf>, ConfigError> {
     match (semantic, model) {
-        (Semantic::Model, None) => Err(source.error(
-            semantic_span.unwrap_or(0..0),
-            "[settings.search] `semantic = \"model\"` needs `model = \"<dir>\"`, the \
-             directory of a sentence-transformers model (config.json, tokenizer.json, \
-             model.safetensors), e.g. `model = \".models/all-MiniLM-L6-v2\"`"
-                .to_owned(),
-        )),
+        // No `model`: the directory `mcp-defer model fetch` fills.
+        (Semantic::Model, None) => match default_model_dir(env) {
+            Some(path) => {
+                check_model(&path).map_err(|message| {
+                    source.error(
+                        semantic_span.clone().unwrap_or(0..0),
+                        format!("[settings.search] `semantic = \"model\"`: {message}"),
+                    )
+                })?;
+                Ok(Some(path))
+            }
+            None => Err(source.error(
+                semantic_span.unwrap_or(0..0),
+                "[settings.search] `semantic = \"model\"` needs `model = \"<dir>\"`, the \
+                 directory of a sentence-transformers model (config.json, tokenizer.json, \
+                 model.safetensors), e.g. `model = \".models/all-MiniLM-L6-v2\"`; neither \
+                 XDG_DATA_HOME nor HOME is set for the default one"
+                    .to_owned(),
+            )),
+        },
         (Semantic::Model, Some(dir)) => {
             let span = dir.span();
             let path = PathBuf::from(dir.into_inner());
@@ -274,6 +292,27 @@ fn build_model(
         )),
         (_, None) => Ok(None),
     }
+}
+
+/// The start deadline of a server without `startup_timeout_sec`: a launcher's first run
+/// downloads and installs the package (a cold `npx` took 11.5-13.6 s), so launchers get
+/// [`LAUNCHER_STARTUP_TIMEOUT`]; everything else Codex's default.
+fn default_startup_timeout(transport: &Transport) -> Duration {
+    match transport {
+        Transport::Stdio { command, .. } if super::is_launcher(command) => LAUNCHER_STARTUP_TIMEOUT,
+        _ => DEFAULT_STARTUP_TIMEOUT,
+    }
+}
+
+/// Where `mcp-defer model fetch` puts the model (`None` without a home directory).
+#[cfg(feature = "model")]
+fn default_model_dir(env: Env<'_>) -> Option<PathBuf> {
+    crate::search::transformer::default_dir_in(env)
+}
+
+#[cfg(not(feature = "model"))]
+fn default_model_dir(_: Env<'_>) -> Option<PathBuf> {
+    Some(PathBuf::from("all-MiniLM-L6-v2"))
 }
 
 #[cfg(feature = "model")]
@@ -378,6 +417,7 @@ impl Server<'_, '_> {
             scopes,
             oauth_client_id,
             oauth_client_secret_env_var,
+            oauth_callback_port,
             enabled,
             required,
             startup_timeout_sec,
@@ -472,6 +512,10 @@ impl Server<'_, '_> {
                         "oauth_client_secret_env_var",
                         oauth_client_secret_env_var.as_ref().map(S::span),
                     ),
+                    (
+                        "oauth_callback_port",
+                        oauth_callback_port.as_ref().map(S::span),
+                    ),
                 ];
                 self.reject_foreign(
                     &foreign,
@@ -496,7 +540,10 @@ impl Server<'_, '_> {
                     "an HTTP server (`url`)",
                     "use `http_headers` or `env_http_headers` for settings",
                 )?;
-                let oauth = self.oauth(scopes, oauth_client_id, oauth_client_secret_env_var)?;
+                let mut oauth = self.oauth(scopes, oauth_client_id, oauth_client_secret_env_var)?;
+                oauth.callback_port = oauth_callback_port
+                    .map(|port| self.callback_port(port))
+                    .transpose()?;
                 self.http(
                     url,
                     bearer_token_env_var,
@@ -526,7 +573,7 @@ impl Server<'_, '_> {
                     ));
                 }
             },
-            (None, None) => DEFAULT_STARTUP_TIMEOUT,
+            (None, None) => default_startup_timeout(&transport),
         };
         let tool_timeout = match tool_timeout_sec {
             Some(sec) => self.seconds(sec, "tool_timeout_sec", MAX_TOOL_TIMEOUT_SEC)?,
@@ -960,6 +1007,22 @@ impl Server<'_, '_> {
 
     /// The OAuth client settings `mcp-defer login` uses; the secret is read from its
     /// variable now, as `bearer_token_env_var` is.
+    /// `oauth_callback_port`: a port a loopback listener can bind (1-65535).
+    fn callback_port(&self, port: S<i64>) -> Result<u16, ConfigError> {
+        match u16::try_from(*port.get_ref()) {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(self.error(
+                port.span(),
+                Some("oauth_callback_port"),
+                format!(
+                    "is {}, but must be a port between 1 and 65535: the one in the redirect \
+                     URI the client was registered with (`http://localhost:<port>/callback`)",
+                    port.get_ref()
+                ),
+            )),
+        }
+    }
+
     fn oauth(
         &self,
         scopes: Option<S<Vec<S<String>>>>,
@@ -988,6 +1051,7 @@ impl Server<'_, '_> {
             scopes: scopes
                 .map(|list| list.into_inner().into_iter().map(S::into_inner).collect())
                 .unwrap_or_default(),
+            callback_port: None,
         })
     }
 }

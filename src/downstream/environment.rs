@@ -2,9 +2,13 @@
 //! the same and one server's token never reaches another server (or the model, through a
 //! tool that prints its environment).
 //!
-//! A server gets [`DEFAULT_ENV_VARS`] and its `env_vars` from mcp-defer's environment (those
-//! that are set), then its `env` on top. `inherit_env = true` (per server or in
+//! A server gets [`DEFAULT_ENV_VARS`], the user's network settings ([`NETWORK_ENV_VARS`]:
+//! proxies and certificate authorities) and its `env_vars` from mcp-defer's environment
+//! (those that are set), then its `env` on top. `inherit_env = true` (per server or in
 //! `[settings]`) passes the whole environment instead, as Claude Code does.
+//!
+//! Values are never printed: [`ChildEnv::describe`] gives names, and a proxy URL's password
+//! is registered with [`crate::redact`] so a child that echoes its environment is masked.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -25,6 +29,32 @@ pub const DEFAULT_ENV_VARS: &[&str] = &[
     "TERM",
     "TMPDIR",
     "TZ",
+];
+
+/// The user's own network settings, passed by default beside [`DEFAULT_ENV_VARS`]: without
+/// them `npx`, `uvx`, pip and Node servers fail behind a corporate proxy or a private CA
+/// ("invalid peer certificate: UnknownIssuer") although the same command works in the
+/// user's shell. Both spellings of the proxy variables, since tools disagree on which they
+/// read. A proxy URL's password is passed too (the proxy needs it) and masked in output.
+///
+/// Package index URLs (`PIP_INDEX_URL`, `UV_INDEX_URL`, `npm_config_registry`) are left
+/// out on purpose: they choose what code a launcher runs and often embed a token; npm, pip
+/// and uv also read them from their config files under `HOME`, which every server gets, and
+/// a server that needs one names it in `env_vars`.
+pub const NETWORK_ENV_VARS: &[&str] = &[
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
 ];
 
 /// What a child process is given.
@@ -55,10 +85,14 @@ impl ChildEnv {
         if !inherit_env {
             for name in DEFAULT_ENV_VARS
                 .iter()
+                .chain(NETWORK_ENV_VARS)
                 .copied()
                 .chain(env_vars.iter().map(String::as_str))
             {
                 if let Some(value) = lookup(name) {
+                    if NETWORK_ENV_VARS.contains(&name) {
+                        register_proxy_password(&value);
+                    }
                     vars.insert(OsString::from(name), value);
                 }
             }
@@ -91,6 +125,22 @@ impl ChildEnv {
             (false, true) => "none".to_owned(),
             (false, false) => names.join(", "),
         }
+    }
+}
+
+/// Registers the password of a proxy URL (`http://user:password@proxy:3128`) as a secret:
+/// the URL shape is masked by [`crate::redact`] already, but a child may print the password
+/// alone (an error quoting its settings), and a password with `@` or `/` in it defeats
+/// the shape rule.
+fn register_proxy_password(value: &std::ffi::OsStr) {
+    let Some(value) = value.to_str() else { return };
+    let Some((_, rest)) = value.split_once("://") else {
+        return;
+    };
+    // The userinfo ends at the last `@` before the host; a password may contain `@` or `/`.
+    let Some(at) = rest.rfind('@') else { return };
+    if let Some((_, password)) = rest[..at].split_once(':') {
+        crate::redact::register_secret(password);
     }
 }
 
@@ -130,6 +180,27 @@ mod tests {
         assert!(!env.inherit);
         assert_eq!(env.describe(), "API, HOME, PATH, WANTED");
         assert!(!env.vars.contains_key(&OsString::from("GITHUB_TOKEN")));
+    }
+
+    #[test]
+    fn network_settings_are_passed_by_default() {
+        let lookup = |name: &str| match name {
+            "HTTPS_PROXY" => Some(OsString::from("http://me:proxy-pass-9931@proxy:3128")),
+            "no_proxy" => Some(OsString::from("localhost")),
+            "SSL_CERT_FILE" => Some(OsString::from("/etc/corp.pem")),
+            "PIP_INDEX_URL" => Some(OsString::from("https://u:t@pypi.corp/simple")),
+            _ => ours(name),
+        };
+        let env = ChildEnv::for_transport(&stdio(&[], &[], false), &lookup);
+        let env = env.unwrap_or_else(|| panic!("stdio"));
+        assert_eq!(
+            env.describe(),
+            "HOME, HTTPS_PROXY, PATH, SSL_CERT_FILE, no_proxy"
+        );
+        assert_eq!(
+            crate::redact::redact("proxy said: bad password proxy-pass-9931"),
+            "proxy said: bad password ***"
+        );
     }
 
     #[test]

@@ -41,13 +41,14 @@ mod launcher;
 mod listing;
 mod process;
 mod session_watch;
+mod stderr_cause;
 mod supervisor;
 pub mod tool_cache;
 mod upstream;
 pub mod watchdog;
 
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
-pub use environment::{ChildEnv, DEFAULT_ENV_VARS};
+pub use environment::{ChildEnv, DEFAULT_ENV_VARS, NETWORK_ENV_VARS};
 pub use process::STDERR_CAP_BYTES;
 pub use upstream::{CallOrigin, ClientLink, Upstream, UpstreamFuture, input_method};
 

@@ -202,18 +202,11 @@ impl StderrLog {
         let _ = tokio::time::timeout(max, done.wait_for(|d| *d)).await;
     }
 
-    /// The last few non-empty lines, joined for a one-line cause; `None` when silent.
+    /// The last few lines, joined for a one-line cause, with the line that explains
+    /// (see [`super::stderr_cause`]); `None` when silent.
     pub fn tail(&self) -> Option<String> {
         let inner = self.inner.lock().ok()?;
-        let tail: Vec<&str> = inner
-            .lines
-            .iter()
-            .map(|l| l.trim())
-            .filter(|l| !l.is_empty())
-            .collect();
-        let start = tail.len().saturating_sub(CAUSE_LINES);
-        let tail = &tail[start..];
-        (!tail.is_empty()).then(|| tail.join(" | "))
+        super::stderr_cause::cause(inner.lines.iter().map(String::as_str), CAUSE_LINES)
     }
 }
 

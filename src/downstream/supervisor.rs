@@ -82,9 +82,17 @@ pub(super) enum ConnectError {
         status: String,
         stderr: Option<String>,
     },
-    #[error("timed out after {} s waiting for the handshake and tools/list", after.as_secs_f64())]
+    /// Names the setting: a first run of a launcher, or a server that builds an index at
+    /// start, needs more than the default, and the user must know which key gives it.
+    #[error(
+        "timed out after {} s waiting for the handshake and tools/list; if it needs longer \
+         (a launcher's first run downloads the package), raise `startup_timeout_sec` in \
+         [mcp_servers.{server}]",
+        after.as_secs_f64()
+    )]
     Timeout {
         after: Duration,
+        server: String,
         stderr: Option<String>,
     },
     #[error("handshake failed: {message}")]
@@ -345,7 +353,11 @@ impl Supervisor {
                     Err(_) => {
                         let stderr = child.stderr.tail();
                         child.group.terminate().await;
-                        return Err(ConnectError::Timeout { after, stderr });
+                        return Err(ConnectError::Timeout {
+                            after,
+                            server: self.name.to_string(),
+                            stderr,
+                        });
                     }
                 }
             }
@@ -419,6 +431,7 @@ impl Supervisor {
                     Err(_) => {
                         return Err(ConnectError::Timeout {
                             after,
+                            server: self.name.to_string(),
                             stderr: None,
                         });
                     }

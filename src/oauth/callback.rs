@@ -19,6 +19,11 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 pub enum CallbackError {
     #[error("cannot listen on 127.0.0.1 for the login callback: {0}")]
     Bind(std::io::Error),
+    #[error(
+        "port {0} (`oauth_callback_port`) is in use on 127.0.0.1; close what listens there \
+         (another login?) and run the command again"
+    )]
+    PortInUse(u16),
     #[error("no callback within {} s; run the command again and finish the login in the browser", .0.as_secs())]
     Timeout(Duration),
 }
@@ -30,18 +35,31 @@ pub struct Callback {
 }
 
 impl Callback {
-    /// Binds `127.0.0.1:0`: the OS picks a free port, so two logins never collide.
+    /// Binds `127.0.0.1:0`: the OS picks a free port, so two logins never collide. With a
+    /// fixed `port` (a client registered with `http://localhost:<port>/callback`, as Claude
+    /// Code registers them) binds that port and uses that redirect URI.
     ///
     /// # Errors
-    /// [`CallbackError::Bind`] when no loopback socket can be opened.
-    pub async fn bind() -> Result<Callback, CallbackError> {
-        let listener = TcpListener::bind(("127.0.0.1", 0))
+    /// [`CallbackError::Bind`] when no loopback socket can be opened,
+    /// [`CallbackError::PortInUse`] when the fixed port is taken.
+    pub async fn bind(port: Option<u16>) -> Result<Callback, CallbackError> {
+        let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0)))
             .await
-            .map_err(CallbackError::Bind)?;
-        let port = listener.local_addr().map_err(CallbackError::Bind)?.port();
+            .map_err(|e| match (port, e.kind()) {
+                (Some(port), std::io::ErrorKind::AddrInUse) => CallbackError::PortInUse(port),
+                _ => CallbackError::Bind(e),
+            })?;
+        let bound = listener.local_addr().map_err(CallbackError::Bind)?.port();
+        // The registered redirect names `localhost`; the browser resolves it to the
+        // loopback address we listen on.
+        let host = if port.is_some() {
+            "localhost"
+        } else {
+            "127.0.0.1"
+        };
         Ok(Callback {
             listener,
-            redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
+            redirect_uri: format!("http://{host}:{bound}{CALLBACK_PATH}"),
         })
     }
 

@@ -77,7 +77,7 @@ pub async fn login(
         .map_err(discovery)?;
     manager.set_metadata(resolution.metadata);
 
-    let callback = Callback::bind().await?;
+    let callback = Callback::bind(target.client.callback_port).await?;
     let redirect_uri = callback.redirect_uri().to_owned();
     let scopes = if target.client.scopes.is_empty() {
         manager.select_scopes(None, &[])

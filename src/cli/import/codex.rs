@@ -1,7 +1,8 @@
 //! Codex: `[mcp_servers.<name>]` tables in `$CODEX_HOME/config.toml` or
 //! `~/.codex/config.toml`, already our format: the keys mcp-defer reads are carried as they
 //! are. Codex signs in to HTTP servers with `codex mcp login`, configured by `scopes` (which
-//! `mcp-defer login` reads too) and `oauth_resource`; both are carried.
+//! `mcp-defer login` reads too), `oauth_resource` and `[mcp_servers.<name>.oauth]
+//! client_id` (a pre-registered client, carried as `oauth_client_id`).
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +12,7 @@ use super::{Client, Imported, is_self};
 use crate::config::SERVER_KEYS;
 
 /// Codex keys about OAuth sign-in; carried, and the server gets a note.
-const OAUTH_KEYS: &[&str] = &["scopes", "oauth_resource"];
+const OAUTH_KEYS: &[&str] = &["scopes", "oauth_resource", "oauth"];
 
 pub(super) fn default_path(home: Option<&Path>) -> anyhow::Result<PathBuf> {
     Ok(match std::env::var_os("CODEX_HOME") {
@@ -48,6 +49,25 @@ pub(super) fn import(text: &str, path: &Path) -> anyhow::Result<Imported> {
         }
         let mut table = toml::Table::new();
         for (key, value) in server {
+            // Codex's pre-registered client: `[mcp_servers.<name>.oauth] client_id`.
+            if key == "oauth" {
+                let id = value.get("client_id").and_then(toml::Value::as_str);
+                if let Some(id) = id {
+                    table.insert("oauth_client_id".to_owned(), id.into());
+                }
+                let others = value
+                    .as_table()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, _)| k.as_str())
+                    .filter(|k| *k != "client_id");
+                for other in others {
+                    out.note(format!(
+                        "left out `oauth.{other}` of {name}: mcp-defer does not read it"
+                    ));
+                }
+                continue;
+            }
             // Codex's `tools` tables hold approval modes, which mean nothing behind a proxy.
             let ours = SERVER_KEYS.contains(&key.as_str()) && key != "tools";
             if ours || OAUTH_KEYS.contains(&key.as_str()) {

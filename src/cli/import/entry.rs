@@ -1,5 +1,6 @@
 //! The `{command, args, env, url, headers, type}` server entry that Claude Code, Claude
-//! Desktop, Cursor, VS Code, Gemini CLI and Qwen Code all write, with each one's extras.
+//! Desktop, Cursor, VS Code, Gemini CLI, Qwen Code, Windsurf, Cline and Roo Code all write,
+//! with each one's extras.
 //! Variable syntax is the caller's: every string value goes through its `vars` function.
 
 use serde_json::{Map, Value as Json};
@@ -19,6 +20,11 @@ pub(super) enum Dialect {
     /// Gemini CLI and Qwen Code: no `type`; `url` is SSE, `httpUrl` streamable HTTP;
     /// `timeout`, `description`, `includeTools`, `excludeTools`, `trust`, `oauth`.
     Gemini,
+    /// Windsurf: as Claude, with `serverUrl` for HTTP and `disabledTools`.
+    Windsurf,
+    /// Cline and Roo Code: `type` `stdio`, `sse`, `streamableHttp`/`streamable-http`;
+    /// `timeout` (seconds), `alwaysAllow`/`autoApprove`, `disabledTools`, `watchPaths`.
+    Cline,
 }
 
 /// Converts one entry; `Err` says why it cannot be a server.
@@ -90,18 +96,9 @@ pub(super) fn convert(
             );
         }
     }
-    // OAuth settings: the server is kept, and the caller names the `mcp-defer login` to run.
-    let oauth_keys: &[&str] = match dialect {
-        Dialect::Claude | Dialect::Vscode => &["oauth"],
-        Dialect::Cursor => &["auth"],
-        Dialect::Gemini => &["oauth", "authProviderType"],
-    };
-    for key in oauth_keys {
-        if entry.contains_key(*key) {
-            server.oauth = true;
-            read.push(key);
-        }
-    }
+    // OAuth settings: the registered client is kept, and the caller names the
+    // `mcp-defer login` to run.
+    read.extend(super::oauth::read(entry, dialect, &mut server, vars));
     if matches!(dialect, Dialect::Cursor | Dialect::Vscode) && entry.contains_key("envFile") {
         server.notes.push(
             "left out `envFile`: mcp-defer does not read env files; add the variables the \
@@ -109,6 +106,28 @@ pub(super) fn convert(
                 .to_owned(),
         );
         read.push("envFile");
+    }
+    // Cline, Roo Code and Windsurf write `"disabled": true`; the server stays off here too.
+    if let Some(disabled) = entry.get("disabled").and_then(Json::as_bool) {
+        server.enabled = Some(!disabled);
+        read.push("disabled");
+    }
+    if let Some(enabled) = entry.get("enabled").and_then(Json::as_bool) {
+        server.enabled = Some(enabled);
+        read.push("enabled");
+    }
+    if matches!(dialect, Dialect::Windsurf | Dialect::Cline) {
+        if let Some(tools) = entry.get("disabledTools") {
+            server.disabled_tools = Some(server::strings("disabledTools", tools)?);
+        }
+        // Approval lists and file watching are the client's; a proxy has none to apply.
+        read.extend(["disabledTools", "alwaysAllow", "autoApprove", "watchPaths"]);
+    }
+    if dialect == Dialect::Cline {
+        if let Some(timeout) = entry.get("timeout").and_then(Json::as_f64) {
+            server.tool_timeout_sec = (timeout > 0.0 && timeout.is_finite()).then_some(timeout);
+        }
+        read.push("timeout");
     }
     if dialect == Dialect::Gemini {
         if let Some(timeout) = entry.get("timeout") {
@@ -163,6 +182,8 @@ fn transport(entry: &Map<String, Json>, dialect: Dialect) -> Result<Kind, String
                 "url"
             }))
         }
+        (_, Some("sse")) if !entry.contains_key("serverUrl") => Ok(Kind::Sse),
+        (Dialect::Windsurf, _) if entry.contains_key("serverUrl") => Ok(Kind::Http("serverUrl")),
         (_, Some("sse")) => Ok(Kind::Sse),
         (_, Some(other)) => Err(format!("unknown transport type {other:?}")),
         (Dialect::Gemini, None) if entry.contains_key("httpUrl") => Ok(Kind::Http("httpUrl")),

@@ -4,7 +4,9 @@
 //!
 //! One module per client format, each turning its file into [`Server`]s:
 //! [`claude`] (Claude Code and Claude Desktop), [`codex`], [`cursor`], [`vscode`],
-//! [`gemini`] (Gemini CLI and Qwen Code, which share the format) and [`opencode`].
+//! [`gemini`] (Gemini CLI and Qwen Code, which share the format), [`opencode`], [`zed`],
+//! [`continue_dev`] and [`goose`] (YAML, through [`yaml`]); Windsurf, Cline and Roo Code
+//! write Claude's entries with extras ([`entry`]). `"disabled": true` stays disabled.
 //! What cannot be carried (a legacy SSE server, mcp-defer itself, a key we do not read) is
 //! left out with a line on stderr saying why; servers that sign in with OAuth are carried
 //! with a line naming the `mcp-defer login` command that signs in to them. The output is validated by the
@@ -25,14 +27,22 @@ use crate::config::Config;
 
 mod claude;
 mod codex;
+mod continue_dev;
 mod cursor;
 mod entry;
 mod gemini;
+mod goose;
 mod jsonc;
+mod merge;
+mod oauth;
 mod opencode;
 mod server;
 mod vars;
 mod vscode;
+mod yaml;
+mod zed;
+
+use entry::Dialect;
 
 pub(super) use server::Server;
 
@@ -54,6 +64,18 @@ pub(super) enum Client {
     Qwen,
     /// OpenCode: `~/.config/opencode/opencode.json`, `opencode.json`.
     Opencode,
+    /// Windsurf: `~/.codeium/windsurf/mcp_config.json`.
+    Windsurf,
+    /// Cline: `cline_mcp_settings.json` in VS Code's global storage.
+    Cline,
+    /// Roo Code: `mcp_settings.json` in VS Code's global storage, `.roo/mcp.json`.
+    Roo,
+    /// Zed: `context_servers` of `~/.config/zed/settings.json`, `.zed/settings.json`.
+    Zed,
+    /// Continue: `~/.continue/config.yaml`, `.continue/mcpServers/*.yaml`.
+    Continue,
+    /// Goose: the `extensions` of `~/.config/goose/config.yaml`.
+    Goose,
 }
 
 impl Client {
@@ -68,6 +90,12 @@ impl Client {
             Client::Gemini => "gemini",
             Client::Qwen => "qwen",
             Client::Opencode => "opencode",
+            Client::Windsurf => "windsurf",
+            Client::Cline => "cline",
+            Client::Roo => "roo",
+            Client::Zed => "zed",
+            Client::Continue => "continue",
+            Client::Goose => "goose",
         }
     }
 
@@ -82,6 +110,12 @@ impl Client {
             Client::Gemini => "Gemini CLI",
             Client::Qwen => "Qwen Code",
             Client::Opencode => "OpenCode",
+            Client::Windsurf => "Windsurf",
+            Client::Cline => "Cline",
+            Client::Roo => "Roo Code",
+            Client::Zed => "Zed",
+            Client::Continue => "Continue",
+            Client::Goose => "Goose",
         }
     }
 }
@@ -93,11 +127,12 @@ pub(super) struct Args {
     /// The file to read [default: the client's user file, then its project file in this
     /// directory, later ones winning on a shared name as in the client]
     path: Option<PathBuf>,
-    /// Write the servers.toml to PATH instead of stdout (created with mode 0600: it may hold
-    /// secrets copied from the client's file). An existing file is kept unless --force.
+    /// Write the servers.toml to PATH instead of stdout (mode 0600: it may hold secrets
+    /// copied from the client's file). An existing PATH gets the servers it does not have
+    /// yet (same name, same command and args, or same url: already there), its own text kept.
     #[arg(long, value_name = "PATH")]
     write: Option<PathBuf>,
-    /// With --write: replace PATH if it exists.
+    /// With --write: replace PATH instead of adding to it.
     #[arg(long, requires = "write")]
     force: bool,
 }
@@ -112,14 +147,24 @@ pub(super) struct Imported {
 
 impl Imported {
     /// Adds or replaces `name` (a later scope wins, as in the client), keeping first position.
+    /// A name outside our `[A-Za-z0-9_-]` has each other character replaced by `_`, with a note.
     fn put(&mut self, name: &str, table: toml::Table) {
-        match self.servers.iter_mut().find(|(n, _)| n == name) {
+        let ours = server_name(name);
+        if ours != name {
+            self.note(format!(
+                "{name} is named {ours} here: server names are letters, digits, `_` and `-`"
+            ));
+        }
+        match self.servers.iter_mut().find(|(n, _)| *n == ours) {
             Some((_, t)) => *t = table,
-            None => self.servers.push((name.to_owned(), table)),
+            None => self.servers.push((ours, table)),
         }
     }
 
+    /// A note for stderr; control characters (a newline in a server name or a path) are
+    /// escaped, so no note can pose as another line.
     fn note(&mut self, note: String) {
+        let note = printable(&note);
         if !self.notes.contains(&note) {
             self.notes.push(note);
         }
@@ -179,10 +224,13 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         cwd: &cwd,
         home: home.as_deref(),
     };
-    if let Some(target) = &args.write {
-        refuse_overwrite(target, args.force, args.path.as_deref())?;
-    }
-    let (sources, imported) = match (args.client, &args.path) {
+    // An existing file is merged into (or replaced with --force); one that is not ours to
+    // read is refused before anything else is read.
+    let existing = match &args.write {
+        Some(target) if !args.force => existing(target)?,
+        _ => None,
+    };
+    let (sources, mut imported) = match (args.client, &args.path) {
         (Client::Claude, None) => claude::defaults(&cx)?,
         (Client::Codex, path) => {
             let path = match path {
@@ -222,27 +270,50 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             (sources, imported)
         }
     };
-    let text = render(args.client, &sources, &imported.servers);
+    let found = imported.servers.len();
+    let (text, written) = match &existing {
+        Some(existing) => {
+            let servers = std::mem::take(&mut imported.servers);
+            let merged = merge::merge(existing, args.client, servers)?;
+            for note in merged.notes {
+                imported.note(note);
+            }
+            let text = merge::append(
+                existing,
+                &render_added(args.client, &sources, &merged.added),
+            );
+            (text, merged.added.len())
+        }
+        None => (render(args.client, &sources, &imported.servers), found),
+    };
     match &args.write {
-        Some(target) => write_file(target, &text, args.force)?,
+        Some(target) => write_file(target, &text)?,
         None => super::write_stdout(&text)?,
     }
     for line in &imported.notes {
         eprintln!("mcp-defer: {line}");
     }
-    if imported.servers.is_empty() {
+    if found == 0 {
         eprintln!(
             "mcp-defer: no MCP servers found in {}",
-            list(&sources, " and ")
+            printable(&list(&sources, " and "))
         );
     }
     if let Some(target) = &args.write {
-        eprintln!(
-            "mcp-defer: wrote {} server{} to {}",
-            imported.servers.len(),
-            if imported.servers.len() == 1 { "" } else { "s" },
-            target.display()
-        );
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        match &existing {
+            Some(_) => eprintln!(
+                "mcp-defer: added {written} server{} to {} (it had its own; {} already there)",
+                plural(written),
+                printable(&target.display().to_string()),
+                found - written
+            ),
+            None => eprintln!(
+                "mcp-defer: wrote {written} server{} to {}",
+                plural(written),
+                printable(&target.display().to_string())
+            ),
+        }
     }
     // `${VAR}`s stay unexpanded in the output; any value will do to validate the rest. The
     // text is printed either way, so what is wrong can be fixed in it.
@@ -284,6 +355,19 @@ fn default_paths(cx: &Cx<'_>, client: Client) -> anyhow::Result<Vec<PathBuf>> {
             cx.cwd.join(".qwen/settings.json"),
         ],
         Client::Opencode => opencode::paths(&config_home, cx.cwd),
+        Client::Windsurf => vec![home.join(".codeium/windsurf/mcp_config.json")],
+        Client::Cline => vec![
+            vscode::global_storage(home, &config_home)
+                .join("saoudrizwan.claude-dev/settings/cline_mcp_settings.json"),
+        ],
+        Client::Roo => vec![
+            vscode::global_storage(home, &config_home)
+                .join("rooveterinaryinc.roo-cline/settings/mcp_settings.json"),
+            cx.cwd.join(".roo/mcp.json"),
+        ],
+        Client::Zed => zed::paths(&config_home, cx.cwd),
+        Client::Continue => continue_dev::paths(home, cx.cwd),
+        Client::Goose => goose::paths(&config_home),
         // Their defaults span several scopes of one file; handled by their modules.
         Client::Claude | Client::Codex => Vec::new(),
     };
@@ -301,7 +385,10 @@ fn import_file(
     path: &Path,
     out: &mut Imported,
 ) -> anyhow::Result<()> {
-    let json = parse_json(text, path)?;
+    let json = match client {
+        Client::Continue | Client::Goose => yaml::parse(text, path)?,
+        _ => parse_json(text, path)?,
+    };
     match client {
         Client::Claude => claude::import_code(&json, path, cx, out),
         Client::ClaudeDesktop => claude::import_desktop(&json, path, out),
@@ -309,8 +396,31 @@ fn import_file(
         Client::Vscode => vscode::import(&json, path, cx, out),
         Client::Gemini | Client::Qwen => gemini::import(&json, path, cx, out),
         Client::Opencode => opencode::import(&json, path, out),
+        Client::Windsurf => entry_servers(&json, path, cx, Dialect::Windsurf, out),
+        Client::Cline | Client::Roo => entry_servers(&json, path, cx, Dialect::Cline, out),
+        Client::Zed => zed::import(&json, path, out),
+        Client::Continue => continue_dev::import(&json, path, out),
+        Client::Goose => goose::import(&json, path, out),
         Client::Codex => unreachable_codex(),
     }
+}
+
+/// The `mcpServers` of Windsurf, Cline and Roo Code: Claude's entries with each one's
+/// extras; `${env:NAME}` (Windsurf, Roo) becomes `${NAME}`.
+fn entry_servers(
+    json: &Json,
+    path: &Path,
+    cx: &Cx<'_>,
+    dialect: Dialect,
+    out: &mut Imported,
+) -> anyhow::Result<()> {
+    let workspace = cursor::workspace_of(path, ".roo").unwrap_or(cx.cwd);
+    import_servers(json, "mcpServers", path, cx.client, out, |server| {
+        let mut inputs = Vec::new();
+        entry::convert(server, dialect, cx, &mut |s| {
+            vars::editor(s, workspace, &mut inputs)
+        })
+    })
 }
 
 /// Codex files are TOML and never reach [`import_file`]; an error rather than a panic.
@@ -351,47 +461,89 @@ fn import_servers(
     Ok(())
 }
 
-/// Fails before anything is read when `--write` would replace a file without `--force`.
-fn refuse_overwrite(target: &Path, force: bool, source: Option<&Path>) -> anyhow::Result<()> {
-    if force || !target.exists() {
-        return Ok(());
+/// The text of `target` when it exists, to merge into; `None` when it does not. A file we
+/// cannot read (or a directory) is an error before anything is imported.
+fn existing(target: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read_to_string(target) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::anyhow!(
+            "cannot read {} to add the imported servers to it: {e}; pass --force to replace \
+             it, or --write another path",
+            target.display()
+        )),
     }
-    let from = source.map_or_else(
-        || "the client's configuration".to_owned(),
-        |s| s.display().to_string(),
-    );
-    bail!(
-        "{} already exists; not replacing it with the servers imported from {from}. Pass \
-         --force to replace it, or --write another path",
-        target.display()
-    )
 }
 
-/// Writes the imported servers.toml, mode 0600: env values and headers copied from the
-/// client's file may be secrets.
-fn write_file(target: &Path, text: &str, force: bool) -> anyhow::Result<()> {
+/// Writes the servers.toml as a new file, mode 0600 (env values and headers copied from the
+/// client's file may be secrets), then renames it over `target`: a reader never sees half a
+/// file, an existing file's looser mode is not kept, and a symlink at `target` is replaced,
+/// never written through.
+fn write_file(target: &Path, text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).mode(0o600);
-    if force {
-        options.create(true).truncate(true);
-    } else {
-        // Checked again at creation: the file may have appeared since the first check.
-        options.create_new(true);
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .with_context(|| format!("{} is not a file name", target.display()))?;
+    let temp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let cannot = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", target.display());
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&temp)?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&temp, target)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
     }
-    let mut file = options.open(target).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            anyhow::anyhow!(
-                "{} already exists; pass --force to replace it",
-                target.display()
-            )
-        } else {
-            anyhow::anyhow!("cannot write {}: {e}", target.display())
+    written.map_err(cannot)
+}
+
+/// `text` with control characters escaped (`\n`, `\u{1b}`): for comments in the output and
+/// lines on stderr, which a newline in a path or name would otherwise break out of.
+pub(super) fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
+}
+
+/// A server name as our config accepts it and as a prefix of qualified tool names: each run
+/// of characters outside `[A-Za-z0-9-]` (`_` included) as one `_`, none at either end, so
+/// the name never holds the `__` that separates prefix and tool.
+fn server_name(name: &str) -> String {
+    let mut ours = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '-' {
+            ours.push(c);
+        } else if !ours.is_empty() && !ours.ends_with('_') {
+            ours.push('_');
         }
-    })?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", target.display()))
+    }
+    let ours = ours.trim_end_matches('_');
+    if ours.is_empty() {
+        "server".to_owned()
+    } else {
+        ours.to_owned()
+    }
 }
 
 /// Whether `command` runs mcp-defer (importing it would make it aggregate itself).
@@ -417,8 +569,28 @@ fn render(client: Client, sources: &[PathBuf], servers: &[(String, toml::Table)]
          # Check it with `mcp-defer check --config <this file>`; settings and mcp-defer's own\n\
          # keys (description, prefix, always_load, search_hints) are in the README.\n",
         client.name(),
-        list(sources, " and ")
+        printable(&list(sources, " and "))
     );
+    out.push_str(&tables(servers));
+    out
+}
+
+/// The servers added to an existing file, under a comment naming where they came from.
+fn render_added(client: Client, sources: &[PathBuf], servers: &[(String, toml::Table)]) -> String {
+    if servers.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\n# Added by `mcp-defer import {}` from {}.\n{}",
+        client.name(),
+        printable(&list(sources, " and ")),
+        tables(servers)
+    )
+}
+
+/// One `[mcp_servers.<name>]` table per server, keys and values in TOML's own quoting.
+fn tables(servers: &[(String, toml::Table)]) -> String {
+    let mut out = String::new();
     for (name, table) in servers {
         out.push_str(&format!("\n[mcp_servers.{}]\n", key(name)));
         for (k, v) in table {

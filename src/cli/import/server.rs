@@ -11,6 +11,8 @@ pub(in crate::cli) struct Server {
     pub command: Option<String>,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+    /// Variables to pass from mcp-defer's environment (Goose's `env_keys`).
+    pub env_vars: Option<Vec<String>>,
     pub cwd: Option<String>,
     pub url: Option<String>,
     pub headers: Vec<(String, String)>,
@@ -23,6 +25,14 @@ pub(in crate::cli) struct Server {
     pub tool_timeout_sec: Option<f64>,
     /// OAuth scopes from the source (Codex's `scopes`), carried for when mcp-defer logs in.
     pub scopes: Option<Vec<String>>,
+    /// A pre-registered OAuth client (Claude's `oauth.clientId`, Cursor's
+    /// `auth.CLIENT_ID`, Gemini's `oauth.clientId`, Codex's `oauth.client_id`): servers
+    /// without dynamic registration cannot be logged in to without it.
+    pub oauth_client_id: Option<String>,
+    /// The variable that holds that client's secret, when the source named one.
+    pub oauth_client_secret_env_var: Option<String>,
+    /// The fixed port of the redirect URI that client was registered with.
+    pub oauth_callback_port: Option<u16>,
     /// The source configures OAuth sign-in for this server.
     pub oauth: bool,
     /// Keys of the entry mcp-defer does not read.
@@ -47,9 +57,14 @@ impl Server {
             .iter()
             .any(|p| url.starts_with(p));
         if self.oauth {
+            let kept = if self.oauth_client_id.is_some() {
+                ", with its registered OAuth client"
+            } else {
+                ""
+            };
             Some(format!(
                 "carried over, but {} signs in to it with OAuth and keeps that login to \
-                 itself; run `mcp-defer login {name}` once (until then `check` shows it \
+                 itself; run `mcp-defer login {name}` once{kept} (until then `check` shows it \
                  as needing a login)",
                 client.label()
             ))
@@ -85,6 +100,9 @@ impl Server {
         if !self.env.is_empty() {
             t.insert("env".into(), pairs(self.env));
         }
+        if let Some(vars) = self.env_vars {
+            t.insert("env_vars".into(), strings(vars));
+        }
         if let Some(cwd) = self.cwd {
             t.insert("cwd".into(), string(cwd));
         }
@@ -117,6 +135,18 @@ impl Server {
         }
         if let Some(scopes) = self.scopes {
             t.insert("scopes".into(), strings(scopes));
+        }
+        if let Some(id) = self.oauth_client_id {
+            t.insert("oauth_client_id".into(), string(id));
+        }
+        if let Some(var) = self.oauth_client_secret_env_var {
+            t.insert("oauth_client_secret_env_var".into(), string(var));
+        }
+        if let Some(port) = self.oauth_callback_port {
+            t.insert(
+                "oauth_callback_port".into(),
+                toml::Value::Integer(i64::from(port)),
+            );
         }
         t
     }

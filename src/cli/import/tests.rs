@@ -97,7 +97,15 @@ fn claude_oauth_servers_are_carried_with_a_note() {
         !notes.contains("1601185624273"),
         "no values in notes: {notes}"
     );
-    rendered(Client::Claude, &out);
+    // The registered client and its fixed callback port are kept for `mcp-defer login`.
+    let text = rendered(Client::Claude, &out);
+    assert!(
+        text.contains(
+            "[mcp_servers.slack]\nurl = \"https://mcp.slack.com/mcp\"\n\
+             oauth_client_id = \"1601185624273.8899143856786\"\noauth_callback_port = 3118\n"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -139,6 +147,10 @@ fn cursor_variables_and_auth() {
         "{notes}"
     );
     assert!(!notes.contains("abc"), "{notes}");
+    assert!(
+        text.contains("scopes = [\"read\"]\noauth_client_id = \"abc\"\n"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -24,6 +24,11 @@ pub(super) fn user_path(home: &Path, config_home: &Path) -> PathBuf {
     }
 }
 
+/// VS Code's global storage, where extensions such as Cline and Roo Code keep their files.
+pub(super) fn global_storage(home: &Path, config_home: &Path) -> PathBuf {
+    user_path(home, config_home).with_file_name("globalStorage")
+}
+
 pub(super) fn import(
     json: &Json,
     path: &Path,

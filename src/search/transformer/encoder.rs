@@ -26,7 +26,7 @@ pub const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensor
 #[derive(Debug, thiserror::Error)]
 pub enum EncoderError {
     #[error(
-        "model directory {0} does not exist; run `.ci/install-peers` or point `model` at a sentence-transformers directory"
+        "model directory {0} does not exist; run `mcp-defer model fetch` (it unpacks all-MiniLM-L6-v2 there when `model` is not set; `--dir` for another place), or point `model` at a sentence-transformers directory"
     )]
     MissingDir(PathBuf),
     #[error("model directory {dir} has no {file}; a sentence-transformers directory holds {}", FILES.join(", "))]

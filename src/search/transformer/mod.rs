@@ -10,6 +10,7 @@
 
 mod cache;
 mod encoder;
+mod home;
 
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 
 pub use cache::CACHE_DIR_ENV;
 pub use encoder::{Encoder, EncoderError, FILES, ModelDir};
+pub use home::{MODEL_NAME, default_dir, default_dir_in};
 
 use super::semantic::Vectors;
 use crate::catalog::EntryId;

@@ -91,7 +91,7 @@ fn a_bad_model_directory_is_named_with_its_fault() {
     let missing = tmp.path().join("nowhere");
     let err = ModelDir::check(&missing).unwrap_err();
     assert!(matches!(err, EncoderError::MissingDir(_)), "{err}");
-    assert!(err.to_string().contains("install-peers"), "{err}");
+    assert!(err.to_string().contains("mcp-defer model fetch"), "{err}");
 
     std::fs::write(tmp.path().join("config.json"), "{}").unwrap();
     let err = ModelDir::check(tmp.path()).unwrap_err();

