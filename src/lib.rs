@@ -32,6 +32,9 @@
 //! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
 //!   authorized HTTP client `downstream` connects with.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
+//! - [`platform`]: every line that differs between Linux, macOS and Windows (process trees,
+//!   signals, file modes, launcher lookup, config/cache/data directories); nothing outside
+//!   it names `libc` or `std::os::{unix,windows}` (`.ci/check-platform`).
 //! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
 //!   masking secrets in whatever we show.
 //!
@@ -47,6 +50,7 @@ pub mod exposure;
 pub mod framing;
 pub mod ingest;
 pub mod oauth;
+pub mod platform;
 pub mod redact;
 pub mod search;
 pub mod server;

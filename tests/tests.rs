@@ -19,6 +19,7 @@ mod http;
 mod import;
 mod interop;
 mod launcher;
+#[cfg(target_os = "linux")]
 mod lazy;
 mod list;
 mod oauth;
@@ -26,12 +27,17 @@ mod output_limit;
 mod overrides;
 mod passthrough;
 mod reliability;
+#[cfg(target_os = "linux")]
 mod reload;
 mod search;
 mod secrets;
 #[cfg(feature = "model")]
 mod semantic_model;
 mod serve;
+// Linux only: they watch processes come and go through /proc (the promise itself holds on
+// every OS; src/platform/ keeps it by each OS's means).
+#[cfg(target_os = "linux")]
 mod shutdown;
+#[cfg(target_os = "linux")]
 mod soak;
 mod tool_fidelity;

@@ -173,7 +173,7 @@ pub(super) struct Cx<'a> {
 
 pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = crate::platform::dirs::home_dir();
     let cx = Cx {
         client: args.client,
         cwd: &cwd,
@@ -262,9 +262,8 @@ fn default_paths(cx: &Cx<'_>, client: Client) -> anyhow::Result<Vec<PathBuf>> {
     let home = cx
         .home
         .context("HOME is not set; give the file to import as PATH")?;
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home.join(".config"));
+    // `$XDG_CONFIG_HOME` or `~/.config` on Linux, `%APPDATA%` on Windows.
+    let config_home = crate::platform::dirs::config_home().unwrap_or_else(|| home.join(".config"));
     let mut paths = match client {
         Client::ClaudeDesktop => vec![claude::desktop_path(home, &config_home)],
         Client::Cursor => vec![
@@ -367,13 +366,13 @@ fn refuse_overwrite(target: &Path, force: bool, source: Option<&Path>) -> anyhow
     )
 }
 
-/// Writes the imported servers.toml, mode 0600: env values and headers copied from the
-/// client's file may be secrets.
+/// Writes the imported servers.toml, mode 0600 (Windows: the folder's ACL): env values and
+/// headers copied from the client's file may be secrets.
 fn write_file(target: &Path, text: &str, force: bool) -> anyhow::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).mode(0o600);
+    options.write(true);
+    crate::platform::private_file_options(&mut options);
     if force {
         options.create(true).truncate(true);
     } else {
