@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 
 #[path = "common/measure.rs"]
 mod measure;
+#[path = "common/os.rs"]
+mod os;
 use measure::{add_params, ms, percentile, us};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
@@ -302,8 +304,7 @@ impl Cost {
             .iter()
             .filter_map(|&i| fields.get(i).and_then(|v| v.parse::<f64>().ok()))
             .sum();
-        // SAFETY: sysconf has no preconditions.
-        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let hz = os::clock_ticks_per_second();
         // Per thread: the process's own `status` counts only its main thread.
         let switches: f64 = std::fs::read_dir(format!("/proc/{pid}/task"))
             .into_iter()

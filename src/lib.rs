@@ -43,6 +43,9 @@
 //!   nothing but [`tokens`].
 //! - [`tokens`]: the one token count (o200k_base BPE, embedded) and the bytes/4 estimate.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
+//! - [`platform`]: every line that differs between Linux, macOS and Windows (process trees,
+//!   signals, file modes, launcher lookup, config/cache/data directories); nothing outside
+//!   it names `libc` or `std::os::{unix,windows}` (`.ci/check-platform`).
 //! - Leaves every layer may use: [`server_tool`] (a tool as its server lists it, JSON text),
 //!   [`lines`] (bounded JSON-RPC lines for both sides), [`redact`] (the one rule for masking
 //!   secrets in whatever we show).
@@ -61,6 +64,7 @@ pub mod exposure;
 pub mod ingest;
 pub mod lines;
 pub mod oauth;
+pub mod platform;
 pub mod redact;
 pub mod report;
 pub mod search;

@@ -22,11 +22,9 @@ fn main() -> std::process::ExitCode {
     // mimalloc reads its option at start-up, before `main`, when its first arena is already
     // reserved: the process-wide switch covers that arena too (all but the one 2 MiB page
     // touched before `main`, which `AnonHugePages` in smaps shows).
-    // SAFETY: `prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)` only sets a flag of this process; a
-    // kernel without it returns an error, which changes nothing. `mi_option_set` as above.
-    unsafe {
-        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
-        libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0);
-    }
+    // On Linux `prctl(PR_SET_THP_DISABLE)` (in `platform`); elsewhere nothing.
+    mcp_defer::platform::tune_process();
+    // SAFETY: as above.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ALLOW_THP, 0) };
     mcp_defer::cli::main()
 }

@@ -97,7 +97,8 @@ impl Server {
     }
 }
 
-/// The processes running the fixture with `marker` among their arguments.
+/// The processes running the fixture with `marker` among their arguments (Linux: /proc).
+#[cfg(target_os = "linux")]
 fn fixture_processes(marker: &Path) -> usize {
     let marker = marker.to_string_lossy().into_owned();
     std::fs::read_dir("/proc")
@@ -176,6 +177,7 @@ pub fn tools_list(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn two_sessions_each_see_only_their_own_tools_over_one_server_process() {
     let dir = Dir::new();
@@ -439,6 +441,7 @@ fn profile_config(dir: &Dir) -> std::path::PathBuf {
     pids
 }
 
+#[cfg(target_os = "linux")]
 #[tokio::test]
 async fn a_profile_at_mcp_name_sees_only_its_servers_which_run_once() {
     let dir = Dir::new();

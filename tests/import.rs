@@ -271,9 +271,8 @@ fn write_adds_to_an_existing_file_and_force_replaces_it() {
         "{notes}"
     );
     assert!(!notes.contains("client-id-value"), "{notes}");
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&target).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o600);
+    #[cfg(unix)]
+    assert_eq!(crate::util::os::mode(&target), 0o600);
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(written.contains("[mcp_servers.linear]\nurl = \"http://127.0.0.1:9/mcp\"\n"));
 

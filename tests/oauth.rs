@@ -246,9 +246,11 @@ fn logout_deletes_the_servers_tokens_only() {
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert!(left.get("https://one.example/mcp").is_none(), "{left}");
     assert!(left.get("https://two.example/mcp").is_some(), "{left}");
-    use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o600, "rewritten token file mode {mode:o}");
+    #[cfg(unix)]
+    {
+        let mode = crate::util::os::mode(&file);
+        assert_eq!(mode, 0o600, "rewritten token file mode {mode:o}");
+    }
 
     let again = dir
         .command(&["logout", "remote"])

@@ -199,6 +199,8 @@ fn a_huge_timeout_is_refused_with_key_table_line_and_range() {
     );
 }
 
+/// Unix: a file without the execute bit (Windows has no such bit).
+#[cfg(unix)]
 #[test]
 fn a_non_executable_command_fails_once_with_its_cause() {
     let dir = Dir::new();

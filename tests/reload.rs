@@ -291,6 +291,8 @@ fn serving(config: &Path) -> i32 {
     pids[0]
 }
 
+/// Unix: SIGHUP and symbolic links.
+#[cfg(unix)]
 #[tokio::test]
 async fn sighup_reloads_a_file_the_watch_cannot_see() {
     // servers.toml is a link to a file in another directory: the watch (on the link's
@@ -302,7 +304,7 @@ async fn sighup_reloads_a_file_the_watch_cannot_see() {
     let target = real.join("servers.toml");
     std::fs::write(&target, fixture("fx", &[], "")).expect("write");
     let path = dir.file("servers.toml");
-    std::os::unix::fs::symlink(&target, &path).expect("symlink");
+    crate::util::os::symlink(&target, &path);
     let session = Session::start(&path).await;
     search_until(&session, json!({"query": "echo"}), |_| true).await;
 
@@ -315,9 +317,8 @@ async fn sighup_reloads_a_file_the_watch_cannot_see() {
     assert!(!has_server(&unseen, "more"), "{unseen:#}");
 
     let pid = serving(&path);
-    // SAFETY: kill(2) with a pid read from /proc and a valid signal number.
-    let sent = unsafe { libc::kill(pid, libc::SIGHUP) };
-    assert_eq!(sent, 0, "kill -HUP {pid}");
+    let sent = crate::util::os::send(pid, crate::util::os::Signal::Hup);
+    assert!(sent, "kill -HUP {pid}");
     search_until(&session, json!({"query": "echo"}), |found| {
         has_server(found, "more")
     })

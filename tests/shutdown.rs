@@ -4,6 +4,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::util::os::{self, Signal};
 use crate::util::{Dir, fixture, is_gone, read_pids, stderr};
 
 /// Waits until the fixture wrote its pid file.
@@ -27,8 +28,8 @@ fn assert_all_gone(pids: &[i32]) {
     }
     let alive: Vec<_> = pids.iter().filter(|&&p| !is_gone(p)).collect();
     for &&pid in &alive {
-        // SAFETY: plain kill of a pid this test's fixture reported; cleans up after failure.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // A pid this test's fixture reported; cleans up after failure.
+        os::send(pid, Signal::Kill);
     }
     assert!(
         alive.is_empty(),
@@ -90,8 +91,7 @@ fn interrupted_check_leaves_no_child_or_grandchild() {
         .expect("spawn check");
     let mut pids = wait_for_pids(&a, 2);
     pids.extend(wait_for_pids(&b, 2));
-    // SAFETY: signalling the child this test spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    os::send(child.id() as i32, Signal::Int);
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
@@ -139,8 +139,7 @@ fn wait_exit(child: &mut std::process::Child, what: &str) -> std::process::ExitS
 fn terminated_serve_leaves_no_child_or_grandchild() {
     let dir = Dir::new();
     let (mut child, pids) = serve_with_grandchildren(&dir);
-    // SAFETY: signalling the child this test spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    os::send(child.id() as i32, Signal::Term);
     let status = wait_exit(&mut child, "SIGTERM");
     assert_eq!(status.code(), Some(0), "serve exits cleanly on SIGTERM");
     assert_all_gone(&pids);
@@ -166,8 +165,7 @@ fn serve_ends_with_its_client_and_leaves_no_child() {
 fn killed_serve_leaves_no_child_or_grandchild() {
     let dir = Dir::new();
     let (mut child, pids) = serve_with_grandchildren(&dir);
-    // SAFETY: signalling the child this test spawned.
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    os::send(child.id() as i32, Signal::Kill);
     let status = wait_exit(&mut child, "SIGKILL");
     assert_eq!(status.code(), None, "killed, not exited");
     assert_all_gone(&pids);

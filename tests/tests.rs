@@ -21,6 +21,7 @@ mod import;
 mod import_formats;
 mod interop;
 mod launcher;
+#[cfg(target_os = "linux")]
 mod lazy;
 mod list;
 #[cfg(feature = "model")]
@@ -31,6 +32,7 @@ mod output_limit;
 mod overrides;
 mod passthrough;
 mod reliability;
+#[cfg(target_os = "linux")]
 mod reload;
 mod report;
 mod search;
@@ -38,7 +40,11 @@ mod secrets;
 #[cfg(feature = "model")]
 mod semantic_model;
 mod serve;
+// Linux only: they watch processes come and go through /proc (the promise itself holds on
+// every OS; src/platform/ keeps it by each OS's means).
+#[cfg(target_os = "linux")]
 mod shutdown;
+#[cfg(target_os = "linux")]
 mod soak;
 mod stats;
 mod tool_fidelity;

@@ -36,6 +36,8 @@ use rmcp::model::Tool;
 
 mod eval;
 mod model;
+#[path = "../common/os.rs"]
+mod os;
 #[path = "../common/scale.rs"]
 mod scale;
 

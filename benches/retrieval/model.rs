@@ -16,12 +16,7 @@ const TOOLS: usize = 1_000;
 
 /// User plus system CPU time of the whole process.
 fn cpu() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; RUSAGE_SELF is always valid.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    crate::os::process_cpu()
 }
 
 /// Resident set size in MB (`VmRSS`), 0 when unknown.

@@ -709,8 +709,8 @@ fn raw_server(list: &str, call_bytes: usize, close_stdout: bool) -> std::process
             break;
         }
         if close_stdout && request["method"] == "tools/list" {
-            // SAFETY: closing our own stdout; nothing writes to it after this.
-            unsafe { libc::close(1) };
+            // Nothing writes to stdout after this.
+            mcp_defer::platform::close_stdout();
             std::thread::sleep(Duration::from_secs(1000));
         }
     }

@@ -576,7 +576,9 @@ impl Config {
     }
 
     /// Where to look when no `--config` is given (DESIGN.md section 9):
-    /// `$MCP_DEFER_CONFIG`, `./servers.toml`, `$XDG_CONFIG_HOME/mcp-defer/servers.toml`.
+    /// `$MCP_DEFER_CONFIG`, `./servers.toml`, `<config dir>/mcp-defer/servers.toml` (Linux:
+    /// `$XDG_CONFIG_HOME` or `~/.config`; macOS: `~/Library/Application Support`; Windows:
+    /// `%APPDATA%`; see `crate::platform::dirs`).
     ///
     /// # Errors
     /// [`ConfigError::NotFound`] listing every place it looked.
@@ -587,11 +589,8 @@ impl Config {
             return Ok(PathBuf::from(path));
         }
         looked.push(PathBuf::from("servers.toml"));
-        let xdg = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-        if let Some(dir) = xdg {
-            looked.push(dir.join("mcp-defer").join("servers.toml"));
+        if let Some(dir) = crate::platform::dirs::config_dir() {
+            looked.push(dir.join("servers.toml"));
         }
         looked
             .iter()

@@ -15,21 +15,10 @@ use std::ffi::OsString;
 
 use crate::config::Transport;
 
-/// Codex's default set on Unix (`codex-rs/rmcp-client/src/utils.rs`, `DEFAULT_ENV_VARS`):
-/// what a program needs to find its tools, home, locale and temp directory.
-pub const DEFAULT_ENV_VARS: &[&str] = &[
-    "HOME",
-    "LOGNAME",
-    "PATH",
-    "SHELL",
-    "USER",
-    "__CF_USER_TEXT_ENCODING",
-    "LANG",
-    "LC_ALL",
-    "TERM",
-    "TMPDIR",
-    "TZ",
-];
+/// The variables every stdio server gets from ours when they are set: Codex's lists, one
+/// for Unix and one with Windows' names (`SYSTEMROOT`, `PATHEXT`, `USERPROFILE`, `APPDATA`,
+/// ...), chosen by `crate::platform::env`.
+pub const DEFAULT_ENV_VARS: &[&str] = crate::platform::env::DEFAULT_ENV_VARS;
 
 /// The user's own network settings, passed by default beside [`DEFAULT_ENV_VARS`]: without
 /// them `npx`, `uvx`, pip and Node servers fail behind a corporate proxy or a private CA

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper, ProcessGroup};
+use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::ChildStderr;
 use tokio::sync::watch;
@@ -69,38 +69,31 @@ pub fn spawn(
             cwd: cwd.to_owned(),
         });
     }
-    let mut cmd = tokio::process::Command::new(command);
+    // Windows: `npx` is `npx.cmd`, found through PATHEXT as cmd.exe would; elsewhere as is.
+    let launch = crate::platform::launch::resolve(command, &|name| {
+        env.vars.get(std::ffi::OsStr::new(name)).cloned()
+    });
+    let mut cmd = tokio::process::Command::new(&launch.program);
     if !env.inherit {
         cmd.env_clear();
     }
-    cmd.args(args)
+    cmd.args(&launch.prefix)
+        .args(args)
         .envs(&env.vars)
         .kill_on_drop(true)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let parent = std::process::id();
-    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
-    // (prctl, getppid, raise). PDEATHSIG kills the server when we die, however we die; the
-    // parent check closes the race where we died before prctl took effect.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if libc::getppid() as u32 != parent {
-                libc::raise(libc::SIGKILL);
-            }
-            Ok(())
-        });
-    }
+    // Linux: the child dies with us, however we die (see `platform::prepare_child`).
+    crate::platform::prepare_child(&mut cmd);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
     let (exit_tx, exit) = watch::channel(None);
     let signalled = Arc::new(AtomicBool::new(false));
     let mut wrap = CommandWrap::from(cmd);
-    wrap.wrap(ProcessGroup::leader()).wrap(ExitRecorder {
+    crate::platform::tree_wrappers(&mut wrap);
+    wrap.wrap(ExitRecorder {
         tx: Arc::new(exit_tx),
         signalled: signalled.clone(),
     });
@@ -109,7 +102,7 @@ pub fn spawn(
             command: command.to_owned(),
         },
         _ if source.kind() == io::ErrorKind::PermissionDenied
-            || source.raw_os_error() == Some(libc::ENOEXEC) =>
+            || crate::platform::is_not_executable(&source) =>
         {
             SpawnError::NotExecutable {
                 command: command.to_owned(),
@@ -128,14 +121,22 @@ pub fn spawn(
         });
     };
     let stderr = child.stderr().take();
-    let pgid = child.id().map_or(0, |id| id as i32);
+    let (tree, kill_requested) = crate::platform::Tree::new(child.id().unwrap_or(0));
     // Reaps the child (recording its exit status); dropping it (runtime shutdown) kills it.
+    // On Windows the tree's job is ended through the child, so a kill request comes here.
     tokio::spawn(async move {
-        let _ = child.wait().await;
+        let killed = tokio::select! {
+            _ = child.wait() => false,
+            () = kill_requested => true,
+        };
+        if killed {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
     });
     let transport = ChildTransport::new(stdin, stdout, max_message_bytes);
-    if pgid > 0 {
-        super::watchdog::guard(pgid);
+    if let Some(id) = tree.watch_id() {
+        super::watchdog::guard(id);
     }
     let (done_tx, done) = watch::channel(stderr.is_none());
     let log = StderrLog {
@@ -150,7 +151,10 @@ pub fn spawn(
     }
     Ok(Spawned {
         transport,
-        group: GroupGuard { pgid, signalled },
+        group: GroupGuard {
+            tree: Some(tree),
+            signalled,
+        },
         exit,
         stderr: log,
     })
@@ -158,8 +162,7 @@ pub fn spawn(
 
 /// "exited with code 3", "killed by signal 9".
 pub fn describe_exit(status: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
+    match (status.code(), crate::platform::exit_signal(status)) {
         (Some(code), _) => format!("exited with code {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}"),
         (None, None) => format!("exited ({status})"),
@@ -272,6 +275,7 @@ impl ChildWrapper for RecordingChild {
         self.signalled.store(true, Ordering::Relaxed);
         self.inner.start_kill()
     }
+    #[cfg(unix)]
     fn signal(&self, sig: i32) -> io::Result<()> {
         self.signalled.store(true, Ordering::Relaxed);
         self.inner.signal(sig)
@@ -294,11 +298,12 @@ impl ChildWrapper for RecordingChild {
     }
 }
 
-/// The process group of one child. Terminating it reaches grandchildren that outlived
-/// their parent; dropping it without [`GroupGuard::terminate`] kills the group at once.
+/// The process tree of one child (its process group; its Job Object on Windows).
+/// Terminating it reaches grandchildren that outlived their parent; dropping it without
+/// [`GroupGuard::terminate`] kills the tree at once.
 #[derive(Debug)]
 pub struct GroupGuard {
-    pgid: i32,
+    tree: Option<crate::platform::Tree>,
     signalled: Arc<AtomicBool>,
 }
 
@@ -308,38 +313,27 @@ impl GroupGuard {
         self.signalled.load(Ordering::Relaxed)
     }
 
-    /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, then SIGKILL.
+    /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, then SIGKILL (Windows:
+    /// the job is terminated).
     pub async fn terminate(mut self) {
-        let pgid = std::mem::take(&mut self.pgid);
         self.signalled.store(true, Ordering::Relaxed);
-        if pgid <= 0 {
+        let Some(mut tree) = self.tree.take() else {
             return;
+        };
+        tree.terminate(TERM_GRACE).await;
+        if let Some(id) = tree.watch_id() {
+            super::watchdog::release(id);
         }
-        if signal_group(pgid, libc::SIGTERM) {
-            let start = tokio::time::Instant::now();
-            while start.elapsed() < TERM_GRACE && signal_group(pgid, 0) {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            if signal_group(pgid, 0) {
-                tracing::debug!(pgid, "process group ignored SIGTERM; killing it");
-                signal_group(pgid, libc::SIGKILL);
-            }
-        }
-        super::watchdog::release(pgid);
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        if self.pgid > 0 {
-            signal_group(self.pgid, libc::SIGKILL);
-            super::watchdog::release(self.pgid);
+        if let Some(mut tree) = self.tree.take() {
+            tree.kill();
+            if let Some(id) = tree.watch_id() {
+                super::watchdog::release(id);
+            }
         }
     }
-}
-
-/// Whether the group still had members (the signal was delivered).
-fn signal_group(pgid: i32, signal: i32) -> bool {
-    // SAFETY: killpg has no memory-safety preconditions; a stale pgid only yields ESRCH.
-    unsafe { libc::killpg(pgid, signal) == 0 }
 }

@@ -199,8 +199,8 @@ impl Child {
             .ok()
             .and_then(|r| r.ok().and_then(|s| *s))?;
         self.stderr.drained(STDERR_DRAIN).await;
-        use std::os::unix::process::ExitStatusExt;
-        let text = if self.group.signalled_by_us() && status.signal().is_some() {
+        let text = if self.group.signalled_by_us() && crate::platform::exit_signal(status).is_some()
+        {
             "closed its stdout (the connection) and was stopped by mcp-defer".to_owned()
         } else {
             describe_exit(status)

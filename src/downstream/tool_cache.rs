@@ -33,10 +33,8 @@ pub fn dir() -> Option<PathBuf> {
     if let Some(dir) = non_empty(CACHE_DIR_ENV) {
         return Some(PathBuf::from(dir));
     }
-    if let Some(dir) = non_empty("XDG_CACHE_HOME") {
-        return Some(PathBuf::from(dir).join("mcp-defer"));
-    }
-    non_empty("HOME").map(|home| PathBuf::from(home).join(".cache").join("mcp-defer"))
+    // `$XDG_CACHE_HOME/mcp-defer` or `~/.cache/mcp-defer` on Linux; each OS's own elsewhere.
+    crate::platform::dirs::cache_dir()
 }
 
 /// The file of `server`'s list: its name and the hash of everything in its config.

@@ -8,6 +8,10 @@
 //! a pipe; when the pipe reaches end of file (we are gone, however that happened) it sends
 //! SIGKILL to every group still registered, then exits. A grandchild that leaves its group
 //! (`setsid`) escapes both layers; nothing short of a cgroup catches that.
+//!
+//! macOS has no PDEATHSIG: this watchdog is the one layer there, and covers the server
+//! itself too (it leads the group). Windows needs none: each server's Job Object dies with
+//! us (`platform::NEEDS_WATCHDOG`). The system calls are in `crate::platform`.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
@@ -24,7 +28,7 @@ static PIPE: OnceLock<Mutex<ChildStdin>> = OnceLock::new();
 /// # Errors
 /// When the watchdog cannot be spawned; mcp-defer still works, with the pdeathsig layer only.
 pub fn start() -> std::io::Result<()> {
-    if PIPE.get().is_some() {
+    if PIPE.get().is_some() || !crate::platform::NEEDS_WATCHDOG {
         return Ok(());
     }
     let exe = std::env::current_exe()?;
@@ -35,7 +39,7 @@ pub fn start() -> std::io::Result<()> {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     // Its own group: a terminal's Ctrl-C or a kill of our group must not take it first.
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    crate::platform::watchdog::own_process_group(&mut command);
     let mut child = command.spawn()?;
     let Some(stdin) = child.stdin.take() else {
         return Err(std::io::Error::other("the watchdog has no stdin"));
@@ -65,13 +69,9 @@ fn send(line: &str) {
 
 /// The watchdog's main: keep the registered groups until stdin ends, then SIGKILL them.
 pub fn run() -> std::process::ExitCode {
-    // SAFETY: ignoring signals has no memory-safety preconditions. The watchdog must not die
-    // of the signals that end a session; end of file on stdin is its only way out.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        libc::signal(libc::SIGHUP, libc::SIG_IGN);
-    }
+    // The watchdog must not die of the signals that end a session; end of file on stdin is
+    // its only way out.
+    crate::platform::watchdog::ignore_session_signals();
     let mut groups = BTreeSet::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
@@ -87,8 +87,7 @@ pub fn run() -> std::process::ExitCode {
         }
     }
     for pgid in groups {
-        // SAFETY: killpg has no memory-safety preconditions; a gone group yields ESRCH.
-        unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        crate::platform::watchdog::kill_group(pgid);
     }
     std::process::ExitCode::SUCCESS
 }

@@ -1,5 +1,7 @@
 //! Where OAuth tokens live between runs: one 0600 JSON file under the user's data directory
-//! (`$XDG_DATA_HOME/mcp-defer/oauth.json`, else `~/.local/share/mcp-defer/oauth.json`),
+//! (`$XDG_DATA_HOME/mcp-defer/oauth.json`, else `~/.local/share/mcp-defer/oauth.json`;
+//! `~/Library/Application Support/mcp-defer/` on macOS, `%LOCALAPPDATA%\mcp-defer\` on
+//! Windows, where the profile folder's ACL keeps it the user's: see `crate::platform`),
 //! keyed by the server's URL, so two configs naming the same server share one login.
 //!
 //! No OS keyring: on Linux it needs a Secret Service daemon on a D-Bus session, which a
@@ -9,7 +11,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
@@ -17,13 +18,11 @@ use serde::{Deserialize, Serialize};
 
 /// The file's name inside the data directory.
 const FILE_NAME: &str = "oauth.json";
-/// Owner read/write only: the file holds refresh tokens.
-const FILE_MODE: u32 = 0o600;
 
 /// Why the token file could not be used. Never carries a token.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("no place for the token file: set XDG_DATA_HOME or HOME")]
+    #[error("no place for the token file: set XDG_DATA_HOME or HOME (LOCALAPPDATA on Windows)")]
     NoDataDir,
     #[error("cannot read {path}: {source}")]
     Read {
@@ -86,21 +85,14 @@ pub struct TokenFile {
 }
 
 impl TokenFile {
-    /// The file under `$XDG_DATA_HOME/mcp-defer/`, else `~/.local/share/mcp-defer/`.
+    /// The file in the user's data directory (`crate::platform::dirs::data_dir`):
+    /// `$XDG_DATA_HOME/mcp-defer/`, else `~/.local/share/mcp-defer/` on Linux.
     ///
     /// # Errors
-    /// [`StoreError::NoDataDir`] when neither variable is set.
+    /// [`StoreError::NoDataDir`] when the OS gives no data directory (no home).
     pub fn default_location() -> Result<TokenFile, StoreError> {
-        let data = std::env::var_os("XDG_DATA_HOME")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .filter(|h| !h.is_empty())
-                    .map(|h| Path::new(&h).join(".local/share"))
-            })
-            .ok_or(StoreError::NoDataDir)?;
-        Ok(TokenFile::at(data.join("mcp-defer").join(FILE_NAME)))
+        let data = crate::platform::dirs::data_dir().ok_or(StoreError::NoDataDir)?;
+        Ok(TokenFile::at(data.join(FILE_NAME)))
     }
 
     pub fn at(path: PathBuf) -> TokenFile {
@@ -141,7 +133,7 @@ impl TokenFile {
             source,
         };
         if let Some(dir) = self.path.parent() {
-            std::fs::create_dir_all(dir).map_err(failed)?;
+            crate::platform::create_private_dir(dir).map_err(failed)?;
         }
         if logins.is_empty() {
             return match std::fs::remove_file(&self.path) {
@@ -155,14 +147,13 @@ impl TokenFile {
             .path
             .with_extension(format!("json.{}.tmp", std::process::id()));
         let write = || -> std::io::Result<()> {
-            let mut file = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(FILE_MODE)
-                .open(&temp)?;
-            // `mode` applies only to a file it creates; a leftover temp file is fixed here.
-            file.set_permissions(std::fs::Permissions::from_mode(FILE_MODE))?;
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            crate::platform::private_file_options(&mut options);
+            let mut file = options.open(&temp)?;
+            // The mode given at open applies only to a file it creates; a leftover temp file
+            // is fixed here.
+            crate::platform::restrict_to_owner(&file)?;
             file.write_all(&text)?;
             file.sync_all()?;
             std::fs::rename(&temp, &self.path)
@@ -250,8 +241,6 @@ impl CredentialStore for ServerCredentials {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use std::os::unix::fs::PermissionsExt;
-
     use super::*;
 
     fn login(client_id: &str) -> Login {
@@ -268,8 +257,13 @@ mod tests {
         let file = TokenFile::at(dir.path().join("sub").join(FILE_NAME));
         file.save("https://a.example/mcp", login("a")).unwrap();
         file.save("https://b.example/mcp", login("b")).unwrap();
-        let mode = std::fs::metadata(file.path()).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
+        if cfg!(unix) {
+            assert_eq!(crate::platform::mode_of(file.path()), Some(0o600));
+            assert_eq!(
+                crate::platform::mode_of(dir.path().join("sub").as_path()),
+                Some(0o700)
+            );
+        }
         let a = file.load("https://a.example/mcp").unwrap().unwrap();
         assert_eq!(a.credentials.client_id, "a");
         assert!(file.load("https://c.example/mcp").unwrap().is_none());

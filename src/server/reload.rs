@@ -122,13 +122,12 @@ impl Reloader {
     /// # Errors
     /// When the SIGHUP handler cannot be installed.
     pub(crate) fn start(self, stop: CancellationToken) -> std::io::Result<()> {
-        use tokio::signal::unix::{SignalKind, signal};
-        let hangup = signal(SignalKind::hangup())?;
+        let hangup = crate::platform::Hangup::new()?;
         tokio::spawn(self.run(hangup, stop));
         Ok(())
     }
 
-    async fn run(mut self, mut hangup: tokio::signal::unix::Signal, stop: CancellationToken) {
+    async fn run(mut self, mut hangup: crate::platform::Hangup, stop: CancellationToken) {
         let (tx, mut changed) = mpsc::unbounded_channel();
         // Dropped when this task ends, which stops watching.
         let _watcher = match watch_file(&self.source.path, tx) {

@@ -119,19 +119,11 @@ async fn start_servers(
     link.send_replace(Some(ClientLink::new(&capabilities, Arc::new(client))));
 }
 
-/// Installs the handlers now and returns a future that resolves on SIGINT or SIGTERM with
-/// the signal's name.
+/// Installs the handlers now and returns a future that resolves on SIGINT or SIGTERM
+/// (Windows: Ctrl-C, Ctrl-Break, console close, logoff, shutdown) with its name.
 ///
 /// # Errors
 /// When the handlers cannot be installed.
 pub(super) fn terminated() -> std::io::Result<impl Future<Output = &'static str>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    Ok(async move {
-        tokio::select! {
-            _ = interrupt.recv() => "SIGINT",
-            _ = terminate.recv() => "SIGTERM",
-        }
-    })
+    crate::platform::terminated()
 }

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[cfg(unix)]
+pub mod os;
+
 /// The `mcp-defer` binary cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
 /// The fixture MCP server (flags choose its faults).

@@ -218,7 +218,7 @@ pub(super) struct Cx<'a> {
 
 pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = crate::platform::dirs::home_dir();
     let cx = Cx {
         client: args.client,
         cwd: &cwd,
@@ -333,9 +333,8 @@ fn default_paths(cx: &Cx<'_>, client: Client) -> anyhow::Result<Vec<PathBuf>> {
     let home = cx
         .home
         .context("HOME is not set; give the file to import as PATH")?;
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home.join(".config"));
+    // `$XDG_CONFIG_HOME` or `~/.config` on Linux, `%APPDATA%` on Windows.
+    let config_home = crate::platform::dirs::config_home().unwrap_or_else(|| home.join(".config"));
     let mut paths = match client {
         Client::ClaudeDesktop => vec![claude::desktop_path(home, &config_home)],
         Client::Cursor => vec![
@@ -481,7 +480,6 @@ fn existing(target: &Path) -> anyhow::Result<Option<String>> {
 /// never written through.
 fn write_file(target: &Path, text: &str) -> anyhow::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let dir = match target.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -496,11 +494,10 @@ fn write_file(target: &Path, text: &str) -> anyhow::Result<()> {
     ));
     let cannot = |e: std::io::Error| anyhow::anyhow!("cannot write {}: {e}", target.display());
     let written = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temp)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        crate::platform::private_file_options(&mut options);
+        let mut file = options.open(&temp)?;
         file.write_all(text.as_bytes())?;
         file.sync_all()?;
         std::fs::rename(&temp, target)

@@ -35,9 +35,7 @@ pub fn cache_root() -> Option<PathBuf> {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    var(CACHE_DIR_ENV)
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("mcp-defer")))
-        .or_else(|| var("HOME").map(|d| d.join(".cache").join("mcp-defer")))
+    var(CACHE_DIR_ENV).or_else(crate::platform::dirs::cache_dir)
 }
 
 /// The vectors of one model read from disk, and the file new ones are appended to.

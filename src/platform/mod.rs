@@ -1,0 +1,79 @@
+//! Everything that differs between operating systems, in one place (DESIGN.md section 7b):
+//! each OS keeps the same promises by its own means. Children die with us (Linux:
+//! `PR_SET_PDEATHSIG` plus the pipe-EOF watchdog; macOS: the watchdog; Windows: a Job
+//! Object with `KILL_ON_JOB_CLOSE`), whole process trees are stopped, a stop is asked for by
+//! SIGINT/SIGTERM or Ctrl-C/console close, secrets files are private to the user, launchers
+//! are found as the user's shell finds them, and config, cache and data live where the OS
+//! expects them.
+//!
+//! Outside this module no code names `libc::`, `std::os::unix`, `std::os::windows` or
+//! `tokio::signal::unix`; `.ci/check-platform` fails the build when one does. The pure
+//! parts ([`launch`], [`env`], [`dirs`]) compile and are tested on every OS; `unix`,
+//! `linux`, `macos` and `windows` hold the system calls. Depends on nothing in the crate.
+
+pub(crate) mod dirs;
+pub(crate) mod env;
+pub(crate) mod launch;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
+
+#[cfg(unix)]
+use unix as imp;
+#[cfg(windows)]
+use windows as imp;
+
+#[cfg(test)]
+pub(crate) use imp::mode_of;
+pub(crate) use imp::{Hangup, Tree, exit_signal, is_not_executable, terminated};
+pub(crate) use imp::{create_private_dir, private_file_options, restrict_to_owner};
+
+/// Process-wide tuning done first thing in `main`. Linux: no transparent huge pages (see
+/// `main.rs` for the figures); elsewhere nothing.
+pub fn tune_process() {
+    #[cfg(target_os = "linux")]
+    linux::disable_transparent_huge_pages();
+}
+
+/// Prepares a stdio server's command before it is spawned: on Linux the child gets
+/// `PR_SET_PDEATHSIG = SIGKILL`, so it dies with us however we die; on macOS the watchdog
+/// covers that; on Windows the Job Object does (see [`tree_wrappers`]).
+pub(crate) fn prepare_child(command: &mut tokio::process::Command) {
+    #[cfg(target_os = "linux")]
+    linux::kill_with_parent(command);
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
+}
+
+/// Adds what makes a spawned child the root of a tree we can stop whole: a new process
+/// group on Unix, a Job Object that kills every member when its last handle closes (our
+/// exit, however it happens) on Windows.
+pub(crate) fn tree_wrappers(wrap: &mut process_wrap::tokio::CommandWrap) {
+    imp::tree_wrappers(wrap);
+}
+
+/// Whether this OS needs the watchdog process (`downstream::watchdog`) to stop grandchildren
+/// when mcp-defer dies without cleaning up. Windows' Job Object does that by itself.
+pub(crate) const NEEDS_WATCHDOG: bool = cfg!(unix);
+
+/// The watchdog's side: ignore the signals that end a session (it must outlive them), and
+/// kill the process groups still registered once we are gone.
+pub(crate) mod watchdog {
+    #[cfg(unix)]
+    pub(crate) use super::unix::{ignore_session_signals, kill_group, own_process_group};
+    #[cfg(windows)]
+    pub(crate) use super::windows::{ignore_session_signals, kill_group, own_process_group};
+}
+
+/// Closes this process's stdout (file descriptor 1 / the standard output handle), so the
+/// peer reading it sees end of file while we keep running. The fixture server uses it to
+/// play a server that hangs up.
+pub fn close_stdout() {
+    imp::close_stdout();
+}

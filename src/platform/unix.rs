@@ -1,0 +1,183 @@
+//! Unix (Linux and macOS): process groups and signals, file modes.
+
+use std::io;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+
+/// Owner read/write only: files that may hold secrets (tokens, imported env values).
+const PRIVATE_FILE_MODE: u32 = 0o600;
+/// Owner only: the directory that holds them.
+const PRIVATE_DIR_MODE: u32 = 0o700;
+/// How often [`Tree::terminate`] looks whether the group is gone.
+const POLL: Duration = Duration::from_millis(20);
+
+/// A child's process tree: the process group it leads (`ProcessGroup::leader()`).
+#[derive(Debug)]
+pub(crate) struct Tree {
+    pgid: i32,
+}
+
+impl Tree {
+    /// The tree rooted at the child with process id `id`, and a future that resolves when
+    /// the tree must be killed through the child itself: never on Unix, where a signal to the
+    /// group reaches it.
+    pub(crate) fn new(id: u32) -> (Tree, impl Future<Output = ()> + Send + 'static) {
+        let pgid = i32::try_from(id).unwrap_or(0);
+        (Tree { pgid }, std::future::pending())
+    }
+
+    /// The id the watchdog is told about; `None` when there is no group to kill.
+    pub(crate) fn watch_id(&self) -> Option<i32> {
+        (self.pgid > 1).then_some(self.pgid)
+    }
+
+    /// SIGTERM to the group, up to `grace` for it to empty, then SIGKILL.
+    pub(crate) async fn terminate(&mut self, grace: Duration) {
+        if self.watch_id().is_none() {
+            return;
+        }
+        if signal_group(self.pgid, libc::SIGTERM) {
+            let start = tokio::time::Instant::now();
+            while start.elapsed() < grace && signal_group(self.pgid, 0) {
+                tokio::time::sleep(POLL).await;
+            }
+            if signal_group(self.pgid, 0) {
+                tracing::debug!(
+                    pgid = self.pgid,
+                    "process group ignored SIGTERM; killing it"
+                );
+                signal_group(self.pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    /// SIGKILL to the whole group, now.
+    pub(crate) fn kill(&mut self) {
+        if self.watch_id().is_some() {
+            signal_group(self.pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// Whether the group still had members (the signal was delivered).
+fn signal_group(pgid: i32, signal: i32) -> bool {
+    // SAFETY: killpg has no memory-safety preconditions; a stale pgid only yields ESRCH.
+    unsafe { libc::killpg(pgid, signal) == 0 }
+}
+
+pub(super) fn tree_wrappers(wrap: &mut process_wrap::tokio::CommandWrap) {
+    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+}
+
+/// The signal that ended the process, if a signal did.
+pub(crate) fn exit_signal(status: ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+/// Whether a spawn failed because the file is not a program we may run (ENOEXEC: no `#!`
+/// line and not a binary for this machine).
+pub(crate) fn is_not_executable(err: &io::Error) -> bool {
+    err.raw_os_error() == Some(libc::ENOEXEC)
+}
+
+/// Installs the handlers now and returns a future that resolves on SIGINT or SIGTERM with
+/// the signal's name.
+///
+/// # Errors
+/// When the handlers cannot be installed.
+pub(crate) fn terminated() -> io::Result<impl Future<Output = &'static str>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => "SIGINT",
+            _ = terminate.recv() => "SIGTERM",
+        }
+    })
+}
+
+/// SIGHUP, the Unix way to ask a daemon to re-read its config.
+#[derive(Debug)]
+pub(crate) struct Hangup(tokio::signal::unix::Signal);
+
+impl Hangup {
+    /// Installs the handler now, so a SIGHUP sent after this returns is not lost.
+    ///
+    /// # Errors
+    /// When the handler cannot be installed.
+    pub(crate) fn new() -> io::Result<Hangup> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Hangup(signal(SignalKind::hangup())?))
+    }
+
+    /// The next SIGHUP; `None` once no more can arrive.
+    pub(crate) async fn recv(&mut self) -> Option<()> {
+        self.0.recv().await
+    }
+}
+
+/// Makes `options` create the file owner read/write only (0600).
+pub(crate) fn private_file_options(options: &mut std::fs::OpenOptions) {
+    options.mode(PRIVATE_FILE_MODE);
+}
+
+/// Sets an open file to 0600: the mode given at open applies only to a file it creates.
+///
+/// # Errors
+/// When the mode cannot be changed.
+pub(crate) fn restrict_to_owner(file: &std::fs::File) -> io::Result<()> {
+    file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+}
+
+/// Creates `dir` (and its parents) and makes `dir` itself owner-only (0700). A directory
+/// that exists is left as it is: it may be the user's own (`--write ~/x.toml`).
+///
+/// # Errors
+/// When the directory cannot be created or its mode set.
+pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))
+}
+
+/// The permission bits of a file, for tests that pin them.
+#[cfg(test)]
+pub(crate) fn mode_of(path: &Path) -> Option<u32> {
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o777)
+}
+
+pub(super) fn close_stdout() {
+    // SAFETY: closing our own stdout; the caller writes nothing to it afterwards.
+    unsafe { libc::close(1) };
+}
+
+/// Puts the watchdog in its own process group: a terminal's Ctrl-C or a kill of our group
+/// must not take it first.
+pub(crate) fn own_process_group(command: &mut std::process::Command) {
+    std::os::unix::process::CommandExt::process_group(command, 0);
+}
+
+/// The watchdog must not die of the signals that end a session; end of file on its stdin
+/// is its only way out.
+pub(crate) fn ignore_session_signals() {
+    // SAFETY: ignoring signals has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
+    }
+}
+
+/// SIGKILL to process group `pgid` (a gone group yields ESRCH, ignored).
+pub(crate) fn kill_group(pgid: i32) {
+    signal_group(pgid, libc::SIGKILL);
+}

@@ -1,0 +1,40 @@
+//! The integration tests' only OS-specific calls (`.ci/check-platform` allows them here
+//! alone). Unix-only: the tests that send signals or pin file modes are `#[cfg(unix)]`.
+
+use std::path::Path;
+
+/// The signals the tests send.
+#[derive(Debug, Clone, Copy)]
+pub enum Signal {
+    Int,
+    Term,
+    Hup,
+    Kill,
+}
+
+/// Sends `signal` to `pid`; whether it was delivered.
+pub fn send(pid: i32, signal: Signal) -> bool {
+    let signal = match signal {
+        Signal::Int => libc::SIGINT,
+        Signal::Term => libc::SIGTERM,
+        Signal::Hup => libc::SIGHUP,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: kill(2) has no memory-safety preconditions; a stale pid yields ESRCH.
+    unsafe { libc::kill(pid, signal) == 0 }
+}
+
+/// The permission bits of `path`.
+pub fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .expect("metadata")
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// A symbolic link at `link` to `target`.
+pub fn symlink(target: &Path, link: &Path) {
+    std::os::unix::fs::symlink(target, link).expect("symlink");
+}
