@@ -16,6 +16,7 @@ mod eras;
 mod framing;
 mod fuzz;
 mod http;
+mod http_limits;
 mod import;
 mod interop;
 mod launcher;

@@ -355,9 +355,7 @@ fn decode_http(
             "header_timeout_sec" => http.header_timeout_sec = Some(cx.integer(key, value)?),
             "body_timeout_sec" => http.body_timeout_sec = Some(cx.integer(key, value)?),
             "max_connections" => http.max_connections = Some(cx.integer(key, value)?),
-            "max_sessions_per_token" => {
-                http.max_sessions_per_token = Some(cx.integer(key, value)?)
-            }
+            "max_sessions_per_token" => http.max_sessions_per_token = Some(cx.integer(key, value)?),
             other => return Err(cx.unknown(key, other, HTTP_KEYS)),
         }
     }

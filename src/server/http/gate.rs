@@ -32,8 +32,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::HttpError;
 use super::expiry::{Admission, IdInFlight, Owner, Principal, Sessions};
-use crate::sync::lock;
 use crate::config::{HttpSettings, TokenSource};
+use crate::sync::lock;
 
 /// The accepted bearer tokens. `Debug` shows how many, never what.
 pub(super) struct Tokens(Vec<Vec<u8>>);
@@ -420,7 +420,9 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
         },
         None => {}
     }
-    let response = next.run(Request::from_parts(parts, Body::from(bytes))).await;
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
     if let Some(reservation) = reservation
         && let Some(id) = response
             .headers()
@@ -433,7 +435,13 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
         timing.status(response.status().as_u16());
     }
     let (parts, body) = response.into_parts();
-    Response::from_parts(parts, Body::new(Held { body, _guard: guard }))
+    Response::from_parts(
+        parts,
+        Body::new(Held {
+            body,
+            _guard: guard,
+        }),
+    )
 }
 
 fn session_not_found() -> Response {

@@ -67,7 +67,9 @@ fn counters() -> &'static Counters {
 }
 
 pub(super) fn connection_refused() {
-    counters().connections_refused.fetch_add(1, Ordering::Relaxed);
+    counters()
+        .connections_refused
+        .fetch_add(1, Ordering::Relaxed);
 }
 
 pub(super) fn session_refused() {
@@ -150,7 +152,10 @@ pub(super) fn render(sessions: usize, servers: &[ServerHandle]) -> String {
     let c = counters();
     let mut out = String::new();
     let gauge = |out: &mut String, name: &str, help: &str, kind: &str, value: u64| {
-        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}");
+        let _ = writeln!(
+            out,
+            "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+        );
     };
     gauge(
         &mut out,
