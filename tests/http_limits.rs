@@ -482,3 +482,85 @@ async fn probes_answer_and_metrics_count_calls_behind_the_token() {
         assert!(metrics.contains(line), "{line} missing:\n{metrics}");
     }
 }
+
+/// Reads SSE `data:` messages from `response` until one satisfies `wanted`.
+async fn next_message(
+    response: &mut reqwest::Response,
+    buffer: &mut String,
+    wanted: impl Fn(&Value) -> bool,
+) -> Option<Value> {
+    loop {
+        while let Some(end) = buffer.find('\n') {
+            let line: String = buffer.drain(..=end).collect();
+            if let Some(data) = line.trim_end().strip_prefix("data: ")
+                && let Ok(message) = serde_json::from_str::<Value>(data)
+                && wanted(&message)
+            {
+                return Some(message);
+            }
+        }
+        let chunk = response.chunk().await.ok()??;
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+    }
+}
+
+#[tokio::test]
+async fn an_elicitation_during_a_call_arrives_on_that_calls_stream() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &["--ask-tool"], ""));
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "no-get-stream", "version": "1"}}});
+    let (status, session, body) = post(&client, &server.url, &[], &init).await;
+    assert_eq!(status, 200, "{body}");
+    let session = session.unwrap();
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let (status, _, _) = post(
+        &client,
+        &server.url,
+        &headers,
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    assert_eq!(status, 202);
+    // This client never opens the GET stream: the call's own stream is all it reads.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "call_tool", "arguments": {"name": "fx__ask", "arguments": {"asks": ["elicitation"]}}}});
+    let mut stream = raw_post(
+        &client,
+        &server.url,
+        &headers,
+        serde_json::to_vec(&call).unwrap(),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(stream.status().as_u16(), 200);
+    let mut buffer = String::new();
+    let asked = tokio::time::timeout(
+        Duration::from_secs(20),
+        next_message(&mut stream, &mut buffer, |m| {
+            m["method"] == "elicitation/create"
+        }),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("no elicitation on the call's stream:\n{}", server.log()))
+    .expect("the call's stream ended without the elicitation");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "action": "accept", "content": {"name": "Ada"}}});
+    let (status, _, body) = post(&client, &server.url, &headers, &answer).await;
+    assert_eq!(status, 202, "{body}");
+    let result = tokio::time::timeout(
+        Duration::from_secs(20),
+        next_message(&mut stream, &mut buffer, |m| m["id"] == 2),
+    )
+    .await
+    .expect("the call is answered")
+    .expect("the call's stream ended without its answer");
+    assert!(result.to_string().contains("Ada"), "{result}");
+}
