@@ -2,12 +2,14 @@
 //! `[profiles.NAME]` at `/mcp/NAME`), one shared set of downstream servers.
 //!
 //! rmcp's `StreamableHttpService` speaks the transport (sessions with `Mcp-Session-Id` for
-//! `initialize` clients, stateless 2026-07-28 requests, SSE, `Host` and `Origin` checks,
-//! the body size limit); axum serves it. This module owns what is ours around it: one
-//! [`Shared`] state and one downstream pool for the process, a [`DeferServer`] session per
-//! client ([`super::session`]), bearer tokens ([`super::gate`]), the bind rule (loopback
-//! unless auth is configured) and session expiry ([`super::sessions`]). docs/design.md
-//! section 17 has the rules.
+//! `initialize` clients, stateless 2026-07-28 requests, SSE, `Host` and `Origin` checks);
+//! hyper serves it under our connection limits ([`listen`]). This module owns what is ours
+//! around it: one [`Shared`] state and one downstream pool for the process, a
+//! [`DeferServer`] session per client ([`super::session`]), the gate in front of rmcp
+//! (tokens, session owners, body limits, request and session caps: [`gate`]), the bind
+//! rule (loopback unless auth is configured), session expiry ([`expiry`]), and what an
+//! operator asks: `/healthz`, `/readyz`, `/metrics` ([`probes`], [`metrics`]).
+//! docs/design.md section 17 and docs/deploy.md have the rules.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
