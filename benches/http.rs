@@ -4,7 +4,10 @@
 //! stack mcp-defer uses). Rounds alternate direct and proxied, so drift in machine load hits
 //! both alike. Then the memory one idle session costs. Prints figures; asserts nothing.
 //!
-//! `cargo bench --bench http -- [--sessions N] [--calls N] [--idle N]`
+//! `cargo bench --bench http -- [--sessions N] [--calls N] [--idle N] [--slow N]`
+//!
+//! Also prints the throughput ratio (through mcp-defer / direct) and the latency of the
+//! same calls while `--slow` connections (default 2,000) hold half-sent headers.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -29,6 +32,7 @@ struct Options {
     sessions: usize,
     calls: usize,
     idle: usize,
+    slow: usize,
 }
 
 fn options() -> Options {
@@ -36,6 +40,7 @@ fn options() -> Options {
         sessions: 100,
         calls: 20,
         idle: 1000,
+        slow: 2000,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -48,6 +53,7 @@ fn options() -> Options {
             "--sessions" => options.sessions = number("--sessions"),
             "--calls" => options.calls = number("--calls"),
             "--idle" => options.idle = number("--idle"),
+            "--slow" => options.slow = number("--slow"),
             _ => {}
         }
     }
@@ -182,8 +188,9 @@ fn main() {
         .unwrap_or_else(|e| panic!("tokio runtime: {e}"));
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let config = dir.path().join("servers.toml");
+    // One principal opens every session here: the per-token cap goes above `--idle`.
     let table = format!(
-        "[mcp_servers.fx]\ncommand = {}\nargs = []\n",
+        "[settings.http]\nmax_sessions_per_token = 1000000\n\n[mcp_servers.fx]\ncommand = {}\nargs = []\n",
         json!(FIXTURE)
     );
     std::fs::write(&config, table).unwrap_or_else(|e| panic!("write config: {e}"));
@@ -249,6 +256,40 @@ fn main() {
             ms(percentile(&p_lat, 0.5)) - ms(percentile(&d_lat, 0.5)),
             ms(percentile(&p_lat, 0.99)) - ms(percentile(&d_lat, 0.99)),
         );
+        println!(
+            "throughput through mcp-defer / direct: {:.2}",
+            (p_lat.len() as f64 / p_wall.as_secs_f64()) / (d_lat.len() as f64 / d_wall.as_secs_f64())
+        );
+
+        // A slowloris flood without a token: connections that never finish their headers,
+        // held open while the sessions call again.
+        let addr = defer_url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        let mut slow = Vec::with_capacity(options.slow);
+        for _ in 0..options.slow {
+            let Ok(mut stream) = tokio::net::TcpStream::connect(&addr).await else {
+                break;
+            };
+            use tokio::io::AsyncWriteExt;
+            let _ = stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+                .await;
+            slow.push(stream);
+        }
+        let (mut lat, wall) = round(&proxied, "fx__add", options.calls).await;
+        lat.sort();
+        println!(
+            "under {} slow connections: {:.0} calls/s, p50 {:.2} ms, p99 {:.2} ms",
+            slow.len(),
+            lat.len() as f64 / wall.as_secs_f64(),
+            ms(percentile(&lat, 0.5)),
+            ms(percentile(&lat, 0.99)),
+        );
+        drop(slow);
         for client in proxied.into_iter().chain(direct) {
             if let Ok(client) = Arc::try_unwrap(client) {
                 let _ = client.cancel().await;

@@ -114,20 +114,30 @@ fn params(text: &str) -> Option<String> {
             .map_or(0, |(i, c)| i + c.len_utf8());
         let name = &before[name_start..];
         let after = &after[1..];
+        let lower = name.to_ascii_lowercase();
+        // rmcp's span for an HTTP session names its id plainly: `..._session{id="..."}`.
+        let session_span = lower == "id" && before[..name_start].ends_with("_session{");
+        let secret = session_span
+            || lower
+                .split(['_', '-', '.'])
+                .any(|word| SECRET_PARAMS.iter().any(|p| word.ends_with(p)));
+        out.push_str(before);
+        out.push('=');
+        // A secret's quoted value (a `tracing` field logged with `?`: `session_id="..."`)
+        // is masked inside its quotes; any other quoted text is scanned on as before.
+        if secret && after.starts_with('"') {
+            let value_end = after[1..].find('"').map_or(after.len(), |i| i + 2);
+            out.push_str("\"***\"");
+            changed |= &after[..value_end] != "\"***\"";
+            rest = &after[value_end..];
+            continue;
+        }
         let value_end = after
             .find(|c: char| {
                 matches!(c, '&' | '#' | ',' | ';' | ')') || c.is_whitespace() || is_quote(c)
             })
             .unwrap_or(after.len());
-        out.push_str(before);
-        out.push('=');
-        let lower = name.to_ascii_lowercase();
-        if value_end > 0
-            && &after[..value_end] != MASK
-            && lower
-                .split(['_', '-', '.'])
-                .any(|word| SECRET_PARAMS.iter().any(|p| word.ends_with(p)))
-        {
+        if value_end > 0 && &after[..value_end] != MASK && secret {
             out.push_str(MASK);
             changed = true;
         } else {
@@ -223,6 +233,18 @@ mod tests {
         assert_eq!(
             redact("see http://example.com/a?q=1"),
             "see http://example.com/a?q=1"
+        );
+    }
+
+    #[test]
+    fn quoted_session_ids_and_rmcp_session_spans_are_masked() {
+        assert_eq!(
+            redact(r#"create new session session_id="7d25c3fa-1c08" next"#),
+            r#"create new session session_id="***" next"#
+        );
+        assert_eq!(
+            redact(r#"DEBUG streamable_http_session{id="7d25c3fa-1c08"}: rmcp: x id=2"#),
+            r#"DEBUG streamable_http_session{id="***"}: rmcp: x id=2"#
         );
     }
 

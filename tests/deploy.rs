@@ -47,6 +47,13 @@ fn the_kubernetes_manifests_parse_and_serve_with_tokens_behind_affinity() {
         .filter_map(|e| e["name"].as_str())
         .collect();
     assert_eq!(env, ["MCP_DEFER_CONFIG", "MCP_DEFER_TOKENS"]);
+    for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
+        assert_eq!(
+            container[probe]["httpGet"]["path"].as_str(),
+            Some(path),
+            "{probe}"
+        );
+    }
     assert_eq!(
         container["env"][1]["valueFrom"]["secretKeyRef"]["name"].as_str(),
         Some("mcp-defer-tokens")

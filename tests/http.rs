@@ -26,8 +26,11 @@ impl Server {
     }
 
     /// Starts it and waits for the URL it serves at; on exit, the log.
-    fn try_start(dir: &Dir, addr: &str, envs: &[(&str, &str)]) -> Result<Server, String> {
-        let mut child = Command::new(BIN)
+    pub fn try_start(dir: &Dir, addr: &str, envs: &[(&str, &str)]) -> Result<Server, String> {
+        // MCP_DEFER_TEST_BIN: run these tests against another build (a base commit's, to
+        // see a test fail before its fix).
+        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| BIN.to_owned());
+        let mut child = Command::new(bin)
             .args(["serve", "--http", addr, "--config"])
             .arg(dir.file("servers.toml"))
             .current_dir(dir.path())
@@ -79,7 +82,7 @@ impl Server {
     }
 
     /// Waits until the log contains `needle`.
-    fn wait_for_log(&self, needle: &str) {
+    pub fn wait_for_log(&self, needle: &str) {
         self.wait_for_log_times(needle, 1);
     }
 
@@ -120,7 +123,7 @@ fn python(mode: &str, url: &str, args: &[&str]) -> Option<Value> {
     Some(serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}")))
 }
 
-const ACCEPT: &str = "application/json, text/event-stream";
+pub const ACCEPT: &str = "application/json, text/event-stream";
 
 /// A JSON-RPC POST; returns the status, the session id header and the JSON-RPC message in
 /// the body (SSE or JSON), if any.
@@ -402,7 +405,7 @@ async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
 }
 
 /// The `result` of the JSON-RPC answer with `id` in an SSE or JSON body.
-fn result_of(body: &str, id: u64) -> Value {
+pub fn result_of(body: &str, id: u64) -> Value {
     body.lines()
         .map(|l| l.strip_prefix("data: ").unwrap_or(l))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -17,6 +17,7 @@ mod first_run;
 mod framing;
 mod fuzz;
 mod http;
+mod http_limits;
 mod import;
 mod import_formats;
 mod interop;

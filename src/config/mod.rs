@@ -135,6 +135,26 @@ pub const SESSION_IDLE_SEC_RANGE: std::ops::RangeInclusive<usize> = 1..=604_800;
 pub const DEFAULT_MAX_CONCURRENT_REQUESTS: usize = 32;
 /// Bounds of `max_concurrent_requests`.
 pub const MAX_CONCURRENT_REQUESTS_RANGE: std::ops::RangeInclusive<usize> = 1..=10_000;
+/// How long a connection may take to send a request's headers, and how long a kept-alive
+/// connection may wait for its next request: a real client sends its headers in one
+/// packet; a slowloris connection that never finishes them is closed after this.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a request body may take to arrive once its headers are in (bodies are at most
+/// `max_message_bytes`; a client on a slow link sends 1 MB in well under this).
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bounds of `header_timeout_sec` and `body_timeout_sec`: a second to an hour.
+pub const HTTP_TIMEOUT_SEC_RANGE: std::ops::RangeInclusive<usize> = 1..=3600;
+/// Connections served at once: far above what a team's clients open (each keeps one or
+/// two), and below a raised file-descriptor limit. Connections past it are closed on
+/// accept.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Bounds of `max_connections`.
+pub const MAX_CONNECTIONS_RANGE: std::ops::RangeInclusive<usize> = 1..=1_000_000;
+/// Sessions one token (one principal) may hold open at once: one per client window or
+/// agent it runs, with room to spare; each holds its lists (~100 KiB).
+pub const DEFAULT_MAX_SESSIONS_PER_TOKEN: usize = 256;
+/// Bounds of `max_sessions_per_token`.
+pub const MAX_SESSIONS_PER_TOKEN_RANGE: std::ops::RangeInclusive<usize> = 1..=1_000_000;
 pub const MAX_OUTPUT_TOKENS_RANGE: std::ops::RangeInclusive<usize> = 100..=10_000_000;
 
 /// A validated configuration.
@@ -234,8 +254,18 @@ pub struct HttpSettings {
     /// `Host` values accepted (DNS-rebinding protection); empty: loopback names and the
     /// bound address.
     pub allowed_hosts: Vec<String>,
-    /// Requests one session may have in flight at once.
+    /// Requests one session may have in flight at once; also the stateless (2026-07-28)
+    /// requests one token may have in flight at once.
     pub max_concurrent_requests: usize,
+    /// `header_timeout_sec`: the time to send a request's headers, and the longest a
+    /// kept-alive connection waits for its next request.
+    pub header_timeout: Duration,
+    /// `body_timeout_sec`: the time a request body may take to arrive.
+    pub body_timeout: Duration,
+    /// Connections served at once; more are closed on accept.
+    pub max_connections: usize,
+    /// Sessions one token may hold open at once.
+    pub max_sessions_per_token: usize,
 }
 
 /// Where `serve --http` reads its bearer tokens. Read when serving starts, never logged.
@@ -254,6 +284,10 @@ impl Default for HttpSettings {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             max_concurrent_requests: DEFAULT_MAX_CONCURRENT_REQUESTS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_sessions_per_token: DEFAULT_MAX_SESSIONS_PER_TOKEN,
         }
     }
 }

@@ -58,6 +58,10 @@ pub(super) struct RawHttp {
     pub allowed_origins: Option<S<Vec<S<String>>>>,
     pub allowed_hosts: Option<S<Vec<S<String>>>>,
     pub max_concurrent_requests: Option<S<i64>>,
+    pub header_timeout_sec: Option<S<i64>>,
+    pub body_timeout_sec: Option<S<i64>>,
+    pub max_connections: Option<S<i64>>,
+    pub max_sessions_per_token: Option<S<i64>>,
 }
 
 /// One `[mcp_servers.<name>.tools.<tool>]` table.
@@ -160,6 +164,10 @@ const HTTP_KEYS: &[&str] = &[
     "allowed_origins",
     "allowed_hosts",
     "max_concurrent_requests",
+    "header_timeout_sec",
+    "body_timeout_sec",
+    "max_connections",
+    "max_sessions_per_token",
 ];
 
 /// Keys of `[settings.search]`.
@@ -349,6 +357,10 @@ fn decode_http(
             "max_concurrent_requests" => {
                 http.max_concurrent_requests = Some(cx.integer(key, value)?)
             }
+            "header_timeout_sec" => http.header_timeout_sec = Some(cx.integer(key, value)?),
+            "body_timeout_sec" => http.body_timeout_sec = Some(cx.integer(key, value)?),
+            "max_connections" => http.max_connections = Some(cx.integer(key, value)?),
+            "max_sessions_per_token" => http.max_sessions_per_token = Some(cx.integer(key, value)?),
             other => return Err(cx.unknown(key, other, HTTP_KEYS)),
         }
     }

@@ -220,6 +220,10 @@ fn settings_parse_and_convert_units() {
         "token_file = \"tokens\"",
         "allowed_origins = [\"http://localhost:*\"]",
         "max_concurrent_requests = 4",
+        "header_timeout_sec = 5",
+        "body_timeout_sec = 20",
+        "max_connections = 500",
+        "max_sessions_per_token = 7",
     ]));
     assert_eq!(
         config.settings,
@@ -244,8 +248,17 @@ fn settings_parse_and_convert_units() {
                 allowed_origins: vec!["http://localhost:*".to_owned()],
                 allowed_hosts: Vec::new(),
                 max_concurrent_requests: 4,
+                header_timeout: Duration::from_secs(5),
+                body_timeout: Duration::from_secs(20),
+                max_connections: 500,
+                max_sessions_per_token: 7,
             },
         }
+    );
+    fails(
+        &lines(&["[settings.http]", "max_sessions_per_token = 0"]),
+        2,
+        &["`max_sessions_per_token` is 0, but must be between 1 and 1000000"],
     );
     fails(
         &lines(&[

@@ -1103,8 +1103,45 @@ fn build_http(raw: RawHttp, source: &Source<'_>) -> Result<HttpSettings, ConfigE
         allowed_origins,
         allowed_hosts,
         max_concurrent_requests,
+        header_timeout_sec,
+        body_timeout_sec,
+        max_connections,
+        max_sessions_per_token,
     } = raw;
     let defaults = HttpSettings::default();
+    let secs = |d: Duration| usize::try_from(d.as_secs()).unwrap_or(usize::MAX);
+    let header_timeout = bounded(
+        source,
+        header_timeout_sec,
+        "header_timeout_sec",
+        "seconds to send a request's headers",
+        &crate::config::HTTP_TIMEOUT_SEC_RANGE,
+        secs(defaults.header_timeout),
+    )?;
+    let body_timeout = bounded(
+        source,
+        body_timeout_sec,
+        "body_timeout_sec",
+        "seconds to send a request's body",
+        &crate::config::HTTP_TIMEOUT_SEC_RANGE,
+        secs(defaults.body_timeout),
+    )?;
+    let max_connections = bounded(
+        source,
+        max_connections,
+        "max_connections",
+        "connections served at once",
+        &crate::config::MAX_CONNECTIONS_RANGE,
+        defaults.max_connections,
+    )?;
+    let max_sessions_per_token = bounded(
+        source,
+        max_sessions_per_token,
+        "max_sessions_per_token",
+        "sessions one token may hold open",
+        &crate::config::MAX_SESSIONS_PER_TOKEN_RANGE,
+        defaults.max_sessions_per_token,
+    )?;
     let tokens = match (tokens_env, token_file) {
         (Some(_), Some(file)) => {
             return Err(source.error(
@@ -1154,7 +1191,38 @@ fn build_http(raw: RawHttp, source: &Source<'_>) -> Result<HttpSettings, ConfigE
         allowed_origins: list(allowed_origins),
         allowed_hosts: list(allowed_hosts),
         max_concurrent_requests,
+        header_timeout: Duration::from_secs(header_timeout as u64),
+        body_timeout: Duration::from_secs(body_timeout as u64),
+        max_connections,
+        max_sessions_per_token,
     })
+}
+
+/// A `[settings.http]` integer `key` within `range` (what it counts: `what`), or `default`.
+fn bounded(
+    source: &Source<'_>,
+    value: Option<S<i64>>,
+    key: &str,
+    what: &str,
+    range: &std::ops::RangeInclusive<usize>,
+    default: usize,
+) -> Result<usize, ConfigError> {
+    let Some(value) = value else {
+        return Ok(default);
+    };
+    match usize::try_from(*value.get_ref()) {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => Err(source.error(
+            value.span(),
+            format!(
+                "[settings.http] `{key}` is {}, but must be between {} and {} ({what}); write \
+                 e.g. `{key} = {default}`",
+                value.get_ref(),
+                range.start(),
+                range.end(),
+            ),
+        )),
+    }
 }
 
 /// `[profiles.<name>]`: a name fit for a URL path, and servers that exist.

@@ -34,26 +34,100 @@ pub(super) struct Sessions {
     inner: LocalSessionManager,
     idle: Duration,
     max_in_flight: usize,
+    max_per_principal: usize,
     live: Mutex<HashMap<SessionId, Live>>,
+    /// Sessions each principal holds or is opening (see [`Reservation`]), over every path.
+    held: Holdings,
 }
+
+/// How many sessions each principal holds, shared by the paths of one process.
+pub(super) type Holdings = Arc<Mutex<HashMap<Principal, usize>>>;
+
+/// Who made a request: the position of its bearer token among the configured ones (0 for
+/// everyone when no tokens are configured). A session belongs to the principal that
+/// opened it; to anyone else it does not exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Principal(pub usize);
 
 struct Live {
     last_used: Instant,
     in_flight: Arc<Semaphore>,
+    /// `None` until the `initialize` that opened it has been answered.
+    owner: Option<Principal>,
+    /// The JSON-RPC ids of its requests in flight: a second request with one of them
+    /// would take over the first one's stream, leaving the first unanswered.
+    ids: std::collections::HashSet<String>,
+}
+
+/// A principal's place in its session cap while its `initialize` runs; given back on drop
+/// unless [`Sessions::bind`] turned it into the session's own.
+pub(super) struct Reservation {
+    held: Arc<Mutex<HashMap<Principal, usize>>>,
+    principal: Principal,
+    bound: bool,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if !self.bound {
+            release(&self.held, self.principal);
+        }
+    }
+}
+
+fn release(held: &Mutex<HashMap<Principal, usize>>, principal: Principal) {
+    let mut held = lock(held);
+    if let Some(count) = held.get_mut(&principal) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            held.remove(&principal);
+        }
+    }
+}
+
+/// Whose a session is.
+pub(super) enum Owner {
+    /// No such session (or not yet answered): rmcp answers 404.
+    Unknown,
+    /// Open, and made by this principal.
+    Is(Principal),
 }
 
 /// What the gate may do with a request for a session.
 pub(super) enum Admission {
     /// Not a session we know: rmcp answers 404.
     Unknown,
-    /// Go on; the permit is the request's place in the session's limit.
-    Admitted(OwnedSemaphorePermit),
+    /// Go on; the permit is the request's place in the session's limit, the id its
+    /// place among the ids in flight.
+    Admitted(OwnedSemaphorePermit, Option<IdInFlight>),
     /// The session has `limit` requests in flight already.
     Busy { limit: usize },
+    /// The session has a request with this id in flight already.
+    DuplicateId,
+}
+
+/// A request id's place in its session's in-flight set, freed on drop.
+pub(super) struct IdInFlight {
+    sessions: Arc<Sessions>,
+    session: SessionId,
+    id: String,
+}
+
+impl Drop for IdInFlight {
+    fn drop(&mut self) {
+        if let Some(live) = lock(&self.sessions.live).get_mut(&self.session) {
+            live.ids.remove(&self.id);
+        }
+    }
 }
 
 impl Sessions {
-    pub fn new(idle: Duration, max_in_flight: usize) -> Sessions {
+    pub fn new(
+        idle: Duration,
+        max_in_flight: usize,
+        max_per_principal: usize,
+        held: Holdings,
+    ) -> Sessions {
         let mut config = SessionConfig::default();
         // Ours is the expiry (see the module doc).
         config.keep_alive = None;
@@ -63,19 +137,72 @@ impl Sessions {
             inner,
             idle,
             max_in_flight,
+            max_per_principal,
             live: Mutex::new(HashMap::new()),
+            held,
         }
     }
 
-    /// Takes a place in the session's in-flight limit, and counts as use.
-    pub fn admit(&self, id: &str) -> Admission {
+    /// Whose the session `id` is.
+    pub fn owner(&self, id: &str) -> Owner {
+        match lock(&self.live).get(id).and_then(|s| s.owner) {
+            Some(owner) => Owner::Is(owner),
+            None => Owner::Unknown,
+        }
+    }
+
+    /// Sessions open now, for the metrics.
+    pub fn open(&self) -> usize {
+        lock(&self.live).len()
+    }
+
+    /// A place for one more session of `principal`, or `Err(cap)` when it holds its cap.
+    pub fn reserve(&self, principal: Principal) -> Result<Reservation, usize> {
+        let mut held = lock(&self.held);
+        let count = held.entry(principal).or_default();
+        if *count >= self.max_per_principal {
+            return Err(self.max_per_principal);
+        }
+        *count += 1;
+        Ok(Reservation {
+            held: self.held.clone(),
+            principal,
+            bound: false,
+        })
+    }
+
+    /// Makes the session `id` (just answered its `initialize`) the reservation's
+    /// principal's, counted under its cap until it closes.
+    pub fn bind(&self, id: &str, mut reservation: Reservation) {
+        if let Some(session) = lock(&self.live).get_mut(id) {
+            session.owner = Some(reservation.principal);
+            reservation.bound = true;
+        }
+    }
+
+    /// Takes a place in the session's in-flight limit (and, for a request, its id's place
+    /// among the ids in flight), and counts as use.
+    pub fn admit(self: &Arc<Self>, id: &str, request: Option<String>) -> Admission {
         let mut live = lock(&self.live);
         let Some(session) = live.get_mut(id) else {
             return Admission::Unknown;
         };
         session.last_used = Instant::now();
+        if request.as_ref().is_some_and(|r| session.ids.contains(r)) {
+            return Admission::DuplicateId;
+        }
         match session.in_flight.clone().try_acquire_owned() {
-            Ok(permit) => Admission::Admitted(permit),
+            Ok(permit) => {
+                let id = request.map(|request| {
+                    session.ids.insert(request.clone());
+                    IdInFlight {
+                        sessions: self.clone(),
+                        session: SessionId::from(id.to_owned()),
+                        id: request,
+                    }
+                });
+                Admission::Admitted(permit, id)
+            }
             Err(_) => Admission::Busy {
                 limit: self.max_in_flight,
             },
@@ -108,12 +235,12 @@ impl Sessions {
                 .collect();
             for id in expired {
                 tracing::info!(
-                    session = %id,
+                    session = %super::masked(&id),
                     idle_sec = self.idle.as_secs(),
                     "session expired; its state is dropped"
                 );
                 if let Err(err) = self.close_session(&id).await {
-                    tracing::debug!(session = %id, error = %err, "closing an expired session failed");
+                    tracing::debug!(session = %super::masked(&id), error = %err, "closing an expired session failed");
                 }
             }
         }
@@ -131,6 +258,8 @@ impl SessionManager for Sessions {
             Live {
                 last_used: Instant::now(),
                 in_flight: Arc::new(Semaphore::new(self.max_in_flight)),
+                owner: None,
+                ids: std::collections::HashSet::new(),
             },
         );
         Ok((id, transport))
@@ -153,7 +282,10 @@ impl SessionManager for Sessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        lock(&self.live).remove(id);
+        let closed = lock(&self.live).remove(id);
+        if let Some(owner) = closed.and_then(|s| s.owner) {
+            release(&self.held, owner);
+        }
         self.inner.close_session(id).await
     }
 

@@ -1,14 +1,24 @@
 //! What an HTTP request must pass before rmcp's transport sees it: a bearer token (when
-//! configured) and the per-session limit on requests in flight.
+//! configured), the session's owner, the body's size, time and syntax, and the limits on
+//! requests in flight and sessions per token.
 //!
 //! Tokens are compared in constant time (`subtle`), every configured token each time, so
 //! the answer's timing says nothing about how much of a guess was right. A token never
-//! reaches a log line or an error message. `Host`, `Origin` and the body size are checked
-//! by rmcp behind this gate (see [`super::http`]).
+//! reaches a log line or an error message. The token a request carries is its principal;
+//! a session belongs to the principal that opened it and is 404 to every other (the spec:
+//! session ids SHOULD be bound to the user).
+//!
+//! The body is read here, not by rmcp, so that a slow body is cut at `body_timeout_sec`,
+//! a body that is not JSON gets the JSON-RPC parse error (-32700, HTTP 400) rather than
+//! rmcp's 415, a lone surrogate escape becomes U+FFFD as on stdio, and a request reusing
+//! the id of one still in flight in its session is refused instead of taking over the
+//! first one's stream. `Host` and `Origin` are checked by rmcp behind this gate.
 
+use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -18,11 +28,12 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode, header};
 use http_body::{Frame, SizeHint};
 use subtle::ConstantTimeEq;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::HttpError;
-use super::expiry::{Admission, Sessions};
+use super::expiry::{Admission, IdInFlight, Owner, Principal, Sessions};
 use crate::config::{HttpSettings, TokenSource};
+use crate::sync::lock;
 
 /// The accepted bearer tokens. `Debug` shows how many, never what.
 pub(super) struct Tokens(Vec<Vec<u8>>);
@@ -66,12 +77,21 @@ impl Tokens {
     }
 
     /// Whether `offered` is one of the tokens, in time that depends only on the lengths.
+    #[cfg(test)]
     fn accepts(&self, offered: &[u8]) -> bool {
-        let mut found = subtle::Choice::from(0);
-        for token in &self.0 {
-            found |= token.as_slice().ct_eq(offered);
+        self.position(offered).is_some()
+    }
+
+    /// Which of the tokens `offered` is, comparing with every one of them in time that
+    /// depends only on the lengths.
+    fn position(&self, offered: &[u8]) -> Option<usize> {
+        let mut found = None;
+        for (position, token) in self.0.iter().enumerate() {
+            if bool::from(token.as_slice().ct_eq(offered)) {
+                found = Some(position);
+            }
         }
-        found.into()
+        found
     }
 }
 
@@ -88,78 +108,362 @@ fn split<'a>(parts: impl Iterator<Item = &'a str>) -> Vec<Vec<u8>> {
 pub(super) struct Gate {
     tokens: Option<Arc<Tokens>>,
     sessions: Arc<Sessions>,
+    limits: Limits,
+    /// Stateless (2026-07-28) requests in flight, per principal: they have no session to
+    /// count under, so each token gets `max_concurrent_requests` of them.
+    stateless: Arc<Mutex<HashMap<Principal, Arc<Semaphore>>>>,
+}
+
+/// The numbers the gate enforces, from `[settings]` and `[settings.http]`.
+#[derive(Clone, Copy)]
+pub(super) struct Limits {
+    pub max_body: usize,
+    pub body_timeout: Duration,
+    pub max_in_flight: usize,
 }
 
 impl Gate {
-    pub fn new(tokens: Option<Arc<Tokens>>, sessions: Arc<Sessions>) -> Gate {
-        Gate { tokens, sessions }
+    pub fn new(tokens: Option<Arc<Tokens>>, sessions: Arc<Sessions>, limits: Limits) -> Gate {
+        Gate {
+            tokens,
+            sessions,
+            limits,
+            stateless: Arc::default(),
+        }
+    }
+
+    /// Who sent `headers`: `Err` with the 401 when tokens are configured and none of
+    /// them is offered. The scheme is matched without regard to case (RFC 7235).
+    pub fn principal(&self, headers: &http::HeaderMap) -> Result<Principal, Box<Response>> {
+        let Some(tokens) = &self.tokens else {
+            return Ok(Principal(0));
+        };
+        let offered = headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes)
+            .and_then(|v| {
+                let (scheme, rest) = v.split_at_checked(7)?;
+                scheme.eq_ignore_ascii_case(b"bearer ").then_some(rest)
+            })
+            .map(<[u8]>::trim_ascii);
+        match offered.and_then(|t| tokens.position(t)) {
+            Some(position) => Ok(Principal(position)),
+            None => Err(Box::new(unauthorized())),
+        }
+    }
+
+    fn stateless_permit(&self, principal: Principal) -> Option<OwnedSemaphorePermit> {
+        let semaphore = lock(&self.stateless)
+            .entry(principal)
+            .or_insert_with(|| Arc::new(Semaphore::new(self.limits.max_in_flight)))
+            .clone();
+        semaphore.try_acquire_owned().ok()
     }
 }
 
-/// The middleware: 401 without a valid token (when tokens are configured), 429 when the
-/// session already has its limit of requests in flight; otherwise on to rmcp, holding a
-/// permit until the response body (an SSE stream for most requests) ends.
-pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next) -> Response {
-    if let Some(tokens) = &gate.tokens {
-        let offered = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "));
-        if !offered.is_some_and(|t| tokens.accepts(t)) {
-            let mut response = (
-                StatusCode::UNAUTHORIZED,
-                "Unauthorized: send `Authorization: Bearer <token>` with a token from \
-                 [settings.http] tokens_env or token_file",
-            )
-                .into_response();
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"mcp-defer\""),
-            );
-            return response;
+fn unauthorized() -> Response {
+    let mut response = (
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: send `Authorization: Bearer <token>` with a token from \
+         [settings.http] tokens_env or token_file",
+    )
+        .into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"mcp-defer\""),
+    );
+    response
+}
+
+/// What the gate reads of a JSON-RPC message: enough to count it, route its limits and
+/// name it in the metrics; everything else is skipped unparsed.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    id: Option<serde_json::Value>,
+    #[serde(default)]
+    method: Option<String>,
+    #[serde(default)]
+    params: Option<HeadParams>,
+}
+
+#[derive(serde::Deserialize)]
+struct HeadParams {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<HeadArguments>,
+}
+
+#[derive(serde::Deserialize)]
+struct HeadArguments {
+    #[serde(default)]
+    name: Option<serde_json::Value>,
+}
+
+impl Head {
+    /// The tool a `tools/call` runs: `call_tool`'s target, or the tool called directly.
+    fn tool(&self) -> Option<&str> {
+        let params = self.params.as_ref()?;
+        let name = params.name.as_deref()?;
+        if name == "call_tool"
+            && let Some(serde_json::Value::String(target)) =
+                params.arguments.as_ref().and_then(|a| a.name.as_ref())
+        {
+            return Some(target);
         }
+        Some(name)
     }
-    // Only POSTs count: a GET is the session's one long-lived notification stream.
-    let session = (request.method() == Method::POST)
-        .then(|| request.headers().get("mcp-session-id"))
-        .flatten()
+}
+
+/// A JSON-RPC error answer with HTTP status 400.
+fn jsonrpc_error(code: i64, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": code, "message": message},
+    });
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Why a body could not be read.
+enum BodyError {
+    TooLarge,
+    Slow,
+    Broken(String),
+}
+
+/// The whole body, at most `max` bytes, within `timeout`.
+async fn read_body(body: Body, max: usize, timeout: Duration) -> Result<Bytes, BodyError> {
+    use http_body_util::BodyExt;
+    let read = async move {
+        let mut body = body;
+        let mut collected = bytes::BytesMut::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| BodyError::Broken(e.to_string()))?;
+            if let Ok(data) = frame.into_data() {
+                if data.len() > max.saturating_sub(collected.len()) {
+                    return Err(BodyError::TooLarge);
+                }
+                collected.extend_from_slice(&data);
+            }
+        }
+        Ok(collected.freeze())
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(BodyError::Slow))
+}
+
+/// The body as rmcp should see it: UTF-8 JSON with every lone surrogate escape replaced
+/// by U+FFFD (as stdio does, `lines::repair_surrogates`), and what the gate reads of it;
+/// or the 400 with the JSON-RPC parse error.
+fn parse(bytes: Bytes) -> Result<(Bytes, Option<Head>), Box<Response>> {
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return Err(Box::new(jsonrpc_error(
+            -32700,
+            "Parse error: the request body is not UTF-8; send JSON-RPC as UTF-8 JSON".into(),
+        )));
+    };
+    let bytes = match crate::lines::repair_surrogates(text) {
+        std::borrow::Cow::Borrowed(_) => bytes,
+        std::borrow::Cow::Owned(repaired) => Bytes::from(repaired),
+    };
+    match serde_json::from_slice::<Head>(&bytes) {
+        Ok(head) => Ok((bytes, Some(head))),
+        // Valid JSON of another shape (an array, a string): rmcp answers it.
+        Err(_) if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok() => {
+            Ok((bytes, None))
+        }
+        Err(err) => Err(Box::new(jsonrpc_error(
+            -32700,
+            format!("Parse error: the request body is not valid JSON: {err}"),
+        ))),
+    }
+}
+
+/// The middleware: 401 without a valid token (when tokens are configured); 404 for a
+/// session another principal opened; the body read under its size and time limits and
+/// checked as JSON; 429 past a limit (requests in flight, sessions per token); then on
+/// to rmcp, holding the request's places until the response body (an SSE stream for
+/// most requests) ends.
+pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next) -> Response {
+    let started = std::time::Instant::now();
+    let principal = match gate.principal(request.headers()) {
+        Ok(principal) => principal,
+        Err(response) => return *response,
+    };
+    let session = request
+        .headers()
+        .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let permit = match session.map(|id| gate.sessions.admit(&id)) {
-        // Unknown sessions go on to rmcp, which answers 404 as the spec says.
-        None | Some(Admission::Unknown) => None,
-        Some(Admission::Admitted(permit)) => Some(permit),
-        Some(Admission::Busy { limit }) => {
+    if let Some(id) = &session {
+        match gate.sessions.owner(id) {
+            Owner::Is(owner) if owner == principal => {}
+            // Unknown here: rmcp answers 404, except to DELETE, which it would accept.
+            Owner::Unknown if request.method() != Method::DELETE => {}
+            // Another principal's session does not exist for this one.
+            Owner::Is(_) | Owner::Unknown => return session_not_found(),
+        }
+    }
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(body, gate.limits.max_body, gate.limits.body_timeout).await {
+        Ok(bytes) => bytes,
+        Err(BodyError::TooLarge) => {
             return (
-                StatusCode::TOO_MANY_REQUESTS,
+                StatusCode::PAYLOAD_TOO_LARGE,
                 format!(
-                    "Too Many Requests: this session already has {limit} requests in flight \
-                     ([settings.http] max_concurrent_requests); retry when one has finished"
+                    "Payload Too Large: request body exceeds {} bytes ([settings] \
+                     max_message_bytes)",
+                    gate.limits.max_body
                 ),
             )
                 .into_response();
         }
-    };
-    let response = next.run(request).await;
-    match permit {
-        None => response,
-        Some(permit) => {
-            let (parts, body) = response.into_parts();
-            Response::from_parts(
-                parts,
-                Body::new(Held {
-                    body,
-                    _permit: permit,
-                }),
+        Err(BodyError::Slow) => {
+            return (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the body did not arrive within {} s ([settings.http] \
+                     body_timeout_sec)",
+                    gate.limits.body_timeout.as_secs()
+                ),
             )
+                .into_response();
         }
+        Err(BodyError::Broken(cause)) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: the body could not be read: {cause}"),
+            )
+                .into_response();
+        }
+    };
+    let (bytes, head) = match parse(bytes) {
+        Ok(parsed) => parsed,
+        Err(response) => return *response,
+    };
+    let method = head.as_ref().and_then(|h| h.method.clone());
+    let tool = head.as_ref().and_then(Head::tool).map(str::to_owned);
+    // The id of a request (a message with a method and an id); responses carry ids too.
+    let request_id = head
+        .as_ref()
+        .filter(|h| h.method.is_some())
+        .and_then(|h| h.id.as_ref())
+        .map(serde_json::Value::to_string);
+    let mut guard = Guard {
+        permit: None,
+        id: None,
+        timing: Some(super::metrics::Timing::new(
+            method.as_deref(),
+            tool.as_deref(),
+            started,
+        )),
+    };
+    let mut reservation = None;
+    match &session {
+        Some(id) => match gate.sessions.admit(id, request_id.clone()) {
+            // Unknown sessions go on to rmcp, which answers 404 as the spec says.
+            Admission::Unknown => {}
+            Admission::Admitted(permit, id) => {
+                guard.permit = Some(permit);
+                guard.id = id;
+            }
+            Admission::Busy { limit } => {
+                return too_many(format!(
+                    "Too Many Requests: this session already has {limit} requests in flight \
+                     ([settings.http] max_concurrent_requests); retry when one has finished"
+                ));
+            }
+            Admission::DuplicateId => {
+                return jsonrpc_error(
+                    -32600,
+                    format!(
+                        "Invalid Request: a request with id {} is already in flight in this \
+                         session; give each request its own id",
+                        request_id.unwrap_or_default()
+                    ),
+                );
+            }
+        },
+        None if method.as_deref() == Some("initialize") => match gate.sessions.reserve(principal) {
+            Ok(reserved) => reservation = Some(reserved),
+            Err(cap) => {
+                super::metrics::session_refused();
+                return too_many(format!(
+                    "Too Many Requests: this token already holds {cap} open sessions \
+                     ([settings.http] max_sessions_per_token); close one (HTTP DELETE with its \
+                     Mcp-Session-Id) or wait for idle ones to expire (session_idle_sec)"
+                ));
+            }
+        },
+        // A stateless (2026-07-28) request: counted under the token's own limit.
+        None if request_id.is_some() => match gate.stateless_permit(principal) {
+            Some(permit) => guard.permit = Some(permit),
+            None => {
+                return too_many(format!(
+                    "Too Many Requests: this token already has {} stateless requests in \
+                     flight ([settings.http] max_concurrent_requests); retry when one has \
+                     finished",
+                    gate.limits.max_in_flight
+                ));
+            }
+        },
+        None => {}
     }
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    if let Some(reservation) = reservation
+        && let Some(id) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+    {
+        gate.sessions.bind(id, reservation);
+    }
+    if let Some(timing) = &mut guard.timing {
+        timing.status(response.status().as_u16());
+    }
+    let (parts, body) = response.into_parts();
+    Response::from_parts(
+        parts,
+        Body::new(Held {
+            body,
+            _guard: guard,
+        }),
+    )
 }
 
-/// A response body that holds its session's permit until it ends or is dropped.
+fn session_not_found() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+}
+
+fn too_many(message: String) -> Response {
+    (StatusCode::TOO_MANY_REQUESTS, message).into_response()
+}
+
+/// What a request holds until its response ends: its place in a limit, its id's place
+/// among the session's ids in flight, and its latency measurement.
+struct Guard {
+    permit: Option<OwnedSemaphorePermit>,
+    id: Option<IdInFlight>,
+    timing: Option<super::metrics::Timing>,
+}
+
+/// A response body that holds its request's [`Guard`] until it ends or is dropped.
 struct Held {
     body: Body,
-    _permit: OwnedSemaphorePermit,
+    _guard: Guard,
 }
 
 impl http_body::Body for Held {

@@ -2,12 +2,14 @@
 //! `[profiles.NAME]` at `/mcp/NAME`), one shared set of downstream servers.
 //!
 //! rmcp's `StreamableHttpService` speaks the transport (sessions with `Mcp-Session-Id` for
-//! `initialize` clients, stateless 2026-07-28 requests, SSE, `Host` and `Origin` checks,
-//! the body size limit); axum serves it. This module owns what is ours around it: one
-//! [`Shared`] state and one downstream pool for the process, a [`DeferServer`] session per
-//! client ([`super::session`]), bearer tokens ([`super::gate`]), the bind rule (loopback
-//! unless auth is configured) and session expiry ([`super::sessions`]). docs/design.md
-//! section 17 has the rules.
+//! `initialize` clients, stateless 2026-07-28 requests, SSE, `Host` and `Origin` checks);
+//! hyper serves it under our connection limits ([`listen`]). This module owns what is ours
+//! around it: one [`Shared`] state and one downstream pool for the process, a
+//! [`DeferServer`] session per client ([`super::session`]), the gate in front of rmcp
+//! (tokens, session owners, body limits, request and session caps: [`gate`]), the bind
+//! rule (loopback unless auth is configured), session expiry ([`expiry`]), and what an
+//! operator asks: `/healthz`, `/readyz`, `/metrics` ([`probes`], [`metrics`]).
+//! docs/design.md section 17 and docs/deploy.md have the rules.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -21,6 +23,9 @@ use super::passthrough::ClientRequests;
 mod error;
 mod expiry;
 mod gate;
+mod listen;
+mod metrics;
+mod probes;
 
 pub use error::HttpError;
 
@@ -28,8 +33,8 @@ use super::reload::{Reloader, Source, View as ReloadedView};
 use super::{DeferServer, ServeError, Shared};
 use crate::config::{Config, Settings};
 use crate::downstream::{ClientLink, Event, Pool, ServerHandle};
-use expiry::Sessions;
-use gate::{Gate, Tokens};
+use expiry::{Holdings, Sessions};
+use gate::{Gate, Limits, Tokens};
 
 /// The path clients connect to.
 pub const MCP_PATH: &str = "/mcp";
@@ -89,6 +94,8 @@ pub async fn serve_http(
         ));
     }
     let mut app = axum::Router::new();
+    let holdings = Holdings::default();
+    let mut all_sessions = Vec::with_capacity(views.len());
     let mut routes = Vec::with_capacity(views.len());
     let mut paths = Vec::with_capacity(views.len());
     let mut reloaded = Vec::with_capacity(views.len());
@@ -108,11 +115,22 @@ pub async fn serve_http(
             tokens: tokens.clone(),
             bound,
             stop: shutdown.child_token(),
+            holdings: holdings.clone(),
         };
-        app = app.merge(gate.mount(&path, shared));
+        let (router, sessions) = gate.mount(&path, shared);
+        app = app.merge(router);
+        all_sessions.push(sessions);
         routes.push((tx, positions));
         paths.push(path);
     }
+    let required = config.servers.iter().map(|s| s.required).collect();
+    let probes = probes::Probes::new(
+        handles.clone(),
+        required,
+        all_sessions,
+        gate_for_probes(&settings, tokens.clone(), holdings),
+    );
+    app = app.merge(probes.router());
     tokio::spawn(fan_out(events, routes));
     let pool = Arc::new(tokio::sync::Mutex::new(pool));
     let source = Source {
@@ -126,9 +144,9 @@ pub async fn serve_http(
     for path in &paths {
         tracing::info!(url = %format!("http://{bound}{path}"), "serving MCP over Streamable HTTP");
     }
-    let served = axum::serve(listener, app);
+    let served = listen::serve(listener, app, &settings.http);
     let result = tokio::select! {
-        served = served => served.map_err(ServeError::Serve),
+        () = served => Ok(()),
         signal = terminated => {
             tracing::info!(signal, "shutting down");
             Ok(())
@@ -145,19 +163,40 @@ struct View<'a> {
     tokens: Option<Arc<Tokens>>,
     bound: SocketAddr,
     stop: CancellationToken,
+    holdings: Holdings,
 }
+
+/// Browser origins allowed when `allowed_origins` is not set and we are bound to
+/// loopback: pages served from this machine, which is who can reach us anyway. DNS
+/// rebinding still fails: a rebound page's origin is its own domain, not `localhost`.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
 
 impl View<'_> {
     /// The route at `path`: rmcp's service over `shared`, its own sessions, behind the gate.
-    fn mount(self, path: &str, shared: Arc<Shared>) -> axum::Router {
+    fn mount(self, path: &str, shared: Arc<Shared>) -> (axum::Router, Arc<Sessions>) {
         let settings = self.settings;
         let sessions = Arc::new(Sessions::new(
             settings.session_idle,
             settings.http.max_concurrent_requests,
+            settings.http.max_sessions_per_token,
+            self.holdings.clone(),
         ));
         tokio::spawn(sessions.clone().expire_idle(self.stop.clone()));
+        let origins: Vec<String> =
+            if settings.http.allowed_origins.is_empty() && self.bound.ip().is_loopback() {
+                LOOPBACK_ORIGINS.iter().map(|&o| o.to_owned()).collect()
+            } else {
+                settings.http.allowed_origins.clone()
+            };
         let mut http = StreamableHttpServerConfig::default()
-            .with_allowed_origins(settings.http.allowed_origins.iter().cloned())
+            .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_max_request_body_bytes(settings.max_message_bytes)
             .with_cancellation_token(self.stop);
@@ -175,11 +214,33 @@ impl View<'_> {
             sessions.clone(),
             http,
         );
-        let gate = Gate::new(self.tokens, sessions);
-        axum::Router::new()
+        let gate = Gate::new(self.tokens, sessions.clone(), limits(settings));
+        let router = axum::Router::new()
             .route_service(path, service)
-            .layer(axum::middleware::from_fn_with_state(gate, gate::admit))
+            .layer(axum::middleware::from_fn_with_state(gate, gate::admit));
+        (router, sessions)
     }
+}
+
+fn limits(settings: &Settings) -> Limits {
+    Limits {
+        max_body: settings.max_message_bytes,
+        body_timeout: settings.http.body_timeout,
+        max_in_flight: settings.http.max_concurrent_requests,
+    }
+}
+
+/// The gate `/metrics` is behind: the same tokens as `/mcp`; it opens no session.
+fn gate_for_probes(settings: &Settings, tokens: Option<Arc<Tokens>>, holdings: Holdings) -> Gate {
+    let sessions = Arc::new(Sessions::new(settings.session_idle, 1, 1, holdings));
+    Gate::new(tokens, sessions, limits(settings))
+}
+
+/// A session id as logs show it: its first four characters, enough to tell sessions
+/// apart in one log, too few to take one over (the rest of a UUID is 100 random bits).
+pub(super) fn masked(id: &str) -> String {
+    let head: String = id.chars().take(4).collect();
+    format!("{head}…")
 }
 
 /// Hands each downstream event to every view that has its server, under the server's

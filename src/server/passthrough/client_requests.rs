@@ -513,10 +513,18 @@ async fn send(
         use rmcp::model::GetExtensions;
         request.extensions_mut().insert(OriginatingRequestId(id));
     }
-    let handle = peer
-        .send_cancellable_request(request, PeerRequestOptions::no_options())
-        .await
-        .map_err(client_error)?;
+    // Sent from a task of its own: we run inside the downstream connection's handler for
+    // the server's request, whose task-local origin rmcp would stamp over ours (the
+    // server's own request id, unknown to this session), and the request would fall back
+    // to the GET stream a client may never open.
+    let sent = tokio::spawn(async move {
+        peer.send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await
+    });
+    let handle = match sent.await {
+        Ok(handle) => handle.map_err(client_error)?,
+        Err(_) => return Err(client_error(ServiceError::TransportClosed)),
+    };
     let mut handle = handle;
     let answer = tokio::select! {
         answer = &mut handle.rx => answer,

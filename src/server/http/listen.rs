@@ -1,0 +1,107 @@
+//! The accept loop: hyper's HTTP/1 server with the connection-level limits `axum::serve`
+//! does not set, so a client that never finishes its request cannot hold a connection.
+//!
+//! - `header_timeout_sec`: hyper's header-read timer. It runs from the moment the
+//!   connection waits for a request head, so it also bounds how long a kept-alive
+//!   connection may sit idle between requests. A slowloris connection (headers sent a
+//!   byte at a time, or never) is closed after it, before any token is checked.
+//! - `max_connections`: a connection past the cap is closed at once instead of left in
+//!   the kernel's backlog, so a flood costs us a file descriptor for microseconds and
+//!   the clients already connected keep being served.
+//! - The soft file-descriptor limit is raised to the hard one at start (systemd's default
+//!   soft limit, 1024, is what a flood would hit first).
+//! - `TCP_NODELAY` on every accepted socket: a response is a few small writes (headers,
+//!   an SSE event); with Nagle's algorithm on, each waits for the client's delayed ACK
+//!   (40 ms on Linux), which is what the TypeScript SDK saw per call.
+//!
+//! The body-read timeout is the gate's (`gate.rs` reads the body under it).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::config::HttpSettings;
+
+/// How long to wait before accepting again after `accept` failed (EMFILE, ENFILE,
+/// ENOBUFS): short, so served clients see no pause once descriptors are free again.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+
+/// Serves `app` on `listener` until the future is dropped; never returns otherwise.
+pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &HttpSettings) {
+    raise_fd_limit();
+    let slots = Arc::new(Semaphore::new(settings.max_connections));
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(settings.header_timeout)
+        .keep_alive(true);
+    let builder = Arc::new(builder);
+    loop {
+        let (stream, _peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(err) => {
+                tracing::debug!(error = %err, "accept failed; retrying");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            // Dropping the stream closes it: the client sees the connection reset and
+            // may retry; nothing of ours is held.
+            tracing::debug!(
+                max_connections = settings.max_connections,
+                "connection refused: at [settings.http] max_connections"
+            );
+            super::metrics::connection_refused();
+            drop(stream);
+            continue;
+        };
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!(error = %err, "cannot set TCP_NODELAY");
+        }
+        let service = TowerToHyperService::new(app.clone());
+        let builder = builder.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let _open = super::metrics::connection_opened();
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
+            if let Err(err) = connection.await {
+                // Timeouts, resets and malformed requests: the client's doing.
+                tracing::trace!(error = %err, "connection ended with an error");
+            }
+        });
+    }
+}
+
+/// Raises the soft limit on open file descriptors to the hard limit, so a connection
+/// cap above 1024 can be reached at all; failing that, leaves it.
+fn raise_fd_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own and pass by pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct we own; raising the soft limit up to the hard
+        // one needs no privilege.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            tracing::debug!(
+                from = limit.rlim_cur,
+                to = limit.rlim_max,
+                "raised the open-file limit"
+            );
+        }
+    }
+}

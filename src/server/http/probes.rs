@@ -1,0 +1,98 @@
+//! What an operator's tooling asks: `/healthz` (the process serves), `/readyz` (the
+//! servers it needs are connected) and `/metrics` (Prometheus text, behind the tokens).
+//!
+//! The probes carry no token: a kubelet or load balancer asks them, and they say nothing
+//! a stranger could use (a status and counts, no server names). `/metrics` names the
+//! servers and counts what clients do, so it takes the same token as `/mcp`.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::{StatusCode, header};
+
+use super::expiry::Sessions;
+use super::gate::Gate;
+use crate::downstream::{ServerHandle, ServerState};
+
+/// The probes' state.
+#[derive(Clone)]
+pub(super) struct Probes(Arc<Inner>);
+
+struct Inner {
+    servers: Vec<ServerHandle>,
+    /// By position: whether the server is `required = true`.
+    required: Vec<bool>,
+    sessions: Vec<Arc<Sessions>>,
+    gate: Gate,
+}
+
+impl Probes {
+    pub fn new(
+        servers: Vec<ServerHandle>,
+        required: Vec<bool>,
+        sessions: Vec<Arc<Sessions>>,
+        gate: Gate,
+    ) -> Probes {
+        Probes(Arc::new(Inner {
+            servers,
+            required,
+            sessions,
+            gate,
+        }))
+    }
+
+    pub fn router(self) -> axum::Router {
+        axum::Router::new()
+            .route("/healthz", axum::routing::get(healthz))
+            .route("/readyz", axum::routing::get(readyz))
+            .route("/metrics", axum::routing::get(metrics))
+            .with_state(self)
+    }
+}
+
+async fn healthz() -> &'static str {
+    "ok\n"
+}
+
+/// 200 when every `required = true` server is connected (or idle by design) and every
+/// other server has concluded its first attempt; 503 otherwise, with the counts.
+async fn readyz(State(probes): State<Probes>) -> Response {
+    let mut required = 0;
+    let mut required_down = 0;
+    let mut starting = 0;
+    for (position, server) in probes.0.servers.iter().enumerate() {
+        let state = server.state();
+        if probes.0.required.get(position).copied().unwrap_or(false) {
+            required += 1;
+            if !matches!(state, ServerState::Ready { .. } | ServerState::Idle { .. }) {
+                required_down += 1;
+            }
+        } else if matches!(state, ServerState::Starting) {
+            starting += 1;
+        }
+    }
+    if required_down == 0 && starting == 0 {
+        return (StatusCode::OK, "ready\n").into_response();
+    }
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "not ready: {required_down} of {required} required servers not connected, \
+             {starting} other servers still starting\n"
+        ),
+    )
+        .into_response()
+}
+
+async fn metrics(State(probes): State<Probes>, headers: http::HeaderMap) -> Response {
+    if let Err(response) = probes.0.gate.principal(&headers) {
+        return *response;
+    }
+    let sessions = probes.0.sessions.iter().map(|s| s.open()).sum();
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        super::metrics::render(sessions, &probes.0.servers),
+    )
+        .into_response()
+}
