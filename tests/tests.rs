@@ -8,6 +8,7 @@ mod replicas;
 mod session;
 mod util;
 
+mod adopt;
 mod check;
 mod client_requests;
 mod deploy;

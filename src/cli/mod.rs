@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::downstream::{Event, Pool};
 use crate::ingest::{Batch, Registry};
 
+mod adopt;
 mod check;
 mod import;
 mod list;
@@ -58,6 +59,8 @@ enum Command {
     Stats(ConfigArg),
     /// Print (or --write) a servers.toml made from another client's MCP servers.
     Import(import::Args),
+    /// Move a client's MCP servers behind mcp-defer and register it there (--undo: back).
+    Adopt(adopt::Args),
     /// Log in to a remote (OAuth) server: prints a URL to open, stores the tokens.
     Login(login::Args),
     /// Delete the stored login of a remote server.
@@ -107,7 +110,13 @@ pub fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let spawns_servers = !matches!(
         cli.command,
-        Some(Command::Import(_) | Command::Login(_) | Command::Logout(_) | Command::Watchdog)
+        Some(
+            Command::Import(_)
+                | Command::Adopt(_)
+                | Command::Login(_)
+                | Command::Logout(_)
+                | Command::Watchdog
+        )
     );
     if spawns_servers && let Err(err) = crate::downstream::watchdog::start() {
         tracing::warn!(error = %err, "no watchdog: if mcp-defer is killed, grandchildren of servers may outlive it");
@@ -119,6 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Search { config, args }) => search::run(config.config, args),
         Some(Command::Stats(args)) => stats::run(args.config),
         Some(Command::Import(args)) => import::run(args),
+        Some(Command::Adopt(args)) => adopt::run(args),
         Some(Command::Login(args)) => login::login(args),
         Some(Command::Logout(args)) => login::logout(args),
         Some(Command::Serve(ServeArgs {
