@@ -27,6 +27,7 @@ mod output_limit;
 mod overrides;
 mod passthrough;
 mod reliability;
+mod readme;
 mod reload;
 mod search;
 mod secrets;
