@@ -1,7 +1,8 @@
 //! The README (and docs/*.md) show only what the program prints. A fenced block right after
 //! a `<!-- check -->` line (or `<!-- check: NAME -->`, which first runs the setup script
-//! `tests/readme/NAME.sh`) holds `$ command` lines, each followed by what it prints, stdout
-//! and stderr together as a terminal shows them. This test runs each block's commands in one
+//! `tests/readme/NAME.sh`; `<!-- check stdout -->` for a block that leaves the log out) holds `$ command` lines, each followed by what it prints: its
+//! stdout, then its stderr (whose lines are compared in any order, since servers starting
+//! concurrently log in the order they happen to settle). This test runs each block's commands in one
 //! bash, from the repository root, with HOME and the XDG directories in a fresh temporary
 //! directory, `mcp-defer` the binary cargo built, and `npx`/`uvx` resolved to the pinned
 //! servers of `.peers` (`tests/readme/bin`: the same versions servers.toml.example names,
@@ -15,14 +16,14 @@ use std::process::Command;
 
 use crate::util::{self, BIN};
 
-const SEPARATOR: &str = "@@readme-check@@";
-
 /// One marked block: where it is, its setup, and its commands with their shown output.
 struct Block {
     file: PathBuf,
     /// Line index of the opening fence.
     fence: usize,
     setup: Option<String>,
+    /// `<!-- check stdout -->`: the block shows stdout alone (the log on stderr is left out).
+    stdout_only: bool,
     commands: Vec<(String, String)>,
 }
 
@@ -56,10 +57,12 @@ fn blocks(file: &Path) -> Vec<Block> {
             i += 1;
             continue;
         };
-        let setup = marker
-            .trim()
-            .strip_prefix(':')
-            .map(|name| name.trim().to_owned());
+        // `check`, `check stdout`, `check: NAME`, `check stdout: NAME`.
+        let (options, setup) = match marker.split_once(':') {
+            Some((options, name)) => (options, Some(name.trim().to_owned())),
+            None => (marker, None),
+        };
+        let stdout_only = options.split_whitespace().any(|w| w == "stdout");
         let fence = i + 1;
         assert!(
             lines.get(fence).is_some_and(|l| l.starts_with("```")),
@@ -88,6 +91,7 @@ fn blocks(file: &Path) -> Vec<Block> {
             file: file.to_owned(),
             fence,
             setup,
+            stdout_only,
             commands,
         });
         i = j + 1;
@@ -95,8 +99,14 @@ fn blocks(file: &Path) -> Vec<Block> {
     out
 }
 
+/// What one command printed: its stdout and its stderr.
+struct Printed {
+    out: String,
+    err: String,
+}
+
 /// Runs a block's commands; what each printed.
-fn run(block: &Block, home: &Path) -> Vec<String> {
+fn run(block: &Block, home: &Path) -> Vec<Printed> {
     let bin_dir = Path::new(BIN).parent().unwrap();
     let shims = repo().join("tests/readme/bin");
     let path = format!(
@@ -105,17 +115,23 @@ fn run(block: &Block, home: &Path) -> Vec<String> {
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let mut script = String::from("exec 2>&1\n");
+    let outputs = tempfile::tempdir().unwrap();
+    let mut script = String::new();
     if let Some(setup) = &block.setup {
         script.push_str(&format!(
-            ". {}\n",
-            repo().join(format!("tests/readme/{setup}.sh")).display()
+            ". {} > {}/setup 2>&1\n",
+            repo().join(format!("tests/readme/{setup}.sh")).display(),
+            outputs.path().display()
         ));
     }
-    for (command, _) in &block.commands {
-        script.push_str(&format!("echo {SEPARATOR}\n{command}\n"));
+    for (i, (command, _)) in block.commands.iter().enumerate() {
+        let base = outputs.path().join(i.to_string());
+        script.push_str(&format!(
+            "{{ {command}\n}} > {base}.out 2> {base}.err\n",
+            base = base.display()
+        ));
     }
-    let out = Command::new("bash")
+    let status = Command::new("bash")
         .arg("-c")
         .arg(&script)
         .current_dir(repo())
@@ -124,29 +140,53 @@ fn run(block: &Block, home: &Path) -> Vec<String> {
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
         .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("README_PEERS", repo().join(".peers"))
-        .env("README_REPO", repo())
         .env_remove("MCP_DEFER_CONFIG")
         .env_remove("MCP_DEFER_CACHE_DIR")
         .env_remove("CODEX_HOME")
         .env_remove("RUST_LOG")
-        .output()
+        .status()
         .expect("run bash");
-    let text = String::from_utf8_lossy(&out.stdout).replace(&home.display().to_string(), "~");
-    let mut parts: Vec<String> = text
-        .split(&format!("{SEPARATOR}\n"))
-        .map(str::to_owned)
+    let read = |name: String| {
+        std::fs::read_to_string(outputs.path().join(name))
+            .unwrap_or_default()
+            .replace(&home.display().to_string(), "~")
+    };
+    let printed: Vec<Printed> = (0..block.commands.len())
+        .map(|i| Printed {
+            out: read(format!("{i}.out")),
+            err: read(format!("{i}.err")),
+        })
         .collect();
-    // Whatever the setup printed comes before the first separator.
-    let setup_output = parts.remove(0);
     assert!(
-        parts.len() == block.commands.len(),
-        "{}:{}: the block's commands did not all run; output:\n{setup_output}{}",
+        outputs.path().join(format!("{}.err", block.commands.len().saturating_sub(1))).exists(),
+        "{}:{}: the block's commands did not all run ({status}); setup printed:\n{}",
         block.file.display(),
         block.fence + 1,
-        parts.join("")
+        read("setup".to_owned())
     );
-    parts
+    printed
+}
+
+/// Whether `shown` is what was printed: stdout line for line, then stderr, whose lines may
+/// come in any order (servers settle concurrently, each logging as it does), and a line
+/// logged twice counts once.
+fn matches(shown: &str, printed: &Printed) -> bool {
+    let shown = normalise(shown);
+    let shown: Vec<&str> = shown.lines().collect();
+    let out = normalise(&printed.out);
+    let out: Vec<&str> = out.lines().collect();
+    if shown.len() < out.len() || shown[..out.len()] != out[..] {
+        return false;
+    }
+    let set = |lines: Vec<String>| {
+        lines
+            .into_iter()
+            .filter(|l| !l.is_empty())
+            .collect::<std::collections::BTreeSet<String>>()
+    };
+    let err = normalise(&printed.err);
+    set(shown[out.len()..].iter().map(|l| (*l).to_owned()).collect())
+        == set(err.lines().map(str::to_owned).collect())
 }
 
 /// What changes from run to run, made equal: timings, log timestamps; trailing blanks.
@@ -261,12 +301,24 @@ fn readme_outputs_are_what_the_program_prints() {
             let mut fresh = Vec::new();
             for ((command, shown), got) in block.commands.iter().zip(&printed) {
                 fresh.push(format!("$ {command}"));
-                fresh.extend(got.trim_end().lines().map(str::to_owned));
-                if normalise(shown) != normalise(got) {
+                let got = if block.stdout_only {
+                    &Printed {
+                        out: got.out.clone(),
+                        err: String::new(),
+                    }
+                } else {
+                    got
+                };
+                let both = format!("{}{}", got.out, got.err);
+                fresh.extend(both.trim_end().lines().map(str::to_owned));
+                if !matches(shown, got) {
                     failures.push(format!(
-                        "{}:{}: `{command}` printed:\n{got}\n--- the block shows:\n{shown}",
+                        "{}:{}: `{command}` printed:\n{}--- and on stderr:\n{}--- the block \
+                         shows:\n{shown}",
                         file.display(),
-                        block.fence + 1
+                        block.fence + 1,
+                        got.out,
+                        got.err
                     ));
                 }
             }

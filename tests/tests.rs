@@ -23,6 +23,7 @@ mod launcher;
 mod lazy;
 mod list;
 mod oauth;
+mod onboarding;
 mod output_limit;
 mod overrides;
 mod passthrough;

@@ -78,12 +78,31 @@ struct ServeArgs {
     /// Serve many clients over Streamable HTTP at http://ADDR/mcp instead of one over
     /// stdio, e.g. 127.0.0.1:8765 (port 0 picks a free one; the log says which). A
     /// non-loopback address needs [settings.http] tokens_env or token_file.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
     http: Option<std::net::SocketAddr>,
     /// Serve only the servers of `[profiles.NAME]`: its instructions, search and lists
     /// see those servers alone.
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
+}
+
+/// `--http ADDR`: an IP address and port, or a host name and port such as
+/// `localhost:8765`, resolved to one address (IPv4 first, as `localhost` is usually meant).
+fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<std::net::SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is not HOST:PORT ({e}); e.g. 127.0.0.1:8765"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address; e.g. 127.0.0.1:8765"))
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -194,7 +213,16 @@ pub(crate) fn load_config(path: Option<PathBuf>) -> anyhow::Result<Config> {
         Some(path) => path,
         None => Config::default_path()?,
     };
-    Ok(Config::load(&path)?)
+    let config = Config::load(&path)?;
+    if config.servers.is_empty() {
+        eprintln!(
+            "mcp-defer: warning: {} has no servers: add [mcp_servers.<name>] tables \
+             (servers.toml.example shows them), or run `mcp-defer adopt <client>` to bring \
+             a client's",
+            path.display()
+        );
+    }
+    Ok(config)
 }
 
 /// The runtime of a one-shot command; `serve` builds its own.

@@ -5,6 +5,7 @@ cat > servers.toml <<'TOML'
 command = "uvx"
 args = ["mcp-server-time", "--local-timezone", "UTC"]
 search_hints = "clock, what time is it, timezone"
+startup_timeout_sec = 60   # a first `uvx` run downloads the package
 
 [mcp_servers.time.tools.get_current_time]
 description = "Current date and time in an IANA time zone (e.g. Europe/Paris); use before any date arithmetic."

@@ -412,10 +412,12 @@ fn undo(target: Target, state: &Path) -> anyhow::Result<ExitCode> {
     }
 
     // Keep the backups, out of the way of the next adopt.
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let kept = state.with_file_name(format!("{}.undone-{secs}", target.name()));
+    let mut n = 1;
+    let mut kept = state.with_file_name(format!("{}.undone-{n}", target.name()));
+    while kept.exists() {
+        n += 1;
+        kept = state.with_file_name(format!("{}.undone-{n}", target.name()));
+    }
     std::fs::rename(state, &kept)
         .with_context(|| format!("cannot move {} aside", state.display()))?;
     out.push_str(&format!(
