@@ -119,7 +119,7 @@ fn claude_servers_move_behind_mcp_defer_and_undo_puts_them_back() {
         "projects": {
             project.to_string_lossy(): {
                 "allowedTools": [],
-                "mcpServers": {"loc": {"type": "stdio", "command": "npx", "args": ["-y", "foo"],
+                "mcpServers": {"loc": {"type": "stdio", "command": "node", "args": ["missing.js"],
                                        "env": {"FOO": "bar"}}},
                 "hasTrustDialogAccepted": false
             },
@@ -193,7 +193,11 @@ fn claude_servers_move_behind_mcp_defer_and_undo_puts_them_back() {
     // A second adopt is refused until undone.
     let again = adopt(&dir, &project, &["claude"]);
     assert!(!again.status.success());
-    assert!(stderr(&again).contains("adopt --undo claude"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("adopt --undo claude"),
+        "{}",
+        stderr(&again)
+    );
 
     // Claude Code keeps rewriting its file; that survives the undo.
     let mut later = read_json(&claude_json);
@@ -211,7 +215,10 @@ fn claude_servers_move_behind_mcp_defer_and_undo_puts_them_back() {
     let names: Vec<&String> = undone["mcpServers"].as_object().unwrap().keys().collect();
     assert_eq!(names, ["time", "gh"]);
     assert_eq!(undone["numStartups"], 4);
-    assert!(!config.exists(), "adopt created servers.toml; undo removes it");
+    assert!(
+        !config.exists(),
+        "adopt created servers.toml; undo removes it"
+    );
     assert!(!state.exists(), "the backups move aside after undo");
     if let (Some(cli), Some(listed_before)) = (&claude, listed_before) {
         let list = mcp_list(cli, &dir, &project, &[]);
@@ -260,9 +267,13 @@ fn codex_servers_merge_into_servers_toml_are_turned_off_and_come_back() {
     let servers: toml::Table = toml::from_str(&merged).unwrap();
     let names: Vec<&String> = servers["mcp_servers"].as_table().unwrap().keys().collect();
     assert_eq!(names, ["clock", "remote", "off"]);
-    assert_eq!(servers["mcp_servers"]["off"]["enabled"].as_bool(), Some(false));
+    assert_eq!(
+        servers["mcp_servers"]["off"]["enabled"].as_bool(),
+        Some(false)
+    );
 
-    let after: toml::Table = toml::from_str(&std::fs::read_to_string(&codex_toml).unwrap()).unwrap();
+    let after: toml::Table =
+        toml::from_str(&std::fs::read_to_string(&codex_toml).unwrap()).unwrap();
     for name in ["time", "remote", "off"] {
         assert_eq!(
             after["mcp_servers"][name]["enabled"].as_bool(),
@@ -306,10 +317,7 @@ fn codex_servers_merge_into_servers_toml_are_turned_off_and_come_back() {
     assert_eq!(std::fs::read_to_string(&codex_toml).unwrap(), before);
     assert_eq!(std::fs::read_to_string(&config).unwrap(), mine);
     if let (Some(cli), Some(listed_before)) = (&codex, listed_before) {
-        assert_eq!(
-            mcp_list(cli, &dir, dir.path(), &["--json"]),
-            listed_before
-        );
+        assert_eq!(mcp_list(cli, &dir, dir.path(), &["--json"]), listed_before);
     }
 }
 
@@ -334,7 +342,10 @@ fn undo_leaves_a_servers_toml_edited_since_adopt() {
     assert_eq!(servers.keys().collect::<Vec<_>>(), ["mcp-defer"]);
     assert!(servers["mcp-defer"].get("alwaysLoad").is_none());
     let config = dir.file(".config/mcp-defer/servers.toml");
-    let edited = format!("{}\n[settings]\nsearch_limit = 3\n", std::fs::read_to_string(&config).unwrap());
+    let edited = format!(
+        "{}\n[settings]\nsearch_limit = 3\n",
+        std::fs::read_to_string(&config).unwrap()
+    );
     std::fs::write(&config, &edited).unwrap();
 
     let out = adopt(&dir, dir.path(), &["--undo", "gemini"]);

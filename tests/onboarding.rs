@@ -53,7 +53,10 @@ fn serve_http_takes_a_host_name() {
 #[test]
 fn login_and_logout_help_describe_every_option() {
     for command in ["login", "logout"] {
-        let out = Command::new(BIN).args([command, "--help"]).output().unwrap();
+        let out = Command::new(BIN)
+            .args([command, "--help"])
+            .output()
+            .unwrap();
         let help = stdout(&out);
         let config = help
             .lines()
@@ -74,7 +77,13 @@ fn login_to_a_server_without_oauth_names_the_cause_once_without_its_html() {
     // servers answer.
     let _web = crate::util::Killed(
         Command::new("python3")
-            .args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
             .current_dir(dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -83,7 +92,10 @@ fn login_to_a_server_without_oauth_names_the_cause_once_without_its_html() {
     );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(std::time::Instant::now() < deadline, "http.server did not start");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "http.server did not start"
+        );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     dir.config(&format!(

@@ -8,8 +8,8 @@
 //! servers of `.peers` (`tests/readme/bin`: the same versions servers.toml.example names,
 //! without the network). Outputs are compared after normalising what changes run to run:
 //! timings (`READY_MS` values, `N ms`, `*_ms=N`, log timestamps) and the temporary HOME
-//! (shown as `~`). `README_BLESS=1 cargo test --test tests readme` rewrites the blocks with
-//! what was printed.
+//! (shown as `~`). `README_BLESS=1 cargo test --test tests readme` rewrites the blocks that
+//! differ with what was printed.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -158,7 +158,10 @@ fn run(block: &Block, home: &Path) -> Vec<Printed> {
         })
         .collect();
     assert!(
-        outputs.path().join(format!("{}.err", block.commands.len().saturating_sub(1))).exists(),
+        outputs
+            .path()
+            .join(format!("{}.err", block.commands.len().saturating_sub(1)))
+            .exists(),
         "{}:{}: the block's commands did not all run ({status}); setup printed:\n{}",
         block.file.display(),
         block.fence + 1,
@@ -222,7 +225,12 @@ fn mask_digits_ending_at(line: &str, end: usize) -> String {
     while start > 0 && bytes[start - 1].is_ascii_digit() {
         start -= 1;
     }
-    format!("{}{}#{}", &line[..start], " ".repeat(end - start - 1), &line[end..])
+    format!(
+        "{}{}#{}",
+        &line[..start],
+        " ".repeat(end - start - 1),
+        &line[end..]
+    )
 }
 
 /// A leading RFC 3339 timestamp (the log's) becomes `<time>`.
@@ -299,6 +307,7 @@ fn readme_outputs_are_what_the_program_prints() {
             let home = tempfile::tempdir().unwrap();
             let printed = run(block, home.path());
             let mut fresh = Vec::new();
+            let mut differs = false;
             for ((command, shown), got) in block.commands.iter().zip(&printed) {
                 fresh.push(format!("$ {command}"));
                 let got = if block.stdout_only {
@@ -312,6 +321,7 @@ fn readme_outputs_are_what_the_program_prints() {
                 let both = format!("{}{}", got.out, got.err);
                 fresh.extend(both.trim_end().lines().map(str::to_owned));
                 if !matches(shown, got) {
+                    differs = true;
                     failures.push(format!(
                         "{}:{}: `{command}` printed:\n{}--- and on stderr:\n{}--- the block \
                          shows:\n{shown}",
@@ -327,7 +337,10 @@ fn readme_outputs_are_what_the_program_prints() {
                 .position(|l| l.starts_with("```"))
                 .map(|p| block.fence + 1 + p)
                 .unwrap();
-            lines.splice(block.fence + 1..end, fresh);
+            // Blessing rewrites only the blocks that differ, so a diff shows real changes.
+            if differs {
+                lines.splice(block.fence + 1..end, fresh);
+            }
         }
         if bless {
             std::fs::write(&file, lines.join("\n") + "\n").unwrap();

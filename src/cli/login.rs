@@ -106,7 +106,11 @@ pub fn logout(args: LogoutArgs) -> anyhow::Result<ExitCode> {
 /// answers the login's requests with its web pages, which say nothing to act on.
 fn without_html(text: &str) -> String {
     let lower = text.to_ascii_lowercase();
-    let Some(at) = ["<!doctype", "<html"].iter().filter_map(|m| lower.find(m)).min() else {
+    let Some(at) = ["<!doctype", "<html"]
+        .iter()
+        .filter_map(|m| lower.find(m))
+        .min()
+    else {
         return text.to_owned();
     };
     format!(

@@ -76,8 +76,8 @@ struct ServeArgs {
     #[command(flatten)]
     config: ConfigArg,
     /// Serve many clients over Streamable HTTP at http://ADDR/mcp instead of one over
-    /// stdio, e.g. 127.0.0.1:8765 (port 0 picks a free one; the log says which). A
-    /// non-loopback address needs [settings.http] tokens_env or token_file.
+    /// stdio, e.g. 127.0.0.1:8765 or localhost:8765 (port 0 picks a free one; the log
+    /// says which). A non-loopback address needs [settings.http] tokens_env or token_file.
     #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
     http: Option<std::net::SocketAddr>,
     /// Serve only the servers of `[profiles.NAME]`: its instructions, search and lists

@@ -39,7 +39,9 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> anyh
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let old_mode = std::fs::metadata(&target).ok().map(|m| permissions_mode(&m));
+    let old_mode = std::fs::metadata(&target)
+        .ok()
+        .map(|m| permissions_mode(&m));
     let mode = mode.or(old_mode).unwrap_or(0o600);
     let name = target
         .file_name()

@@ -72,10 +72,7 @@ pub(super) fn merge(
     for (name, server) in servers {
         let new = to_edit(server)?;
         let id = identity(&new);
-        if let Some((same, _)) = known
-            .iter()
-            .find(|(_, other)| id.is_some() && *other == id)
-        {
+        if let Some((same, _)) = known.iter().find(|(_, other)| id.is_some() && *other == id) {
             merged.present.push((name.clone(), same.clone()));
             merged.notes.push(if same == name {
                 format!("{name}: already in servers.toml; kept as it is there")
@@ -142,7 +139,10 @@ mod tests {
                 "time".to_owned(),
                 server("command = \"uvx\"\nargs = [\"mcp-server-time\"]"),
             ),
-            ("clock".to_owned(), server("url = \"https://x.example/mcp\"")),
+            (
+                "clock".to_owned(),
+                server("url = \"https://x.example/mcp\""),
+            ),
             (
                 "mem".to_owned(),
                 server("command = \"npx\"\nenv = { A = \"${A}\" }"),
@@ -168,7 +168,11 @@ mod tests {
             "{}",
             merged.text
         );
-        assert!(merged.text.contains("\n# adopted\n[mcp_servers.clock-claude]"));
+        assert!(
+            merged
+                .text
+                .contains("\n# adopted\n[mcp_servers.clock-claude]")
+        );
     }
 
     #[test]
