@@ -245,6 +245,9 @@ fn codex_servers(doc: &mut DocumentMut) -> anyhow::Result<&mut dyn toml_edit::Ta
 
 #[cfg(test)]
 mod tests {
+    // Tests panic on broken setup.
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn launch() -> (String, Vec<String>) {

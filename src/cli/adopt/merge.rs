@@ -61,12 +61,7 @@ pub(super) fn merge(
     };
     let mut known: Vec<(String, Option<String>)> = table
         .iter()
-        .map(|(name, item)| {
-            (
-                name.to_owned(),
-                item.as_table_like().and_then(|t| identity(t)),
-            )
-        })
+        .map(|(name, item)| (name.to_owned(), item.as_table_like().and_then(identity)))
         .collect();
     let mut first = true;
     for (name, server) in servers {
@@ -124,6 +119,9 @@ fn to_edit(server: &toml::Table) -> anyhow::Result<Table> {
 
 #[cfg(test)]
 mod tests {
+    // Tests panic on broken setup.
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn server(text: &str) -> toml::Table {

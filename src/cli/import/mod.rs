@@ -336,6 +336,10 @@ pub(super) fn user_file(client: Client, cwd: &Path, home: &Path) -> anyhow::Resu
     }
 }
 
+/// Servers as `import` makes them, in the client's order, and the notes on what was left
+/// out.
+pub(super) type ServersAndNotes = (Vec<(String, toml::Table)>, Vec<String>);
+
 /// For `adopt`: the servers `import` makes of one client file (for Claude Code's
 /// `~/.claude.json`, the user scope and `cwd`'s local scope), and the notes on what was
 /// left out.
@@ -345,7 +349,7 @@ pub(super) fn servers_of_file(
     path: &Path,
     cwd: &Path,
     home: &Path,
-) -> anyhow::Result<(Vec<(String, toml::Table)>, Vec<String>)> {
+) -> anyhow::Result<ServersAndNotes> {
     let imported = match client {
         Client::Codex => codex::import(text, path)?,
         _ => {
