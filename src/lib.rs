@@ -18,38 +18,54 @@
 //!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
 //!   under `MCP_DEFER_CACHE_DIR`/`vectors/`).
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
-//!   kept as the bytes it is listed with (`server/framing.rs` writes stdio `tools/list`
+//!   kept as the bytes it is listed with (`server/stdio.rs` writes stdio `tools/list`
 //!   answers from them).
-//! - [`server`]: the rmcp `ServerHandler`. `server/arrivals.rs` shows the client what was
-//!   ingested; `server/meta/<tool>.rs` is each meta tool end to end (`call_tool.rs`:
-//!   resolve, validate, call); `server/route.rs` is where every `tools/call` goes
-//!   downstream. State is split: `server::Shared` (config, downstream handles, registry)
-//!   once per process, `server/session.rs` (a client's lists, notifier, hold) per client;
-//!   `server/http.rs` serves many sessions over Streamable HTTP (`serve --http`), with
-//!   `server/sessions.rs` (expiry) and `server/gate.rs` (tokens, in-flight limit).
-//!   `server/reload.rs` re-reads the config on a change of the file or SIGHUP and applies it
-//!   to the pool and every view.
+//! - [`server`]: the MCP server the client talks to, one room per idea:
+//!   - `server/handler.rs`: the thin rmcp `ServerHandler`, delegating each request;
+//!   - `server/shared.rs`: what every session shares (config, downstream handles, registry);
+//!     `server/session/`: one client's lists, notifier and `select_tools` hold;
+//!   - `server/meta/<tool>.rs`: each meta tool end to end (`call_tool.rs`: resolve,
+//!     validate, call);
+//!   - `server/route.rs`: where a call is routed downstream; `server/output_limit.rs`;
+//!   - `server/arrivals.rs`: what was ingested becomes appends and list-changed;
+//!   - `server/passthrough/`: prompts, resources, completions, and the requests servers
+//!     send their client (sampling, elicitation, roots), with each connection's envelope;
+//!   - `server/availability.rs`: which servers are removed or unavailable, and why;
+//!   - `server/stdio.rs` and `server/serve.rs`: the stdio session; `server/http/`: where an
+//!     HTTP session lives (`serve --http`: wiring, `gate.rs` tokens and in-flight limit,
+//!     `expiry.rs` open sessions and their expiry);
+//!   - `server/reload.rs`: re-reads the config on a change of the file or SIGHUP and
+//!     decides, with `config/diff.rs`, what restarts.
 //! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the
 //!   authorized HTTP client `downstream` connects with.
+//! - [`report`]: reads the user's Claude Code and Codex transcripts (`mcp-defer report`):
+//!   cache reads, writes and re-writes after tool-list changes. Stands alone: it imports
+//!   nothing but [`tokens`].
+//! - [`tokens`]: the one token count (o200k_base BPE, embedded) and the bytes/4 estimate.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
-//! - [`framing`] and [`redact`]: bounded JSON-RPC lines for both sides, and the one rule for
-//!   masking secrets in whatever we show.
+//! - Leaves every layer may use: [`server_tool`] (a tool as its server lists it, JSON text),
+//!   [`lines`] (bounded JSON-RPC lines for both sides), [`redact`] (the one rule for masking
+//!   secrets in whatever we show).
 //!
 //! The arrows that must never exist: `catalog`, `search` and `exposure` never import
-//! `downstream`; `exposure` never imports `search`; `config`, `downstream` and `ingest`
-//! never import `server`. They keep each module testable alone.
+//! `downstream`; `downstream` never imports `catalog`, `search` or `exposure` (it hands
+//! on [`server_tool::ServerTool`]s); `exposure` never imports `search`; `config`,
+//! `downstream` and `ingest` never import `server`; no two modules import each other.
+//! They keep each module testable alone; `.ci/check-imports` holds them.
 
 pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod downstream;
 pub mod exposure;
-pub mod framing;
 pub mod ingest;
+pub mod lines;
 pub mod oauth;
 pub mod redact;
+pub mod report;
 pub mod search;
 pub mod server;
+pub mod server_tool;
 mod suggest;
 mod sync;
 pub mod tokens;

@@ -65,6 +65,8 @@ async fn every_line_gets_exactly_one_answer() {
         .await;
     assert_eq!(reply["id"], 15, "{reply}");
     assert!(reply.get("result").is_some(), "{reply}");
+    // Exactly one: no second answer to any line came before a sentinel's.
+    raw.no_strays().await;
     raw.close().await;
 }
 
@@ -103,7 +105,12 @@ async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered(
     .await;
     let after_cancel = raw.exchange(sleep(0).to_string().as_bytes()).await;
     assert_eq!(after_cancel["id"], 7, "{after_cancel}");
-    assert!(after_cancel.get("result").is_some(), "{after_cancel}");
+    assert!(
+        after_cancel.to_string().contains("slept 0 ms"),
+        "the answer is the new request's, not the cancelled one's: {after_cancel}"
+    );
+    // Nothing else: no answer to the cancelled request, no second answer to any.
+    raw.no_strays().await;
     raw.close().await;
 }
 

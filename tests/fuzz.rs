@@ -1,6 +1,7 @@
 //! Random input on mcp-defer's stdin: random bytes, random JSON, and JSON-RPC requests with
 //! random methods and params. Every request gets exactly one answer carrying its id, nothing
-//! is answered that was not asked, and mcp-defer keeps serving. `FUZZ_CASES=500 cargo test
+//! is answered that was not asked (up to a sentinel request sent once all are answered), and
+//! mcp-defer keeps serving. `FUZZ_CASES=500 cargo test
 //! fuzz -- --nocapture` runs it longer; `.ci/run` runs a few cases.
 
 use std::collections::HashMap;
@@ -151,6 +152,12 @@ async fn run(inputs: Vec<Input>) -> Result<(), String> {
             None if message["id"].is_null() => {}
             None => return Err(format!("an answer to nothing that was asked: {message}")),
         }
+    }
+    // Every request has its answer; a sentinel shows nothing else was written meanwhile (a
+    // late second answer, an answer to an id never sent).
+    let strays = client.strays().await;
+    if !strays.is_empty() {
+        return Err(format!("answers after the last expected one: {strays:?}"));
     }
     client.close().await;
     Ok(())

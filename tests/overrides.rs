@@ -2,12 +2,17 @@
 //! search results, in `tools/list` and in `select_tools`'s schemas; `check` warns about an
 //! override whose tool the server does not list.
 
+use std::time::Duration;
+
 use serde_json::json;
 
 use crate::session::*;
 use crate::util::{Dir, fixture, stderr, stdout};
 
 const OVERRIDE: &str = "Total a shopping basket: the sum of two prices.";
+/// How long a notification may take, at most: it is sent at once; this bounds a broken
+/// build (a hang becomes a failure), it is not what the test measures.
+const WAIT: Duration = Duration::from_secs(30);
 
 fn config(extra: &str) -> Dir {
     let dir = Dir::new();
@@ -46,6 +51,7 @@ async fn an_overridden_description_is_what_search_list_and_select_show() {
         "{old:#}"
     );
 
+    session.forget_changes();
     let selected = session
         .call("select_tools", json!({"names": ["fx__add"]}))
         .await;
@@ -53,7 +59,9 @@ async fn an_overridden_description_is_what_search_list_and_select_show() {
     assert_eq!(loaded["description"], OVERRIDE);
     assert_eq!(loaded["title"], "Basket total");
     // The client re-lists on the notification.
-    let _ = session.changed.recv().await;
+    session
+        .expect_changed(WAIT, "select_tools loaded fx__add")
+        .await;
     let after = session.list().await;
     assert_extends(&before, &after);
     let listed = after.last().cloned().unwrap();

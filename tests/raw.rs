@@ -40,6 +40,9 @@ pub struct RawClient {
     next_id: i64,
     /// Every message received, in order.
     pub received: Vec<Value>,
+    /// Answers read while [`RawClient::response`] waited for another id: kept, not dropped,
+    /// until their own `response` claims them; [`RawClient::no_strays`] fails on any left.
+    unclaimed: Vec<Value>,
 }
 
 impl RawClient {
@@ -68,6 +71,7 @@ impl RawClient {
             lines: BufReader::new(stdout).lines(),
             next_id: 0,
             received: Vec::new(),
+            unclaimed: Vec::new(),
         }
     }
 
@@ -157,14 +161,57 @@ impl RawClient {
         self.response(id).await
     }
 
-    /// Reads until the response to `id`.
+    /// The response to `id`: one read earlier and kept, or the next to come. Answers to
+    /// other ids read meanwhile are kept for their own `response` (or for
+    /// [`RawClient::no_strays`] to report), never dropped.
     pub async fn response(&mut self, id: i64) -> Value {
+        let id = json!(id);
+        if let Some(at) = self.unclaimed.iter().position(|m| m.get("id") == Some(&id)) {
+            return self.unclaimed.remove(at);
+        }
         loop {
             let message = self.next().await;
-            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+            if message.get("method").is_some() {
+                continue;
+            }
+            if message.get("id") == Some(&id) {
                 return message;
             }
+            self.unclaimed.push(message);
         }
+    }
+
+    /// Ends a test's exchange with a sentinel: sends a `ping` and reads until its answer.
+    /// Returns every answer nobody claimed: those kept by [`RawClient::response`] and any
+    /// that came before the sentinel's answer (a late duplicate, an answer to an id never
+    /// sent). Notifications and server requests are not answers and are left out.
+    pub async fn strays(&mut self) -> Vec<Value> {
+        let sentinel = json!(self.send_request("ping", json!({})).await);
+        let mut strays = std::mem::take(&mut self.unclaimed);
+        loop {
+            let message = self.next().await;
+            if message.get("method").is_some() {
+                continue;
+            }
+            if message.get("id") == Some(&sentinel) {
+                assert!(
+                    message.get("result").is_some(),
+                    "the sentinel ping failed: {message}"
+                );
+                return strays;
+            }
+            strays.push(message);
+        }
+    }
+
+    /// [`RawClient::strays`], failing the test when there is any.
+    pub async fn no_strays(&mut self) {
+        let strays = self.strays().await;
+        assert!(
+            strays.is_empty(),
+            "answers nobody asked for (a duplicate, or an unknown id) came before the \
+             sentinel's: {strays:#?}"
+        );
     }
 
     /// The next message mcp-defer writes.

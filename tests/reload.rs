@@ -100,6 +100,8 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
     search_until(&session, json!({"query": "echo"}), |_| true).await;
     let before = session.list().await;
     assert!(names(&before).contains(&"gone__echo".to_owned()));
+    // What follows must be told by the reload's own notification.
+    session.forget_changes();
     let keep_pid = pid_in(&dir.file("keep.pids")).await;
     let change_pid = pid_in(&dir.file("change1.pids")).await;
     let gone_pid = pid_in(&dir.file("gone.pids")).await;
@@ -174,7 +176,9 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
 
     // The client was told its list grew (in `all` mode, `added`'s tools are listed), and the
     // list only grew at its end: `gone`'s tools are still there.
-    let _ = tokio::time::timeout(RELOAD_DEADLINE, session.changed.recv()).await;
+    session
+        .expect_changed(RELOAD_DEADLINE, "a reload that added `added`")
+        .await;
     let after = session.list().await;
     assert_extends(&before, &after);
     assert!(names(&after).contains(&"gone__echo".to_owned()));

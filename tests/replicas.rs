@@ -4,20 +4,63 @@
 //! next request gets a clean 404 "Session not found", and a new `initialize` works.
 //! Skipped (with a notice) when `haproxy` is not installed, except under CI. docs/deploy.md has the config.
 
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::http::{Server, initialize, open_session, post, tools_list};
 use crate::util::{Dir, Killed, fixture, free_port};
 
-/// deploy/haproxy.cfg (what docs/deploy.md shows), with the test's ports.
-fn haproxy_config(port: u16, replicas: &[u16]) -> String {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/haproxy.cfg");
+/// deploy/haproxy.cfg (what docs/deploy.md shows), with the test's ports and a stats
+/// socket at `stats`, for the test to read what HAProxy thinks of each replica.
+fn haproxy_config(port: u16, replicas: &[u16], stats: &Path) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/haproxy.cfg");
     let text = std::fs::read_to_string(path).unwrap();
     assert_eq!(replicas.len(), 2, "the file has two replicas");
-    text.replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"))
-        .replace("127.0.0.1:8765", &format!("127.0.0.1:{}", replicas[0]))
-        .replace("127.0.0.1:8766", &format!("127.0.0.1:{}", replicas[1]))
+    assert!(text.contains("\nglobal\n"), "a global section: {text}");
+    text.replace(
+        "\nglobal\n",
+        &format!("\nglobal\n    stats socket {}\n", stats.display()),
+    )
+    .replace("127.0.0.1:8080", &format!("127.0.0.1:{port}"))
+    .replace("127.0.0.1:8765", &format!("127.0.0.1:{}", replicas[0]))
+    .replace("127.0.0.1:8766", &format!("127.0.0.1:{}", replicas[1]))
+}
+
+/// The status HAProxy gives `server` of `backend` ("UP", "DOWN", ...), from `show stat` on
+/// its stats socket; `None` while the socket does not answer.
+fn haproxy_status(stats: &Path, backend: &str, server: &str) -> Option<String> {
+    let mut socket = UnixStream::connect(stats).ok()?;
+    socket.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    socket.write_all(b"show stat\n").ok()?;
+    let mut csv = String::new();
+    socket.read_to_string(&mut csv).ok()?;
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next()?.trim_start_matches("# ").split(',').collect();
+    let column = header.iter().position(|&name| name == "status")?;
+    lines
+        .map(|line| line.split(',').collect::<Vec<_>>())
+        .find(|row| row.len() > column && row[0] == backend && row[1] == server)
+        .map(|row| row[column].to_owned())
+}
+
+/// Waits until HAProxy reports `server` of `backend` with a status starting with `status`.
+async fn wait_for_status(stats: &Path, backend: &str, server: &str, status: &str) {
+    // Bounds a broken setup; the check runs every 200 ms.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = haproxy_status(stats, backend, server);
+        if now.as_deref().is_some_and(|s| s.starts_with(status)) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "HAProxy never saw {backend}/{server} {status}: it says {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 fn port_of(url: &str) -> u16 {
@@ -45,8 +88,9 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
     let second = Server::start(&dir, &[]);
     let port = free_port();
     let config = dir.file("haproxy.cfg");
+    let stats = dir.file("haproxy.sock");
     let replicas = [port_of(&first.url), port_of(&second.url)];
-    std::fs::write(&config, haproxy_config(port, &replicas)).unwrap();
+    std::fs::write(&config, haproxy_config(port, &replicas, &stats)).unwrap();
     let checked = Command::new("haproxy")
         .arg("-c")
         .arg("-f")
@@ -94,9 +138,11 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
         "round robin: {on_first:?} / {on_second:?}"
     );
 
+    // Both replicas are up in HAProxy's eyes (they served above); the first dies, and the
+    // test goes on once HAProxy's health check has seen it down (r0 is the first's line).
+    wait_for_status(&stats, "mcp_defer", "r1", "UP").await;
     drop(first);
-    // HAProxy sees it down after a failed check (every 200 ms).
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    wait_for_status(&stats, "mcp_defer", "r0", "DOWN").await;
     for session in &on_second {
         let headers = [("mcp-session-id", session.as_str())];
         let (status, _, body) = post(&client, &balanced, &headers, &tools_list(10)).await;

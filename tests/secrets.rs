@@ -140,8 +140,10 @@ async fn no_secret_reaches_the_model_or_the_log() {
     }
     let direct = session.try_call("bad__echo", json!({})).await;
     seen.push(format!("{direct:?}"));
-    session.close().await;
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Its whole log, the shutdown included: read once the process has exited.
+    session
+        .close_and_wait_exit(std::time::Duration::from_secs(30))
+        .await;
     for text in &seen {
         assert_clean("a result the model reads", text);
     }

@@ -1,6 +1,7 @@
 //! A client session against `mcp-defer serve`, spoken with rmcp's client over real stdio.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProgressNotificationParam,
@@ -71,6 +72,8 @@ pub struct Session {
     pub prompts_changed: mpsc::UnboundedReceiver<()>,
     /// The URI of each `notifications/resources/updated`.
     pub updated: mpsc::UnboundedReceiver<String>,
+    /// mcp-defer's process id, to wait for its exit.
+    pid: Option<u32>,
 }
 
 impl Session {
@@ -124,6 +127,7 @@ impl Session {
         let (transport, _) = builder
             .spawn()
             .unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
+        let pid = transport.id();
         let (tx, rx) = mpsc::unbounded_channel();
         let (progress_tx, progress) = mpsc::unbounded_channel();
         let (version, lifecycle) = match era {
@@ -154,6 +158,7 @@ impl Session {
             progress,
             prompts_changed,
             updated,
+            pid,
         }
     }
 
@@ -190,6 +195,38 @@ impl Session {
 
     pub async fn close(self) {
         let _ = self.client.cancel().await;
+    }
+
+    /// Closes the session and waits until mcp-defer has exited, so everything it writes on
+    /// the way out (its log, its children's) is written. Fails the test when it still runs
+    /// after `wait`.
+    pub async fn close_and_wait_exit(self, wait: Duration) {
+        let pid = self.pid.expect("mcp-defer's pid, taken right after spawn");
+        self.close().await;
+        let deadline = Instant::now() + wait;
+        while !crate::util::is_gone(pid as i32) {
+            assert!(
+                Instant::now() < deadline,
+                "mcp-defer (pid {pid}) still runs {wait:?} after its client closed"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Forgets the `tools/list_changed` notifications received so far, so the next
+    /// [`Session::expect_changed`] waits for one sent after this point.
+    pub fn forget_changes(&mut self) {
+        while self.changed.try_recv().is_ok() {}
+    }
+
+    /// Waits for the next `notifications/tools/list_changed`; fails the test, saying `what`
+    /// should have sent it, when none comes within `wait`.
+    pub async fn expect_changed(&mut self, wait: Duration, what: &str) {
+        match tokio::time::timeout(wait, self.changed.recv()).await {
+            Ok(Some(())) => {}
+            Ok(None) => panic!("the session ended before the tools/list_changed of {what}"),
+            Err(_) => panic!("no tools/list_changed within {wait:?} after {what}"),
+        }
     }
 }
 

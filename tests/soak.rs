@@ -1,8 +1,9 @@
 //! Soak: requests keep flowing while the servers behind mcp-defer die and come back, a stdio
 //! server crashing mid-call and a Streamable HTTP server killed and restarted on its port.
 //! Every request gets exactly one answer (the right one: an echo carries its request's
-//! number back), none is lost, every `tools/list` extends the one before, and mcp-defer's
-//! peak RSS is printed. `.ci/run` runs the short form; `SOAK_SECS=600 cargo test soak --
+//! number back), none is lost, nothing else is answered (a sentinel ends the run), every
+//! `tools/list` extends the one before, no call to a server that never died fails, and
+//! mcp-defer's peak RSS is printed. `.ci/run` runs the short form; `SOAK_SECS=600 cargo test soak --
 //! --nocapture` the long one.
 
 use std::collections::HashMap;
@@ -21,6 +22,8 @@ const IN_FLIGHT: usize = 8;
 /// How long the last answers may take once sending stops: a call in flight when its server
 /// died is answered at once, and `tool_timeout_sec` bounds the rest.
 const DRAIN_WAIT: Duration = Duration::from_secs(20);
+/// Ids of the storm's requests start here, apart from the ids `RawClient::request` uses.
+const FIRST_ID: u64 = 1_000_000;
 
 /// What a request was, to check its answer.
 #[derive(Debug, Clone)]
@@ -32,6 +35,12 @@ enum Sent {
     Crash,
     List,
     Search,
+}
+
+/// The server an echo goes to: `one` is never killed, `two` crashes on `Sent::Crash`, `ev`
+/// (HTTP) is killed and restarted.
+fn echo_server(n: u64) -> &'static str {
+    ["one", "two", "ev"][(n % 3) as usize]
 }
 
 fn request(kind: &Sent, id: u64) -> Value {
@@ -97,9 +106,11 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
 
     let mut rng = SplitMix::new(0x5eed);
     let mut pending: HashMap<u64, Sent> = HashMap::new();
-    let mut answers: HashMap<u64, usize> = HashMap::new();
     let mut last_list: Option<Vec<Value>> = None;
     let (mut sent, mut errors, mut kills) = (0u64, 0u64, 0u64);
+    // Per kind of request (`one`, `two`, `ev` echoes, `crash`, `list`, `search`): answers
+    // and how many of them were errors.
+    let mut tally: HashMap<&str, (u64, u64)> = HashMap::new();
     let started = Instant::now();
     let stop_sending = started + Duration::from_secs(secs);
     let mut next_chaos = started + Duration::from_millis(700);
@@ -127,8 +138,8 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
             } else {
                 Sent::Echo { n: sent }
             };
-            client.send(&request(&kind, sent)).await;
-            pending.insert(sent, kind);
+            client.send(&request(&kind, FIRST_ID + sent)).await;
+            pending.insert(FIRST_ID + sent, kind);
         }
         if pending.is_empty() && now >= stop_sending {
             break;
@@ -150,12 +161,20 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
         let Some(id) = message["id"].as_u64() else {
             panic!("an answer without a request id: {message}");
         };
-        *answers.entry(id).or_default() += 1;
         let Some(kind) = pending.remove(&id) else {
             panic!("a second answer to request {id}, or one never sent: {message}");
         };
         let is_error = message.get("error").is_some() || message["result"]["isError"] == true;
         errors += u64::from(is_error);
+        let name = match &kind {
+            Sent::Echo { n } => echo_server(*n),
+            Sent::Crash => "crash",
+            Sent::List => "list",
+            Sent::Search => "search",
+        };
+        let counts = tally.entry(name).or_default();
+        counts.0 += 1;
+        counts.1 += u64::from(is_error);
         match kind {
             Sent::Echo { n } if !is_error => {
                 let text = message["result"].to_string();
@@ -180,11 +199,17 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
             Sent::Echo { .. } | Sent::Crash | Sent::Search => {}
         }
     }
-    assert!(
-        answers.values().all(|&n| n == 1),
-        "a request answered twice"
-    );
-    assert_eq!(answers.len() as u64, sent, "every request answered");
+    // Each request was answered exactly once (the loop panics on a second answer and ends
+    // only when none is pending). What may fail is a call to a server that was down: `two`
+    // after a crash, `ev` while killed (how many depends on the restart backoff, which grows
+    // with each death, so it is printed, not bounded). `one` never dies and the meta tools
+    // and `tools/list` are mcp-defer's own, so none of theirs may fail.
+    let count = |name: &str| tally.get(name).copied().unwrap_or_default();
+    for name in ["one", "list", "search"] {
+        let (answered, failed) = count(name);
+        assert!(answered > 0, "no {name} request in the storm: {tally:?}");
+        assert_eq!(failed, 0, "{name} requests failed in the storm: {tally:?}");
+    }
     // Still serving after the storm: the HTTP server is back and reconnected.
     if http.is_none() {
         http = Some(peers.http_everything(port));
@@ -204,10 +229,13 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
         assert!(Instant::now() < deadline, "ev never came back: {echo}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    // Nothing more was answered: no late duplicate, no answer to an id never sent.
+    client.no_strays().await;
     let rss = client.pid().and_then(peak_rss_mib).unwrap_or(f64::NAN);
     println!(
         "soak: {sent} requests in {:.1} s ({} with the HTTP server killed {kills} times and stdio crashes), \
-         {errors} answered with an error, 0 lost, 0 answered twice; peak RSS {rss:.1} MiB",
+         {errors} answered with an error (answered, failed per kind: {tally:?}), 0 lost, 0 answered twice; \
+         peak RSS {rss:.1} MiB",
         started.elapsed().as_secs_f64(),
         IN_FLIGHT,
     );

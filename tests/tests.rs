@@ -30,6 +30,7 @@ mod passthrough;
 mod readme;
 mod reliability;
 mod reload;
+mod report;
 mod search;
 mod secrets;
 #[cfg(feature = "model")]
@@ -37,4 +38,5 @@ mod semantic_model;
 mod serve;
 mod shutdown;
 mod soak;
+mod stats;
 mod tool_fidelity;

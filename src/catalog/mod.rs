@@ -7,12 +7,10 @@
 //! the order that server lists its tools, whatever order the servers connected in. Must not
 //! import `downstream`.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use rmcp::model::Tool;
-use serde::{Deserialize, Serialize};
+pub use crate::server_tool::{ServerTool, ToolJson};
 
 mod name;
 pub mod prompts;
@@ -49,103 +47,6 @@ impl CatalogEntry {
     /// The tool's name on its own server.
     pub fn original_name(&self) -> &str {
         &self.original
-    }
-}
-
-/// A tool definition as compact JSON text: how the catalog keeps it. A parsed [`Tool`] is
-/// a tree of `serde_json` maps, about 6x its text (10k real tools: 62 MB against ~10 MB),
-/// and most catalog tools are never listed nor called; the text is parsed only to index,
-/// validate or list a tool. Cheap to clone; a changed definition is a new value, so
-/// [`ToolJson::same`] tells whether a cache made from one is current.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolJson(Arc<str>);
-
-impl ToolJson {
-    pub fn new(tool: &Tool) -> ToolJson {
-        // A `Tool` is strings, numbers and JSON objects: it always serializes.
-        ToolJson(serde_json::to_string(tool).unwrap_or_default().into())
-    }
-
-    /// The definition as a [`Tool`].
-    pub fn parse(&self) -> Tool {
-        // The text is our own serialization of a `Tool`, so it parses back; the default
-        // (an empty tool) is only a guard.
-        serde_json::from_str(&self.0).unwrap_or_default()
-    }
-
-    /// The `description`, without building the rest of the tool (its schema is skipped).
-    pub fn description(&self) -> Option<String> {
-        #[derive(Deserialize)]
-        struct Description<'a> {
-            #[serde(borrow, default)]
-            description: Option<Cow<'a, str>>,
-        }
-        let parsed: Description<'_> = serde_json::from_str(&self.0).ok()?;
-        parsed.description.map(Cow::into_owned)
-    }
-
-    /// The JSON text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// Whether both are the very same value (not merely equal text).
-    pub fn same(&self, other: &ToolJson) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-/// A tool as its server lists it, made compact as soon as its page is decoded: its name
-/// and its definition as [`ToolJson`]. rmcp decodes a page into `Tool` trees (~6 KB a tool
-/// with real schemas); turning each into text there keeps a batch of lists waiting to be
-/// ingested at ~1 KB a tool (10k tools: ~10 MB, not ~60 MB of trees).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerTool {
-    name: Box<str>,
-    json: ToolJson,
-}
-
-impl ServerTool {
-    pub fn new(tool: &Tool) -> ServerTool {
-        ServerTool {
-            name: tool.name.as_ref().into(),
-            json: ToolJson::new(tool),
-        }
-    }
-
-    /// The tool's name on its server.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub fn json(&self) -> &ToolJson {
-        &self.json
-    }
-}
-
-/// As the tool's JSON object (what `downstream::tool_cache` keeps on disk): parsed to write,
-/// made compact again when read.
-impl Serialize for ServerTool {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.json.parse().serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for ServerTool {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Tool::deserialize(deserializer).map(ServerTool::from)
-    }
-}
-
-impl From<Tool> for ServerTool {
-    fn from(tool: Tool) -> ServerTool {
-        ServerTool::new(&tool)
-    }
-}
-
-impl From<&Tool> for ServerTool {
-    fn from(tool: &Tool) -> ServerTool {
-        ServerTool::new(tool)
     }
 }
 
@@ -224,10 +125,7 @@ impl Catalog {
         // Each listed entry with its position in this list, for the order below.
         let mut listed: HashMap<EntryId, usize> = HashMap::with_capacity(tools.size_hint().0);
         for tool in tools {
-            let ServerTool {
-                name: tool_name,
-                json,
-            } = tool.into();
+            let (tool_name, json) = tool.into().into_parts();
             let key = (server_name.clone(), String::from(&*tool_name));
             match self.by_original.get(&key).copied() {
                 Some(id) if listed.contains_key(&id) => {
@@ -405,6 +303,7 @@ pub enum Resolution<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::Tool;
     use serde_json::json;
 
     pub(crate) fn tool(name: &str, description: &str) -> Tool {

@@ -18,6 +18,7 @@ mod check;
 mod import;
 mod list;
 mod login;
+mod report;
 mod search;
 mod stats;
 
@@ -55,8 +56,11 @@ enum Command {
         #[command(flatten)]
         args: search::Args,
     },
-    /// Estimate the tokens of the tool list: every tool flat, against deferred.
-    Stats(ConfigArg),
+    /// Count the tokens of the tool list (o200k_base) in two exposure modes, side by side.
+    Stats(stats::Args),
+    /// Tokens and prompt-cache cost of your own Claude Code and Codex sessions, from their
+    /// transcripts: cache reads/writes, tool schemas, re-writes after tool-list changes.
+    Report(report::Args),
     /// Print (or --write) a servers.toml made from another client's MCP servers.
     Import(import::Args),
     /// Move a client's MCP servers behind mcp-defer and register it there (--undo: back).
@@ -134,6 +138,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 | Command::Adopt(_)
                 | Command::Login(_)
                 | Command::Logout(_)
+                | Command::Report(_)
                 | Command::Watchdog
         )
     );
@@ -145,7 +150,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Check(args)) => check::run(args.config),
         Some(Command::List { config, json }) => list::run(config.config, json),
         Some(Command::Search { config, args }) => search::run(config.config, args),
-        Some(Command::Stats(args)) => stats::run(args.config),
+        Some(Command::Stats(args)) => stats::run(args),
+        Some(Command::Report(args)) => report::run(args),
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Adopt(args)) => adopt::run(args),
         Some(Command::Login(args)) => login::login(args),

@@ -1,90 +1,195 @@
-//! `mcp-defer stats`: what the tool list costs the client's context, flat against deferred.
+//! `mcp-defer stats`: what the first tool list costs the client's context, in two exposure
+//! modes side by side (`--compare direct,deferred` by default).
 //!
-//! Tokens are estimated by [`crate::tokens::estimate`]: serialized JSON bytes / 4; good for
-//! comparing, not for billing.
+//! Tokens are counted with [`crate::tokens::count`] (o200k_base, the same count `report`
+//! uses) over each tool's serialized JSON as the client receives it. For Claude this is an
+//! approximation: Anthropic's tokenizer is not public.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use super::{connect_all, load_config, runtime, write_stdout};
-use crate::catalog::Catalog;
-use crate::config::Config;
+use super::{ConfigArg, connect_all, load_config, runtime, write_stdout};
+use crate::catalog::{Catalog, CatalogEntry};
+use crate::config::{Config, ExposureMode};
 use crate::exposure::listed_form;
 use crate::server::meta::MetaTool;
+use crate::tokens;
 
-pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let config = Arc::new(load_config(config)?);
-    runtime()?.block_on(stats(&config))
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Two modes to compare, e.g. `all,deferred`: `direct` (the servers registered in the
+    /// client without mcp-defer), `all`, `deferred` or `proxy` (mcp-defer's `exposure`).
+    #[arg(long, value_name = "A,B", default_value = "direct,deferred", value_parser = parse_pair)]
+    compare: (Mode, Mode),
 }
 
-async fn stats(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
+/// What the client is shown at the start of a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every server registered in the client directly: each tool as its server lists it.
+    Direct,
+    /// Through mcp-defer with this `exposure`.
+    Exposure(ExposureMode),
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Direct => "direct",
+            Mode::Exposure(ExposureMode::All) => "all",
+            Mode::Exposure(ExposureMode::Deferred) => "deferred",
+            Mode::Exposure(ExposureMode::Proxy) => "proxy",
+        }
+    }
+}
+
+fn parse_mode(text: &str) -> Result<Mode, String> {
+    Ok(match text.trim() {
+        "direct" => Mode::Direct,
+        "all" => Mode::Exposure(ExposureMode::All),
+        "deferred" => Mode::Exposure(ExposureMode::Deferred),
+        "proxy" => Mode::Exposure(ExposureMode::Proxy),
+        other => {
+            return Err(format!(
+                "unknown mode '{other}': use direct, all, deferred or proxy"
+            ));
+        }
+    })
+}
+
+fn parse_pair(text: &str) -> Result<(Mode, Mode), String> {
+    let Some((a, b)) = text.split_once(',') else {
+        return Err(format!(
+            "'{text}': give two modes separated by a comma, e.g. all,deferred"
+        ));
+    };
+    Ok((parse_mode(a)?, parse_mode(b)?))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = Arc::new(load_config(args.config.config)?);
+    runtime()?.block_on(stats(&config, args.compare))
+}
+
+async fn stats(config: &Arc<Config>, modes: (Mode, Mode)) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
-    let out = render(config, &registry.catalog());
+    let out = render(config, &registry.catalog(), modes);
     pool.shutdown().await;
     write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The table: per server its tools, flat and deferred token estimates; then the totals.
-fn render(config: &Config, catalog: &Catalog) -> String {
-    let settings = &config.settings;
-    let size = |tool: &rmcp::model::Tool| serde_json::to_string(tool).map_or(0, |s| s.len());
+/// Tokens of one tool as `mode` lists it, or `None` when that mode does not list it at
+/// the start.
+fn tool_tokens(config: &Config, entry: &CatalogEntry, core: bool, mode: Mode) -> Option<usize> {
+    let always_load = config.settings.claude_always_load;
+    match mode {
+        Mode::Direct => Some(tokens::count(entry.tool.as_str())),
+        Mode::Exposure(ExposureMode::All) => Some(json_tokens(&listed_form(entry, always_load))),
+        Mode::Exposure(ExposureMode::Deferred | ExposureMode::Proxy) => {
+            core.then(|| json_tokens(&listed_form(entry, always_load)))
+        }
+    }
+}
 
-    let mut out = format!(
-        "{:<24} {:>6} {:>10} {:>10}\n",
-        "server", "tools", "flat", "deferred"
-    );
-    let (mut flat, mut tools) = (0, 0);
-    let meta: usize = MetaTool::ALL
-        .iter()
-        .map(|m| size(&m.definition(settings.exposure, settings.claude_always_load)))
-        .sum();
-    let mut deferred = meta;
+fn json_tokens(tool: &rmcp::model::Tool) -> usize {
+    serde_json::to_string(tool).map_or(0, |s| tokens::count(&s))
+}
+
+/// Tokens of the meta tools `mode` lists.
+fn meta_tokens(config: &Config, mode: Mode) -> usize {
+    match mode {
+        Mode::Direct => 0,
+        Mode::Exposure(exposure) => MetaTool::ALL
+            .iter()
+            .map(|m| json_tokens(&m.definition(exposure, config.settings.claude_always_load)))
+            .sum(),
+    }
+}
+
+/// The table: per server its tools and the tokens each mode lists at the start; then the
+/// meta tools and the totals.
+fn render(config: &Config, catalog: &Catalog, (a, b): (Mode, Mode)) -> String {
+    let line = |name: &str, tools: &str, x: &str, y: &str| {
+        format!("{name:<24} {tools:>6} {x:>10} {y:>10}\n")
+    };
+    let mut out = line("server", "tools", a.name(), b.name());
+    let (mut total_a, mut total_b, mut tools) = (0, 0, 0);
     for (i, server) in config.servers.iter().enumerate() {
         let entries: Vec<_> = catalog.server_entries(i).filter(|e| !e.gone).collect();
-        let listed =
-            |e: &&crate::catalog::CatalogEntry| size(&listed_form(e, settings.claude_always_load));
-        let server_flat: usize = entries.iter().map(listed).sum();
-        let server_core: usize = entries
-            .iter()
-            .filter(|e| server.is_core(e.original_name()))
-            .map(listed)
-            .sum();
-        out.push_str(&format!(
-            "{:<24} {:>6} {:>10} {:>10}\n",
-            server.name,
-            entries.len(),
-            tokens(server_flat),
-            tokens(server_core)
+        let (mut sa, mut sb) = (0, 0);
+        for entry in &entries {
+            let core = server.is_core(entry.original_name());
+            sa += tool_tokens(config, entry, core, a).unwrap_or(0);
+            sb += tool_tokens(config, entry, core, b).unwrap_or(0);
+        }
+        out.push_str(&line(
+            &server.name,
+            &entries.len().to_string(),
+            &sa.to_string(),
+            &sb.to_string(),
         ));
-        flat += server_flat;
-        deferred += server_core;
+        total_a += sa;
+        total_b += sb;
         tools += entries.len();
     }
-    out.push_str(&format!(
-        "{:<24} {:>6} {:>10} {:>10}\n",
+    let (ma, mb) = (meta_tokens(config, a), meta_tokens(config, b));
+    out.push_str(&line(
         "meta tools",
-        MetaTool::ALL.len(),
-        "",
-        tokens(meta)
+        &MetaTool::ALL.len().to_string(),
+        &ma.to_string(),
+        &mb.to_string(),
     ));
-    out.push_str(&format!(
-        "{:<24} {:>6} {:>10} {:>10}\n",
-        "total (≈tokens)",
-        tools,
-        tokens(flat),
-        tokens(deferred)
+    total_a += ma;
+    total_b += mb;
+    out.push_str(&line(
+        &format!("total ({} tokens)", tokens::ENCODING),
+        &tools.to_string(),
+        &total_a.to_string(),
+        &total_b.to_string(),
     ));
-    if flat > 0 {
+    if total_a > 0 {
         out.push_str(&format!(
-            "the first tools/list is {:.1}% of the flat list\n",
-            100.0 * deferred as f64 / flat as f64
+            "the first tools/list in {} is {:.1}% of {} ({} tokens {} per request)\n",
+            b.name(),
+            100.0 * total_b as f64 / total_a as f64,
+            a.name(),
+            total_a.abs_diff(total_b),
+            if total_b <= total_a { "fewer" } else { "more" }
         ));
     }
     out
 }
 
-fn tokens(bytes: usize) -> String {
-    crate::tokens::estimate(bytes).to_string()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse_in_pairs_and_name_the_fix() {
+        assert_eq!(
+            parse_pair("all,deferred"),
+            Ok((
+                Mode::Exposure(ExposureMode::All),
+                Mode::Exposure(ExposureMode::Deferred)
+            ))
+        );
+        assert_eq!(
+            parse_pair("direct, proxy"),
+            Ok((Mode::Direct, Mode::Exposure(ExposureMode::Proxy)))
+        );
+        let Err(err) = parse_pair("all") else {
+            panic!("one mode is not a pair")
+        };
+        assert!(err.contains("two modes"), "{err}");
+        let Err(err) = parse_pair("all,lazy") else {
+            panic!("lazy is not a mode")
+        };
+        assert!(
+            err.contains("'lazy'") && err.contains("direct, all"),
+            "{err}"
+        );
+    }
 }

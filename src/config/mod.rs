@@ -244,7 +244,7 @@ impl Default for Settings {
             relist_wait: DEFAULT_RELIST_WAIT,
             claude_always_load: true,
             inherit_env: false,
-            max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
+            max_message_bytes: crate::lines::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: None,
             client_era: ClientEra::Any,
             semantic: crate::search::Semantic::default(),

@@ -231,7 +231,7 @@ fn settings_parse_and_convert_units() {
             relist_wait: Duration::from_millis(1500),
             claude_always_load: false,
             inherit_env: true,
-            max_message_bytes: crate::framing::DEFAULT_MAX_MESSAGE_BYTES,
+            max_message_bytes: crate::lines::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: Some(20_000),
             client_era: ClientEra::Handshake,
             semantic: crate::search::Semantic::Off,

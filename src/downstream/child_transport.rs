@@ -1,4 +1,4 @@
-//! The rmcp transport over a stdio server's pipes, read with [`crate::framing`]'s bound.
+//! The rmcp transport over a stdio server's pipes, read with [`crate::lines`]'s bound.
 //!
 //! rmcp's child-process transport logs an over-long answer ("exceeded the maximum line
 //! length") and drops it, so the call waits out its whole `tool_timeout` and then reports
@@ -13,7 +13,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
-use crate::framing::{Line, LineReader, repair_surrogates, scan_id};
+use crate::lines::{Line, LineReader, repair_surrogates, scan_id};
 
 /// One stdio server's connection.
 pub struct ChildTransport {

@@ -19,8 +19,8 @@ use rmcp::model::{
 use rmcp::service::{RoleClient, ServiceError};
 use serde_json::Value;
 
-use crate::catalog::ServerTool;
 use crate::config::ServerConfig;
+use crate::server_tool::ServerTool;
 
 /// A server paginating past this many pages is looping on its cursor.
 const MAX_PAGES: usize = 10_000;

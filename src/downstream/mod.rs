@@ -32,6 +32,8 @@ use tracing::Instrument;
 use crate::config::{Config, ServerConfig};
 
 mod backoff;
+mod cause;
+pub(crate) use cause::chain;
 mod child_transport;
 mod environment;
 mod handler;
@@ -65,7 +67,7 @@ pub enum Event {
         /// The server's position in `Config::servers`.
         server: usize,
         /// As JSON text, made as each page arrived (see `listing`).
-        tools: Vec<crate::catalog::ServerTool>,
+        tools: Vec<crate::server_tool::ServerTool>,
         /// The `instructions` of its handshake.
         instructions: Option<String>,
     },

@@ -18,7 +18,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
-use super::supervisor::chain;
+use super::cause::chain;
 
 /// Where the cause of a broken connection is left for the supervisor.
 pub type BrokenCause = Arc<Mutex<Option<String>>>;

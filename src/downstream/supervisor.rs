@@ -16,6 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
+use super::cause::chain;
 use super::environment::ChildEnv;
 use super::handler::{Handler, ProgressRoutes, Relist};
 use super::listing;
@@ -24,8 +25,8 @@ use super::session_watch::{BrokenCause, SessionWatch};
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
 use super::{Demand, Event, Live, ServerState, Subscriptions};
-use crate::catalog::ServerTool;
 use crate::config::{ServerConfig, Start, Transport};
+use crate::server_tool::ServerTool;
 
 /// How long a closing connection gets before its process group is terminated.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
@@ -136,22 +137,6 @@ fn redacted(cause: &str, stderr: Option<String>) -> (String, Option<String>) {
         crate::redact::redact(cause).into_owned(),
         stderr.map(|s| crate::redact::redact(&s).into_owned()),
     )
-}
-
-/// An error and every source under it, on one line: HTTP errors hide the status or
-/// "connection refused" a few levels down.
-pub(super) fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(err) = source {
-        let next = err.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        source = err.source();
-    }
-    text
 }
 
 /// The useful part of a failed handshake. For HTTP that is the reqwest error under the

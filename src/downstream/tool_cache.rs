@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::ServerTool;
 use crate::config::ServerConfig;
+use crate::server_tool::ServerTool;
 
 /// Overrides the cache directory (tests give each run its own).
 pub const CACHE_DIR_ENV: &str = "MCP_DEFER_CACHE_DIR";

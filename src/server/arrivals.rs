@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::Shared;
-use super::notify::Change;
+use super::session::Change;
 use super::session::Session;
 use crate::catalog::Catalog;
 use crate::config::ExposureMode;

@@ -6,10 +6,21 @@
 //! says so with its cause; otherwise "did you mean" offers that server's tools and never
 //! another server's. Causes are [`ServerState::for_model`]: no stderr of the child.
 
-use super::meta::search_tools::Unavailable;
+use serde::Serialize;
+
 use crate::catalog::{Catalog, QualifiedName, SEPARATOR};
 use crate::config::Config;
 use crate::downstream::{ServerHandle, ServerState};
+
+/// A server that is not serving, with its state as the model may read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct Unavailable {
+    pub(crate) server: String,
+    pub(crate) state: String,
+    /// Removed from the config file by a reload: its tools are left out of results.
+    #[serde(skip)]
+    pub(crate) removed: bool,
+}
 
 /// The enabled servers that are not serving now, with their state for the model.
 pub(crate) fn unavailable(config: &Config, handles: &[ServerHandle]) -> Vec<Unavailable> {

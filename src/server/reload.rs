@@ -19,10 +19,10 @@ use std::time::Duration;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::{Running, Shared};
+use super::shared::{Running, Shared};
 use crate::config::diff::{self, Action};
-use crate::config::{Config, Profile, ServerConfig, Settings};
-use crate::downstream::{Pool, ServerHandle, ServerState};
+use crate::config::{Config, ConfigError, Profile, ServerConfig, Settings};
+use crate::downstream::{Pool, ServerHandle, ServerState, chain};
 
 /// How long the file must stay quiet before it is read: editors save by writing a
 /// temporary file and renaming it over the old one (several events within milliseconds),
@@ -39,7 +39,7 @@ pub(crate) struct Source {
 
 impl Source {
     /// Reads and checks the file, as at start.
-    fn load(&self) -> anyhow::Result<Config> {
+    fn load(&self) -> Result<Config, ConfigError> {
         let config = Config::load(&self.path)?;
         Ok(match &self.profile {
             Some(name) => config.for_profile(name)?.0,
@@ -166,13 +166,13 @@ impl Reloader {
     async fn reload(&mut self) {
         let source = self.source.clone();
         let loaded = match tokio::task::spawn_blocking(move || source.load()).await {
-            Ok(loaded) => loaded,
-            Err(err) => Err(anyhow::anyhow!("reading the config file failed: {err}")),
+            Ok(loaded) => loaded.map_err(|err| chain(&err)),
+            Err(err) => Err(format!("reading the config file failed: {err}")),
         };
         let new = match loaded {
             Ok(new) => new,
             Err(err) => {
-                let problem = crate::redact::redact(&format!("{err:#}")).into_owned();
+                let problem = crate::redact::redact(&err).into_owned();
                 tracing::error!(
                     error = %problem,
                     "the config file was not reloaded; the running servers stay as they are"

@@ -11,7 +11,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::sync::mpsc;
 
-use super::{State, envelope, meta, output_limit};
+use super::passthrough::envelope;
+use super::{State, meta, output_limit};
 use crate::catalog::EntryId;
 use crate::downstream::{CallOptions, DownstreamError, ProgressRoute};
 

@@ -9,9 +9,9 @@ use rmcp::ServiceExt;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::DeferServer;
-use super::client_requests::ClientRequests;
+use super::passthrough::ClientRequests;
 use super::reload::{Reloader, Source, View};
+use super::{DeferServer, ServeError};
 use crate::config::Config;
 use crate::downstream::{ClientLink, Pool};
 
@@ -33,9 +33,9 @@ const CLIENT_SILENCE_FALLBACK: Duration = Duration::from_secs(1);
 ///
 /// # Errors
 /// When the stdio transport cannot start.
-pub async fn serve(config: Config, profile: Option<String>) -> anyhow::Result<()> {
+pub async fn serve(config: Config, profile: Option<String>) -> Result<(), ServeError> {
     // Signals are taken over first: a SIGTERM during the handshake must still reap children.
-    let terminated = terminated()?;
+    let terminated = terminated().map_err(ServeError::Signals)?;
     let shutdown = CancellationToken::new();
     let client = ClientRequests::new();
     // Downstream servers start once the client's capabilities are known and the handshake
@@ -51,20 +51,22 @@ pub async fn serve(config: Config, profile: Option<String>) -> anyhow::Result<()
         profile,
     };
     let started = config.clone();
-    let tool_lists = super::framing::ToolLists::default();
+    let tool_lists = super::stdio::ToolLists::default();
     let server = DeferServer::new(config, handles, events, client, tool_lists.clone())?;
     let pool = Arc::new(tokio::sync::Mutex::new(pool));
     let view = View {
         shared: server.state.shared.clone(),
         positions: None,
     };
-    Reloader::new(source, &started, pool.clone(), vec![view]).start(shutdown.child_token())?;
+    Reloader::new(source, &started, pool.clone(), vec![view])
+        .start(shutdown.child_token())
+        .map_err(ServeError::Watch)?;
     let session = async {
         // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
         // handles would cost a thread hand-off per message in each direction. The framing is
-        // ours: every line gets an answer (see `framing`).
+        // ours: every line gets an answer (see `stdio`).
         let (stdin, stdout) = rmcp::transport::stdio_pipes();
-        let framed = super::framing::Framed::new(
+        let framed = super::stdio::Framed::new(
             tokio::io::BufReader::new(stdin),
             stdout,
             max_message_bytes,

@@ -11,7 +11,8 @@ use super::{MAX_SEARCH_LIMIT, error_result, structured_result};
 use crate::catalog::Catalog;
 use crate::exposure::ExposedList;
 use crate::search::SearchIndex;
-use crate::server::{State, availability};
+use crate::server::State;
+use crate::server::availability::{self, Unavailable};
 
 pub const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
 Returns the best matches (name, server, short description, whether loaded). Load the ones you \
@@ -143,16 +144,6 @@ pub struct Hit {
     pub score: f64,
     /// Already in the client's tool list.
     pub loaded: bool,
-}
-
-/// A server that is not serving, with its state as the model may read it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Unavailable {
-    pub server: String,
-    pub state: String,
-    /// Removed from the config file by a reload: its tools are left out of results.
-    #[serde(skip)]
-    pub removed: bool,
 }
 
 /// Runs a search. Pure over its inputs, so it is tested without a server. `model_query`:

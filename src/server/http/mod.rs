@@ -12,42 +12,27 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use anyhow::Context;
 use rmcp::model::{ClientCapabilities, ElicitationCapability, SamplingCapability};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::client_requests::ClientRequests;
-use super::gate::{Gate, Tokens};
+use super::passthrough::ClientRequests;
+mod error;
+mod expiry;
+mod gate;
+
+pub use error::HttpError;
+
 use super::reload::{Reloader, Source, View as ReloadedView};
-use super::sessions::Sessions;
-use super::{DeferServer, Shared};
+use super::{DeferServer, ServeError, Shared};
 use crate::config::{Config, Settings};
 use crate::downstream::{ClientLink, Event, Pool, ServerHandle};
+use expiry::Sessions;
+use gate::{Gate, Tokens};
 
 /// The path clients connect to.
 pub const MCP_PATH: &str = "/mcp";
-
-/// Why `serve --http` cannot start.
-#[derive(Debug, thiserror::Error)]
-pub enum HttpError {
-    #[error(
-        "refusing to serve on {addr} without auth: anyone who can reach it could call every \
-         configured server. Set `tokens_env = \"VAR\"` or `token_file = \"path\"` under \
-         [settings.http] in {config}, or bind 127.0.0.1"
-    )]
-    OpenBind { addr: SocketAddr, config: String },
-    #[error(
-        "[settings.http] tokens_env = \"{var}\": the variable is unset or holds no token; \
-         export {var}=<token>"
-    )]
-    NoTokenInEnv { var: String },
-    #[error("[settings.http] token_file = \"{path}\": cannot read it: {cause}")]
-    TokenFile { path: String, cause: std::io::Error },
-    #[error("[settings.http] token_file = \"{path}\" holds no token; write one a line")]
-    NoTokenInFile { path: String },
-}
 
 /// Serves MCP over Streamable HTTP on `addr` until SIGINT or SIGTERM; then every
 /// downstream server is stopped before we return.
@@ -58,8 +43,8 @@ pub async fn serve_http(
     config: Config,
     addr: SocketAddr,
     profile: Option<String>,
-) -> anyhow::Result<()> {
-    let terminated = super::serve::terminated()?;
+) -> Result<(), ServeError> {
+    let terminated = super::serve::terminated().map_err(ServeError::Signals)?;
     let settings = config.settings.clone();
     let tokens = Tokens::load(&settings.http)?;
     if tokens.is_none() && !addr.ip().is_loopback() {
@@ -71,7 +56,7 @@ pub async fn serve_http(
     }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .with_context(|| format!("cannot listen on {addr}"))?;
+        .map_err(|source| ServeError::Bind { addr, source })?;
     let bound = listener.local_addr().unwrap_or(addr);
 
     let shutdown = CancellationToken::new();
@@ -134,14 +119,16 @@ pub async fn serve_http(
         path: config.path.clone(),
         profile,
     };
-    Reloader::new(source, &config, pool.clone(), reloaded).start(shutdown.child_token())?;
+    Reloader::new(source, &config, pool.clone(), reloaded)
+        .start(shutdown.child_token())
+        .map_err(ServeError::Watch)?;
 
     for path in &paths {
         tracing::info!(url = %format!("http://{bound}{path}"), "serving MCP over Streamable HTTP");
     }
     let served = axum::serve(listener, app);
     let result = tokio::select! {
-        served = served => served.context("the HTTP server failed"),
+        served = served => served.map_err(ServeError::Serve),
         signal = terminated => {
             tracing::info!(signal, "shutting down");
             Ok(())
@@ -189,9 +176,9 @@ impl View<'_> {
             http,
         );
         let gate = Gate::new(self.tokens, sessions);
-        axum::Router::new().route_service(path, service).layer(
-            axum::middleware::from_fn_with_state(gate, super::gate::admit),
-        )
+        axum::Router::new()
+            .route_service(path, service)
+            .layer(axum::middleware::from_fn_with_state(gate, gate::admit))
     }
 }
 

@@ -32,8 +32,9 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::{lock, meta};
 use crate::downstream::{CallOrigin, Upstream, UpstreamFuture, input_method};
+use crate::server::meta;
+use crate::sync::lock;
 
 /// How long a call parked on an `InputRequiredResult` waits for the client's retry. As
 /// long as server-everything gives a person to fill in an elicitation form; a client that

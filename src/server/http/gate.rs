@@ -20,8 +20,8 @@ use http_body::{Frame, SizeHint};
 use subtle::ConstantTimeEq;
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::http::HttpError;
-use super::sessions::{Admission, Sessions};
+use super::error::HttpError;
+use super::expiry::{Admission, Sessions};
 use crate::config::{HttpSettings, TokenSource};
 
 /// The accepted bearer tokens. `Debug` shows how many, never what.

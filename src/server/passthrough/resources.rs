@@ -17,21 +17,22 @@ use rmcp::RoleServer;
 use rmcp::model::{ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate};
 use rmcp::service::RequestContext;
 
+use super::downstream_error;
 use super::envelope::{forwarded_meta, mark_complete};
-use super::{Shared, State, downstream_error};
 use crate::catalog::{ResourceCatalog, Route};
 use crate::exposure::ClientList;
+use crate::server::{Shared, State};
 use crate::sync::lock;
 
 /// The two lists the client sees (the catalog is [`crate::ingest`]'s).
 #[derive(Default)]
-pub(super) struct Resources {
+pub(crate) struct Resources {
     resources: ClientList<Resource>,
     templates: ClientList<ResourceTemplate>,
 }
 
 /// One URI some client subscribed to.
-pub(super) struct Subscription {
+pub(crate) struct Subscription {
     /// The server we subscribed on.
     server: usize,
     /// How many channels of all sessions want it.
@@ -82,13 +83,13 @@ fn completion_owner(catalog: &ResourceCatalog, uri: &str) -> Option<usize> {
 
 impl State {
     /// `resources/list`.
-    pub(super) fn list_resources(&self) -> Vec<Resource> {
+    pub(crate) fn list_resources(&self) -> Vec<Resource> {
         let catalog = self.registry.resources();
         lock(&self.session.resources).list(&catalog)
     }
 
     /// `resources/templates/list`.
-    pub(super) fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
+    pub(crate) fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
         let catalog = self.registry.resources();
         lock(&self.session.resources).list_templates(&catalog)
     }
@@ -105,7 +106,7 @@ impl State {
 
     /// `resources/read`, routed as the module doc says. With several candidates the first
     /// success wins; when all fail, the error names the URI and each server's answer.
-    pub(super) async fn read_resource(
+    pub(crate) async fn read_resource(
         &self,
         mut request: ReadResourceRequestParams,
         context: &RequestContext<RoleServer>,
@@ -142,7 +143,7 @@ impl State {
 
     /// Subscribes the session to `uri`: the first subscription of any session subscribes
     /// on the server the URI routes to (the first that accepts, when nothing claims it).
-    pub(super) async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
+    pub(crate) async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
         if let Some(known) = lock(&self.subscriptions).get_mut(uri) {
             known.count += 1;
             self.session.hold(uri);
@@ -181,7 +182,7 @@ impl State {
     /// Drops one of the session's subscriptions to `uri`; the last one of all sessions
     /// unsubscribes on the server. Unsubscribing from what this session never subscribed
     /// to is not an error (and touches no other session's).
-    pub(super) async fn unsubscribe(&self, uri: &str) -> Result<(), McpError> {
+    pub(crate) async fn unsubscribe(&self, uri: &str) -> Result<(), McpError> {
         if !self.session.unhold(uri) {
             return Ok(());
         }
@@ -189,7 +190,7 @@ impl State {
     }
 
     /// The server that answers completions for a template (or resource) URI.
-    pub(super) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
+    pub(crate) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
         completion_owner(&self.registry.resources(), uri)
     }
 }
@@ -219,7 +220,7 @@ impl Shared {
 
 /// Releases the holds of sessions that ended (sent by their `Drop`), so no downstream
 /// subscription outlives the sessions that wanted it. Ends with the shared state.
-pub(super) async fn release_ended(
+pub(crate) async fn release_ended(
     shared: Weak<Shared>,
     mut released: tokio::sync::mpsc::UnboundedReceiver<String>,
 ) {

@@ -3,7 +3,7 @@
 //! rmcp's stdio transport drops a line it cannot decode (a lone surrogate, invalid UTF-8,
 //! deep nesting, trailing junk, an over-long line) without answering, so the client waits
 //! forever; and its `-32600` for invalid JSON-RPC carries no id. This transport reads the
-//! lines itself ([`crate::framing`]), answers what is broken (`-32700` with the request's id
+//! lines itself ([`crate::lines`]), answers what is broken (`-32700` with the request's id
 //! when it can be read, else `id: null`; `-32600` for valid JSON that is not JSON-RPC, with
 //! its id; `-32602` for a known method with malformed params) and hands rmcp only valid
 //! messages. It also ends the session when the client stops reading (stdout broken pipe)
@@ -29,8 +29,9 @@ use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::reused_ids::ReusedIds;
 use crate::exposure::ListedTool;
-use crate::framing::{Line, LineReader, id_of, repair_surrogates, scan_id};
+use crate::lines::{Line, LineReader, id_of, repair_surrogates, scan_id};
 use crate::sync::lock;
 
 /// JSON nesting deeper than this is refused (serde_json's own recursion limit).
@@ -90,6 +91,8 @@ pub struct Framed<R> {
     gone: CancellationToken,
     /// Ids of the client's requests not answered yet (nor cancelled by the client).
     in_flight: HashSet<RequestId>,
+    /// A request reusing a cancelled id goes to rmcp under an alias.
+    reused: ReusedIds,
 }
 
 /// Why a message could not be sent to the client.
@@ -120,6 +123,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
             out,
             gone,
             in_flight: HashSet::new(),
+            reused: ReusedIds::default(),
         }
     }
 
@@ -151,6 +155,8 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
             }
             _ => {}
         }
+        let mut message = message;
+        self.reused.inbound(&mut message);
         Some(message)
     }
 
@@ -240,18 +246,26 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleServer>,
+        mut item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let mut tools = None;
         match &item {
+            JsonRpcMessage::Response(response) => tools = self.lists.take(&response.id),
+            JsonRpcMessage::Error(error) => {
+                if let Some(id) = &error.id {
+                    self.lists.take(id);
+                }
+            }
+            _ => {}
+        }
+        self.reused.outbound(&mut item);
+        match &item {
             JsonRpcMessage::Response(response) => {
                 self.in_flight.remove(&response.id);
-                tools = self.lists.take(&response.id);
             }
             JsonRpcMessage::Error(error) => {
                 if let Some(id) = &error.id {
                     self.in_flight.remove(id);
-                    self.lists.take(id);
                 }
             }
             _ => {}

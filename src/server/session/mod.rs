@@ -13,14 +13,15 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
-use super::framing::ToolLists;
 use super::meta::MetaTool;
-use super::notify::Notifier;
-use super::prompts::Prompts;
-use super::resources::Resources;
+use super::stdio::ToolLists;
+mod notify;
+
+use super::passthrough::{Prompts, Resources};
 use crate::config::{ExposureMode, Settings};
 use crate::exposure::{ExposedList, ListedTool};
 use crate::sync::lock;
+pub(crate) use notify::{Change, Notifier};
 
 /// What kind of client connection a session serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use rmcp::model::{RequestId, ResourceUpdatedNotificationParam};
 use rmcp::service::SubscriptionSink;
 use tokio::sync::watch;
 
-use super::lock;
+use crate::sync::lock;
 
 /// Which of the client's lists grew.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,15 +11,16 @@ use rmcp::RoleServer;
 use rmcp::model::{GetPromptRequestParams, GetPromptResult, Prompt};
 use rmcp::service::RequestContext;
 
+use super::downstream_error;
 use super::envelope::{forwarded_meta, mark_complete};
-use super::{State, downstream_error};
 use crate::catalog::PromptCatalog;
 use crate::exposure::ClientList;
+use crate::server::State;
 use crate::sync::lock;
 
 /// The prompt list the client sees (the catalog is [`crate::ingest`]'s).
 #[derive(Default)]
-pub(super) struct Prompts(ClientList<Prompt>);
+pub(crate) struct Prompts(ClientList<Prompt>);
 
 impl Prompts {
     pub fn new() -> Prompts {
@@ -48,13 +49,13 @@ impl Prompts {
 
 impl State {
     /// `prompts/list`.
-    pub(super) fn list_prompts(&self) -> Vec<Prompt> {
+    pub(crate) fn list_prompts(&self) -> Vec<Prompt> {
         let catalog = self.registry.prompts();
         lock(&self.session.prompts).list(&catalog)
     }
 
     /// `prompts/get`: the owning server answers, asked with the prompt's original name.
-    pub(super) async fn get_prompt(
+    pub(crate) async fn get_prompt(
         &self,
         mut request: GetPromptRequestParams,
         context: &RequestContext<RoleServer>,
@@ -107,7 +108,7 @@ impl State {
     }
 
     /// The server and original name of a live prompt, for `completion/complete`.
-    pub(super) fn prompt_for_completion(&self, name: &str) -> Option<(usize, String)> {
+    pub(crate) fn prompt_for_completion(&self, name: &str) -> Option<(usize, String)> {
         self.prompt_owner(name)
             .map(|(server, original, _)| (server, original))
     }

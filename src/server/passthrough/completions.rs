@@ -9,11 +9,12 @@ use rmcp::RoleServer;
 use rmcp::model::{CompleteRequestParams, CompleteResult, Reference};
 use rmcp::service::RequestContext;
 
+use super::downstream_error;
 use super::envelope::{forwarded_meta, mark_complete};
-use super::{State, downstream_error};
+use crate::server::State;
 
 impl State {
-    pub(super) async fn complete(
+    pub(crate) async fn complete(
         &self,
         mut request: CompleteRequestParams,
         context: &RequestContext<RoleServer>,

@@ -1,0 +1,253 @@
+//! What every session shares ([`Shared`]): one config, one set of downstream handles, one
+//! registry; and the waits a request makes for servers that are still starting.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::model::{
+    Implementation, PromptsCapability, ResourcesCapability, ServerCapabilities, ServerConfig,
+};
+use tokio::sync::mpsc;
+
+use super::passthrough::{ClientRequests, Subscription, release_ended};
+use super::session::Session;
+use super::{ServeError, arrivals, availability, instructions, meta};
+use crate::config::{AlwaysLoad, Config};
+use crate::downstream::{Event, ServerHandle, ServerState};
+use crate::ingest::Registry;
+use crate::sync::lock;
+
+/// How often a wait for starting servers re-checks them.
+const WAIT_POLL: Duration = Duration::from_millis(5);
+
+/// What every session shares: one config, one set of downstream connections, one
+/// registry of what they listed. Built once per process.
+pub(crate) struct Shared {
+    /// The running servers by position, and their handles: one snapshot, swapped whole by
+    /// a reload ([`Shared::set_running`]) so a reader never sees a config without its
+    /// handle. Read through [`Shared::config`] and [`Shared::handles`].
+    pub(super) running: std::sync::RwLock<Running>,
+    /// Built once from the config: `get_info` is called often and must not vary.
+    pub(super) info: ServerConfig,
+    /// The catalog, the search index and what else the servers' lists told us.
+    pub(super) registry: Arc<Registry>,
+    /// `call_tool`'s compiled input schemas.
+    pub(super) validators: meta::call_tool::Validators,
+    /// Requests downstream servers send to their client, routed to the session whose
+    /// call they came during, and the capabilities clients declared.
+    pub(super) client: ClientRequests,
+    /// Downstream resource subscriptions, counted across every session's holds.
+    pub(super) subscriptions: Mutex<BTreeMap<String, Subscription>>,
+    /// Live sessions, for arrivals to append to and notify. A session that ended is
+    /// pruned on the next walk.
+    pub(super) sessions: Mutex<Vec<Weak<Session>>>,
+    /// Handed to each session to release its subscriptions when it is dropped.
+    pub(super) release: mpsc::UnboundedSender<String>,
+    /// Why the config file on disk could not be reloaded, while it cannot: the model is
+    /// told in each `search_tools` and `select_tools` answer (the log alone is not
+    /// where a user who asked the agent looks).
+    pub(super) reload_problem: Mutex<Option<String>>,
+}
+
+/// A consistent view of the running servers: `handles[i]` runs `config.servers[i]`.
+#[derive(Clone)]
+pub(crate) struct Running {
+    pub(crate) config: Arc<Config>,
+    pub(crate) handles: Arc<[ServerHandle]>,
+}
+
+impl Shared {
+    /// Builds the shared state and starts the one task that takes `events` in
+    /// ([`arrivals::take_events`]) and the one that releases ended sessions'
+    /// subscriptions. `client` is the table the downstream connections ask clients through.
+    ///
+    /// # Errors
+    /// When the search index cannot be created.
+    pub(crate) fn new(
+        config: Config,
+        handles: Vec<ServerHandle>,
+        events: mpsc::UnboundedReceiver<Event>,
+        client: ClientRequests,
+    ) -> Result<Arc<Shared>, ServeError> {
+        let config = Arc::new(config);
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        // Whether a server offers prompts or resources is known only once it connects, and
+        // capabilities must not wait for that nor change during the session (DESIGN.md
+        // invariant 3): any enabled server may, and an empty list is a correct answer.
+        if config.enabled_servers().next().is_some() {
+            let mut prompts = PromptsCapability::default();
+            prompts.list_changed = Some(true);
+            let mut resources = ResourcesCapability::default();
+            resources.list_changed = Some(true);
+            resources.subscribe = Some(true);
+            capabilities.prompts = Some(prompts);
+            capabilities.resources = Some(resources);
+            capabilities.completions = Some(Default::default());
+        }
+        let info = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(instructions::build(&config));
+        let (release, released) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            registry: Arc::new(Registry::new(config.clone())?),
+            validators: meta::call_tool::Validators::default(),
+            subscriptions: Mutex::new(BTreeMap::new()),
+            sessions: Mutex::new(Vec::new()),
+            release,
+            client,
+            info,
+            running: std::sync::RwLock::new(Running {
+                config,
+                handles: handles.into(),
+            }),
+            reload_problem: Mutex::new(None),
+        });
+        tokio::spawn(arrivals::take_events(shared.clone(), events));
+        tokio::spawn(release_ended(Arc::downgrade(&shared), released));
+        Ok(shared)
+    }
+
+    /// The running config: every server position, removed ones included.
+    pub(crate) fn config(&self) -> Arc<Config> {
+        crate::sync::read(&self.running).config.clone()
+    }
+
+    /// The handles of the running servers, by position.
+    pub(crate) fn handles(&self) -> Arc<[ServerHandle]> {
+        crate::sync::read(&self.running).handles.clone()
+    }
+
+    /// The handle of the server at `index`.
+    pub(crate) fn handle(&self, index: usize) -> Option<ServerHandle> {
+        crate::sync::read(&self.running).handles.get(index).cloned()
+    }
+
+    /// Takes the running servers after a reload; the registry first, so the lists of the
+    /// servers about to start are taken.
+    pub(crate) fn set_running(&self, running: Running) {
+        self.registry.set_config(running.config.clone());
+        *crate::sync::write(&self.running) = running;
+    }
+
+    /// Notes why the file could not be reloaded (`None`: it was, the note goes).
+    pub(crate) fn set_reload_problem(&self, problem: Option<String>) {
+        *lock(&self.reload_problem) = problem;
+    }
+
+    /// Why the file on disk could not be reloaded, while it cannot.
+    pub(crate) fn reload_problem(&self) -> Option<String> {
+        lock(&self.reload_problem).clone()
+    }
+
+    /// The sessions alive now.
+    pub(super) fn live_sessions(&self) -> Vec<Arc<Session>> {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+impl Shared {
+    /// Waits, at most `core_wait`, until every server with core tools has listed them or
+    /// failed: Codex drops tools that arrive after its first list (DESIGN.md 7a).
+    pub(super) async fn wait_for_core(&self) {
+        let deadline = deadline_after(self.config().settings.core_wait);
+        self.wait_for(|s| s.always_load != AlwaysLoad::None, deadline)
+            .await;
+    }
+
+    /// Waits, at most `core_wait`, until every server has listed or failed: a client's first
+    /// `prompts/list` or `resources/list` comes right after the handshake, and is best in
+    /// config order; servers that come later are appended, with list-changed.
+    pub(super) async fn wait_for_first_list(&self) {
+        let deadline = tokio::time::Instant::now() + self.config().settings.core_wait;
+        self.wait_for(|_| true, deadline).await;
+    }
+
+    /// Waits until every server has listed its tools or failed, at most the longest
+    /// `startup_timeout`: a search or call that comes early should see what is coming.
+    pub(super) async fn wait_for_servers(&self) {
+        let longest = self
+            .config()
+            .enabled_servers()
+            .map(|s| s.startup_timeout)
+            .max()
+            .unwrap_or_default();
+        self.wait_for(|_| true, deadline_after(longest)).await;
+    }
+
+    /// Waits until each enabled server that `which` picks has listed its tools once, or is
+    /// not coming (failed, restarting, disabled), or `deadline` passes.
+    pub(super) async fn wait_for(
+        &self,
+        which: impl Fn(&crate::config::ServerConfig) -> bool,
+        deadline: tokio::time::Instant,
+    ) {
+        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        let awaited: Vec<usize> = (config.servers.iter().enumerate())
+            .filter(|(_, s)| s.enabled && which(s))
+            .map(|(i, _)| i)
+            .collect();
+        loop {
+            let pending = awaited.iter().any(|&i| {
+                !self.registry.is_searchable(i)
+                    && handles.get(i).is_some_and(|h| {
+                        matches!(
+                            h.state(),
+                            ServerState::Starting
+                                | ServerState::Ready { .. }
+                                | ServerState::Idle { .. }
+                        )
+                    })
+            });
+            if !pending || tokio::time::Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+        }
+    }
+
+    /// Why each of `names` resolved to nothing (see [`availability::Unknown`]), worked out
+    /// on the blocking pool: "did you mean" takes an edit distance against every tool's name
+    /// (milliseconds at 10k tools), which must not hold up the requests behind it.
+    pub(super) async fn explain_unknown(&self, names: Vec<String>) -> Vec<availability::Unknown> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        let registry = self.registry.clone();
+        let count = names.len();
+        let explained = tokio::task::spawn_blocking(move || {
+            let catalog = registry.catalog();
+            (names.iter())
+                .map(|name| availability::Unknown::of(&config, &handles, &catalog, name))
+                .collect::<Vec<_>>()
+        })
+        .await;
+        explained.unwrap_or_else(|err| {
+            tracing::error!(error = %err, "working out an unknown name failed");
+            vec![availability::Unknown::Tool { suggestion: None }; count]
+        })
+    }
+
+    /// The error text for a call of `name`, which resolved to nothing.
+    pub(super) async fn unknown_message(&self, name: &str) -> String {
+        let explained = self.explain_unknown(vec![name.to_owned()]).await;
+        (explained.first()).map_or_else(|| format!("Unknown tool '{name}'."), |u| u.message(name))
+    }
+}
+
+/// `now + after`, saturating: config bounds keep `after` small, and a deadline must never
+/// be the reason a request panics (`startup_timeout_sec = 1.7e19` once did).
+pub(super) fn deadline_after(after: Duration) -> tokio::time::Instant {
+    let now = tokio::time::Instant::now();
+    now.checked_add(after)
+        .unwrap_or_else(|| now + Duration::from_secs(86_400))
+}
