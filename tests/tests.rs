@@ -8,6 +8,7 @@ mod replicas;
 mod session;
 mod util;
 
+mod adopt;
 mod check;
 mod client_requests;
 mod deploy;
@@ -29,9 +30,11 @@ mod list;
 mod model_fetch;
 mod network_env;
 mod oauth;
+mod onboarding;
 mod output_limit;
 mod overrides;
 mod passthrough;
+mod readme;
 mod reliability;
 #[cfg(target_os = "linux")]
 mod reload;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 
 use super::{load_config, runtime};
 use crate::config::{Config, OAuthClient, Transport};
@@ -19,6 +19,8 @@ const DEFAULT_TIMEOUT_SEC: u64 = 300;
 pub struct Args {
     /// The server's name in the config (`[mcp_servers.<name>]`); it must have a `url`.
     server: String,
+    /// The servers.toml to use [default: $MCP_DEFER_CONFIG, ./servers.toml,
+    /// $XDG_CONFIG_HOME/mcp-defer/servers.toml]
     #[arg(long, short = 'c', value_name = "PATH")]
     config: Option<PathBuf>,
     /// Seconds to wait for the browser to come back to the loopback callback.
@@ -33,6 +35,8 @@ pub struct Args {
 pub struct LogoutArgs {
     /// The server's name in the config.
     server: String,
+    /// The servers.toml to use [default: $MCP_DEFER_CONFIG, ./servers.toml,
+    /// $XDG_CONFIG_HOME/mcp-defer/servers.toml]
     #[arg(long, short = 'c', value_name = "PATH")]
     config: Option<PathBuf>,
 }
@@ -74,7 +78,10 @@ pub fn login(args: Args) -> anyhow::Result<ExitCode> {
             Duration::from_secs(args.timeout),
             &mut prompt,
         ))
-        .with_context(|| format!("login to '{}' failed", args.server))?;
+        .map_err(|e| {
+            let cause = without_html(&format!("{:#}", anyhow::Error::from(e)));
+            anyhow::anyhow!("login to '{}' failed: {cause}", args.server)
+        })?;
     println!(
         "Logged in to '{}'. Tokens stored in {} (mode 0600).",
         args.server,
@@ -93,6 +100,25 @@ pub fn logout(args: LogoutArgs) -> anyhow::Result<ExitCode> {
         println!("No login stored for '{}'.", args.server);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The error text with an HTML page in it cut off: a server that is no OAuth server
+/// answers the login's requests with its web pages, which say nothing to act on.
+fn without_html(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let Some(at) = ["<!doctype", "<html"]
+        .iter()
+        .filter_map(|m| lower.find(m))
+        .min()
+    else {
+        return text.to_owned();
+    };
+    format!(
+        "{} an HTML page instead of an OAuth answer: this server may need no login at all \
+         (`mcp-defer check` shows `needs login` for one that does), or its OAuth endpoints are \
+         elsewhere",
+        text[..at].trim_end().trim_end_matches(':')
+    )
 }
 
 /// Shows the URL on stdout (a script reads it there) and opens a browser when asked.
@@ -142,4 +168,21 @@ fn open_browser(url: &str) {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_html;
+
+    #[test]
+    fn an_html_page_in_a_login_error_is_cut() {
+        let text = "client registration failed at http://x/mcp's authorization server: \
+                    Registration failed: HTTP 501 Not Implemented: <!DOCTYPE HTML>\n<html>\n\
+                    <body>Error</body></html>";
+        let short = without_html(text);
+        assert!(!short.contains('<'), "{short}");
+        assert!(short.starts_with("client registration failed"), "{short}");
+        assert!(short.contains("HTTP 501 Not Implemented"), "{short}");
+        assert_eq!(without_html("plain cause"), "plain cause");
+    }
 }

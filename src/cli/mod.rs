@@ -13,6 +13,7 @@ use crate::config::Config;
 use crate::downstream::{Event, Pool};
 use crate::ingest::{Batch, Registry};
 
+mod adopt;
 mod check;
 mod import;
 mod list;
@@ -64,6 +65,8 @@ enum Command {
     Report(report::Args),
     /// Print (or --write) a servers.toml made from another client's MCP servers.
     Import(import::Args),
+    /// Move a client's MCP servers behind mcp-defer and register it there (--undo: back).
+    Adopt(adopt::Args),
     /// Log in to a remote (OAuth) server: prints a URL to open, stores the tokens.
     Login(login::Args),
     /// Delete the stored login of a remote server.
@@ -82,14 +85,33 @@ struct ServeArgs {
     #[command(flatten)]
     config: ConfigArg,
     /// Serve many clients over Streamable HTTP at http://ADDR/mcp instead of one over
-    /// stdio, e.g. 127.0.0.1:8765 (port 0 picks a free one; the log says which). A
-    /// non-loopback address needs [settings.http] tokens_env or token_file.
-    #[arg(long, value_name = "ADDR")]
+    /// stdio, e.g. 127.0.0.1:8765 or localhost:8765 (port 0 picks a free one; the log
+    /// says which). A non-loopback address needs [settings.http] tokens_env or token_file.
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
     http: Option<std::net::SocketAddr>,
     /// Serve only the servers of `[profiles.NAME]`: its instructions, search and lists
     /// see those servers alone.
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
+}
+
+/// `--http ADDR`: an IP address and port, or a host name and port such as
+/// `localhost:8765`, resolved to one address (IPv4 first, as `localhost` is usually meant).
+fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<std::net::SocketAddr> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is not HOST:PORT ({e}); e.g. 127.0.0.1:8765"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("`{text}` resolves to no address; e.g. 127.0.0.1:8765"))
 }
 
 #[derive(Debug, clap::Args, Default)]
@@ -118,6 +140,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         cli.command,
         Some(
             Command::Import(_)
+                | Command::Adopt(_)
                 | Command::Login(_)
                 | Command::Logout(_)
                 | Command::Report(_)
@@ -135,6 +158,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Stats(args)) => stats::run(args),
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Import(args)) => import::run(args),
+        Some(Command::Adopt(args)) => adopt::run(args),
         Some(Command::Login(args)) => login::login(args),
         Some(Command::Logout(args)) => login::logout(args),
         #[cfg(feature = "model")]
@@ -212,7 +236,16 @@ pub(crate) fn load_config(path: Option<PathBuf>) -> anyhow::Result<Config> {
         Some(path) => path,
         None => Config::default_path()?,
     };
-    Ok(Config::load(&path)?)
+    let config = Config::load(&path)?;
+    if config.servers.is_empty() {
+        eprintln!(
+            "mcp-defer: warning: {} has no servers: add [mcp_servers.<name>] tables \
+             (servers.toml.example shows them), or run `mcp-defer adopt <client>` to bring \
+             a client's",
+            path.display()
+        );
+    }
+    Ok(config)
 }
 
 /// The runtime of a one-shot command; `serve` builds its own.

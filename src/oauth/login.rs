@@ -24,9 +24,12 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 /// Why a login failed. Texts name the server's URL and the step, never a token.
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
-    #[error("discovery failed for {url}: {source}")]
+    // The cause is the error's `source`, which `{:#}` prints after the message: naming it
+    // in the message too printed it twice (a whole HTML page, twice, for a server that
+    // answers discovery with one).
+    #[error("discovery failed for {url}")]
     Discovery { url: String, source: AuthError },
-    #[error("client registration failed at {url}'s authorization server: {source}")]
+    #[error("client registration failed at {url}'s authorization server")]
     Registration { url: String, source: AuthError },
     #[error("the authorization server refused the code: {0}")]
     Exchange(AuthError),

@@ -427,13 +427,61 @@ fn unreachable_codex() -> anyhow::Result<()> {
     bail!("internal error: a Codex file was read as JSON")
 }
 
+/// For `adopt`: the client's user-level file (the one it registers servers in for every
+/// project).
+pub(super) fn user_file(client: Client, cwd: &Path, home: &Path) -> anyhow::Result<PathBuf> {
+    let cx = Cx {
+        client,
+        cwd,
+        home: Some(home),
+    };
+    match client {
+        Client::Claude => Ok(home.join(".claude.json")),
+        Client::Codex => codex::default_path(Some(home)),
+        _ => default_paths(&cx, client)?
+            .into_iter()
+            .next()
+            .context("this client has no user-level file"),
+    }
+}
+
+/// Servers as `import` makes them, in the client's order, and the notes on what was left
+/// out.
+pub(super) type ServersAndNotes = (Vec<(String, toml::Table)>, Vec<String>);
+
+/// For `adopt`: the servers `import` makes of one client file (for Claude Code's
+/// `~/.claude.json`, the user scope and `cwd`'s local scope), and the notes on what was
+/// left out.
+pub(super) fn servers_of_file(
+    client: Client,
+    text: &str,
+    path: &Path,
+    cwd: &Path,
+    home: &Path,
+) -> anyhow::Result<ServersAndNotes> {
+    let imported = match client {
+        Client::Codex => codex::import(text, path)?,
+        _ => {
+            let cx = Cx {
+                client,
+                cwd,
+                home: Some(home),
+            };
+            let mut imported = Imported::default();
+            import_file(&cx, client, text, path, &mut imported)?;
+            imported
+        }
+    };
+    Ok((imported.servers, imported.notes))
+}
+
 fn read(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// JSON, or the JSON with comments and trailing commas that VS Code, Gemini CLI and OpenCode
 /// accept in their files.
-fn parse_json(text: &str, path: &Path) -> anyhow::Result<Json> {
+pub(super) fn parse_json(text: &str, path: &Path) -> anyhow::Result<Json> {
     serde_json::from_str(&jsonc::strip(text))
         .with_context(|| format!("{} is not valid JSON", path.display()))
 }

@@ -1,0 +1,116 @@
+//! Small defects a new user met on the way in (issue 20, item 7): each pinned by a test that
+//! failed before its fix.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use crate::util::{BIN, Dir, stderr, stdout};
+
+#[test]
+fn an_empty_servers_toml_is_named_with_the_fix() {
+    let dir = Dir::new();
+    dir.config("");
+    let out = dir.run(&["check"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("has no servers") && err.contains("mcp-defer adopt"),
+        "{err}"
+    );
+}
+
+#[test]
+fn serve_http_takes_a_host_name() {
+    let dir = Dir::new();
+    dir.config("");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "localhost:0", "--config"])
+        .arg(dir.file("servers.toml"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines {
+        let line = line.unwrap();
+        let serving = line.contains("serving MCP over Streamable HTTP");
+        seen.push(line);
+        if serving {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let last = seen.last().cloned().unwrap_or_default();
+    assert!(
+        last.contains("url=http://127.0.0.1:"),
+        "localhost resolves to the IPv4 loopback:\n{}",
+        seen.join("\n")
+    );
+}
+
+#[test]
+fn login_and_logout_help_describe_every_option() {
+    for command in ["login", "logout"] {
+        let out = Command::new(BIN)
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = stdout(&out);
+        let config = help
+            .lines()
+            .find(|l| l.contains("--config <PATH>"))
+            .unwrap_or_else(|| panic!("{help}"));
+        assert!(
+            config.trim_end().len() > "  -c, --config <PATH>".len(),
+            "`{command} --help` explains --config:\n{help}"
+        );
+    }
+}
+
+#[test]
+fn login_to_a_server_without_oauth_names_the_cause_once_without_its_html() {
+    let dir = Dir::new();
+    let port = crate::util::free_port();
+    // A plain web server: every request gets an HTML error page, as many non-OAuth
+    // servers answer.
+    let _web = crate::util::Killed(
+        Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 -m http.server"),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "http.server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    dir.config(&format!(
+        "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+    ));
+    let out = Command::new(BIN)
+        .args(["login", "web", "--no-browser", "--timeout", "5", "--config"])
+        .arg(dir.file("servers.toml"))
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.file("data"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(!err.to_ascii_lowercase().contains("<html"), "{err}");
+    assert_eq!(err.matches("HTTP 501").count(), 1, "{err}");
+    assert!(err.contains("may need no login"), "{err}");
+}
