@@ -40,8 +40,7 @@ fn ok(out: &Output) {
 
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    crate::util::os::mode(path)
 }
 
 fn read_json(path: &Path) -> Json {

@@ -3,7 +3,6 @@
 //! out names `startup_timeout_sec`; the stderr line that explains a failure stays in the
 //! cause; and `check` exits 1 when a server does not work (disabled ones are fine).
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 
 use crate::util::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_str};
@@ -14,7 +13,7 @@ fn script(dir: &Dir, name: &str, body: &str) -> PathBuf {
     std::fs::create_dir_all(&bin).unwrap();
     let path = bin.join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    crate::util::os::set_mode(&path, 0o755);
     path
 }
 

@@ -5,12 +5,12 @@
 //! Skipped (with a notice) when `haproxy` is not installed, except under CI. docs/deploy.md has the config.
 
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::http::{Server, initialize, open_session, post, tools_list};
+use crate::util::os::UnixStream;
 use crate::util::{Dir, Killed, fixture, free_port};
 
 /// deploy/haproxy.cfg (what docs/deploy.md shows), with the test's ports and a stats

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod raw;
+#[cfg(unix)]
 mod replicas;
 mod session;
 mod util;
@@ -14,12 +15,14 @@ mod client_requests;
 mod deploy;
 mod downstream;
 mod eras;
+#[cfg(unix)]
 mod first_run;
 mod framing;
 mod fuzz;
 mod http;
 mod http_limits;
 mod import;
+#[cfg(unix)]
 mod import_formats;
 mod interop;
 mod launcher;

@@ -181,3 +181,57 @@ pub(crate) fn ignore_session_signals() {
 pub(crate) fn kill_group(pgid: i32) {
     signal_group(pgid, libc::SIGKILL);
 }
+
+/// A file's permission bits, to give a restored file the mode it had.
+pub(crate) fn file_mode(meta: &std::fs::Metadata) -> u32 {
+    meta.permissions().mode() & 0o7777
+}
+
+/// Sets `path`'s permission bits.
+///
+/// # Errors
+/// When the mode cannot be changed.
+pub(crate) fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// Creates `path`, which must not exist, with permission bits `mode` from the start (no
+/// moment at a looser mode).
+///
+/// # Errors
+/// When it exists or cannot be created.
+pub(crate) fn create_new_with_mode(path: &Path, mode: u32) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+}
+
+/// Raises the soft limit on open file descriptors to the hard limit, so a connection cap
+/// above 1024 (systemd's default soft limit) can be reached at all; failing that, leaves it.
+pub(crate) fn raise_fd_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own and pass by pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return;
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: setrlimit reads the struct we own; raising the soft limit up to the hard
+        // one needs no privilege.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            tracing::debug!(
+                from = limit.rlim_cur,
+                to = limit.rlim_max,
+                "raised the open-file limit"
+            );
+        }
+    }
+}

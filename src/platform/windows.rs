@@ -153,3 +153,30 @@ pub(crate) fn own_process_group(_command: &mut std::process::Command) {}
 pub(crate) fn ignore_session_signals() {}
 
 pub(crate) fn kill_group(_pgid: i32) {}
+
+/// Windows has no mode bits: files are private through the profile folder's ACL.
+pub(crate) fn file_mode(_meta: &std::fs::Metadata) -> u32 {
+    0o600
+}
+
+/// As [`file_mode`]: nothing to set.
+///
+/// # Errors
+/// Never.
+pub(crate) fn set_mode(_path: &Path, _mode: u32) -> io::Result<()> {
+    Ok(())
+}
+
+/// Creates `path`, which must not exist; it inherits the folder's ACL.
+///
+/// # Errors
+/// When it exists or cannot be created.
+pub(crate) fn create_new_with_mode(path: &Path, _mode: u32) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Windows has no per-process descriptor limit to raise (handles are limited by memory).
+pub(crate) fn raise_fd_limit() {}

@@ -38,3 +38,12 @@ pub fn mode(path: &Path) -> u32 {
 pub fn symlink(target: &Path, link: &Path) {
     std::os::unix::fs::symlink(target, link).expect("symlink");
 }
+
+/// Sets the permission bits of `path` (an executable script: 0o755).
+pub fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// A Unix domain socket connection (HAProxy's stats socket).
+pub use std::os::unix::net::UnixStream;

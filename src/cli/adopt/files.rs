@@ -41,7 +41,7 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> anyh
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let old_mode = std::fs::metadata(&target)
         .ok()
-        .map(|m| permissions_mode(&m));
+        .map(|m| crate::platform::file_mode(&m));
     let mode = mode.or(old_mode).unwrap_or(0o600);
     let name = target
         .file_name()
@@ -49,7 +49,7 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> anyh
         .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.mcp-defer-{}.tmp", std::process::id()));
     let written = (|| -> std::io::Result<()> {
-        let mut file = create_new(&tmp, mode)?;
+        let mut file = crate::platform::create_new_with_mode(&tmp, mode)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&tmp, &target)
@@ -67,45 +67,6 @@ pub(super) fn write_atomic(path: &Path, bytes: &[u8], mode: Option<u32>) -> anyh
 /// When it cannot be created.
 pub(super) fn private_dir(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    set_mode(dir, 0o700).with_context(|| format!("cannot make {} private", dir.display()))
-}
-
-#[cfg(unix)]
-fn create_new(path: &Path, mode: u32) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(path)
-}
-
-#[cfg(not(unix))]
-fn create_new(path: &Path, _mode: u32) -> std::io::Result<std::fs::File> {
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-}
-
-#[cfg(unix)]
-fn permissions_mode(meta: &std::fs::Metadata) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    meta.permissions().mode() & 0o7777
-}
-
-#[cfg(not(unix))]
-fn permissions_mode(_meta: &std::fs::Metadata) -> u32 {
-    0o600
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_path: &Path, _mode: u32) -> std::io::Result<()> {
-    Ok(())
+    crate::platform::set_mode(dir, 0o700)
+        .with_context(|| format!("cannot make {} private", dir.display()))
 }

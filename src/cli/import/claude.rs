@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde_json::Value as Json;
 
-use super::entry::{self, Dialect};
+use super::dialect::Dialect;
+use super::entry;
 use super::{Client, Cx, Imported, import_servers, parse_json, read};
 
 /// Claude Desktop's file: `~/Library/Application Support/Claude/` on macOS,

@@ -3,29 +3,11 @@
 //! with each one's extras.
 //! Variable syntax is the caller's: every string value goes through its `vars` function.
 
+use super::dialect::Dialect;
 use serde_json::{Map, Value as Json};
 
 use super::server::{self, Server};
 use super::{Cx, is_self};
-
-/// Which client wrote the entry: decides the few keys whose meaning differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Dialect {
-    /// Claude Code and Claude Desktop: `type` is `stdio` (default), `http` or `sse`.
-    Claude,
-    /// Cursor: as Claude, plus `envFile` and `auth` (its OAuth client settings).
-    Cursor,
-    /// VS Code: `type` is required; `envFile`, `oauth`, `dev`, `sandbox*`.
-    Vscode,
-    /// Gemini CLI and Qwen Code: no `type`; `url` is SSE, `httpUrl` streamable HTTP;
-    /// `timeout`, `description`, `includeTools`, `excludeTools`, `trust`, `oauth`.
-    Gemini,
-    /// Windsurf: as Claude, with `serverUrl` for HTTP and `disabledTools`.
-    Windsurf,
-    /// Cline and Roo Code: `type` `stdio`, `sse`, `streamableHttp`/`streamable-http`;
-    /// `timeout` (seconds), `alwaysAllow`/`autoApprove`, `disabledTools`, `watchPaths`.
-    Cline,
-}
 
 /// Converts one entry; `Err` says why it cannot be a server.
 pub(super) fn convert(

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
-use super::entry::{self, Dialect};
+use super::dialect::Dialect;
+use super::entry;
 use super::{Cx, Imported, import_servers, vars};
 
 pub(super) fn import(

@@ -29,6 +29,7 @@ mod claude;
 mod codex;
 mod continue_dev;
 mod cursor;
+mod dialect;
 mod entry;
 mod gemini;
 mod goose;
@@ -42,7 +43,7 @@ mod vscode;
 mod yaml;
 mod zed;
 
-use entry::Dialect;
+use dialect::Dialect;
 
 pub(super) use server::Server;
 

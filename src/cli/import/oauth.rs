@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::entry::Dialect;
+use super::dialect::Dialect;
 use super::server::Server;
 
 /// Reads the OAuth settings of `entry` into `server`; returns the keys it read.

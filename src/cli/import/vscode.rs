@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::cursor::workspace_of;
-use super::entry::{self, Dialect};
+use super::dialect::Dialect;
+use super::entry;
 use super::{Cx, Imported, import_servers, vars};
 
 /// The user profile's `mcp.json`: `~/Library/Application Support/Code/User/` on macOS,

@@ -33,7 +33,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// Serves `app` on `listener` until the future is dropped; never returns otherwise.
 pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &HttpSettings) {
-    raise_fd_limit();
+    crate::platform::raise_fd_limit();
     let slots = Arc::new(Semaphore::new(settings.max_connections));
     let mut builder = http1::Builder::new();
     builder
@@ -75,33 +75,5 @@ pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &H
                 tracing::trace!(error = %err, "connection ended with an error");
             }
         });
-    }
-}
-
-/// Raises the soft limit on open file descriptors to the hard limit, so a connection
-/// cap above 1024 can be reached at all; failing that, leaves it.
-fn raise_fd_limit() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we own and pass by pointer.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return;
-    }
-    if limit.rlim_cur < limit.rlim_max {
-        let raised = libc::rlimit {
-            rlim_cur: limit.rlim_max,
-            rlim_max: limit.rlim_max,
-        };
-        // SAFETY: setrlimit reads the struct we own; raising the soft limit up to the hard
-        // one needs no privilege.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
-            tracing::debug!(
-                from = limit.rlim_cur,
-                to = limit.rlim_max,
-                "raised the open-file limit"
-            );
-        }
     }
 }
