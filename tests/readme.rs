@@ -131,7 +131,13 @@ fn run(block: &Block, home: &Path) -> Vec<Printed> {
             base = base.display()
         ));
     }
-    let status = Command::new("bash")
+    let mut bash = Command::new("bash");
+    // The machine's own network settings reach servers by default and `check` names them;
+    // the shown output is a machine without any (the snippets need no network).
+    for name in mcp_defer::downstream::NETWORK_ENV_VARS {
+        bash.env_remove(name);
+    }
+    let status = bash
         .arg("-c")
         .arg(&script)
         .current_dir(repo())
