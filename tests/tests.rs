@@ -12,6 +12,7 @@ mod check;
 mod client_requests;
 mod deploy;
 mod downstream;
+mod edges;
 mod eras;
 mod framing;
 mod fuzz;

@@ -1,0 +1,169 @@
+//! The edges of a server's life (DESIGN.md 7b), with real fixture processes: parallel
+//! first calls to a lazy server, calls that arrive as `idle_stop_sec` fires, calls cut by a
+//! reload, and progress that must arrive whole and before the result.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcp_defer::config::Config;
+use mcp_defer::downstream::{CallOptions, Pool, ProgressRoute, ServerState};
+use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::session::*;
+use crate::util::{Dir, FIXTURE, fixture, running};
+
+/// Bounds a broken build; not what the tests measure.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !done() {
+        assert!(Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn config(toml: &str) -> Config {
+    Config::parse(toml, Path::new("servers.toml")).expect("valid config")
+}
+
+fn request(tool: &str, args: serde_json::Value) -> CallToolRequestParams {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = args.as_object().cloned();
+    params
+}
+
+async fn wait_state(pool: &Pool, what: &str, done: impl Fn(&ServerState) -> bool) {
+    let mut watch = pool.get(0).expect("server").watch();
+    tokio::time::timeout(DEADLINE, watch.wait_for(|s| done(s)))
+        .await
+        .unwrap_or_else(|_| panic!("never: {what}"))
+        .expect("supervisor alive");
+}
+
+/// Claude Code calls tools in parallel: the first calls to a lazy server that is not
+/// running all join the one start and are answered by the server.
+#[tokio::test]
+async fn parallel_first_calls_to_a_lazy_server_all_wait_for_its_start() {
+    let dir = Dir::new();
+    let pids = dir.file("fx.pids");
+    dir.config(&fixture(
+        "fx",
+        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        "start = \"lazy\"",
+    ));
+    let cache = dir.file("cache");
+    let session = Session::start_with(&dir.file("servers.toml"), |command| {
+        command.env("MCP_DEFER_CACHE_DIR", &cache);
+    })
+    .await;
+    // No cached list yet: started once to list, then stopped until the first call.
+    let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
+    assert!(found.to_string().contains("fx__echo"), "{found:#}");
+    until("the listing run stops", || {
+        running(FIXTURE, &pids).is_empty()
+    })
+    .await;
+
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let peer = session.client.peer().clone();
+        calls.spawn(async move {
+            let said = format!("caller-{i}");
+            let result = peer
+                .call_tool(request("fx__echo", json!({ "text": said })))
+                .await
+                .unwrap_or_else(|e| panic!("tools/call: {e}"));
+            (said, result)
+        });
+    }
+    let results = calls.join_all().await;
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|(said, result)| result.is_error == Some(true) || !text(result).contains(said))
+        .map(|(said, result)| format!("{said}: {}", text(result)))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of 24 parallel first calls failed: {failed:#?}",
+        failed.len()
+    );
+    session.close().await;
+}
+
+/// Calls spaced around `idle_stop_sec`: one that arrives as the idle stop fires either
+/// keeps the server or starts it again; none is cut by the stop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_as_the_idle_stop_fires_is_answered() {
+    let config = config(&fixture("fx", &[], "idle_stop_sec = 0.1"));
+    let (pool, _events) = Pool::start(&config, CancellationToken::new());
+    wait_state(&pool, "ready", |s| matches!(s, ServerState::Ready { .. })).await;
+    let fx = pool.get(0).expect("fx").clone();
+    let mut failed = Vec::new();
+    let runs = 60u64;
+    for i in 0..runs {
+        // 90 to 110 ms after the last call ended: across the moment the stop fires.
+        tokio::time::sleep(Duration::from_millis(90 + (i * 7) % 21)).await;
+        match fx
+            .call(request("echo", json!({"i": i})), CallOptions::default())
+            .await
+        {
+            Ok(result) if result.is_error != Some(true) => {}
+            other => failed.push(format!("{i}: {other:?}")),
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {runs} calls near the idle stop failed: {failed:#?}",
+        failed.len()
+    );
+    pool.shutdown().await;
+}
+
+/// The fixture's `sleep` with `ms = 0` sends its ten progress notifications and its result
+/// back to back: every one of them reaches the call's route, in order, before the call
+/// returns, run after run (the multi-thread runtime is `serve --http`'s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_progress_is_never_lost() {
+    let config = config(&fixture("fx", &[], ""));
+    let (pool, _events) = Pool::start(&config, CancellationToken::new());
+    wait_state(&pool, "ready", |s| matches!(s, ServerState::Ready { .. })).await;
+    let fx = pool.get(0).expect("fx");
+    let runs = 200;
+    let mut lost = Vec::new();
+    for run in 0..runs {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let client_token = ProgressToken(NumberOrString::Number(run));
+        let options = CallOptions {
+            progress: Some(ProgressRoute {
+                tx,
+                client_token: client_token.clone(),
+            }),
+            ..CallOptions::default()
+        };
+        let result = fx
+            .call(request("sleep", json!({"ms": 0})), options)
+            .await
+            .expect("sleep");
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+        // The route is gone with the call: whatever was delivered is in the channel now.
+        let mut seen = Vec::new();
+        while let Ok(progress) = rx.try_recv() {
+            assert_eq!(progress.progress_token, client_token);
+            seen.push(progress.progress);
+        }
+        let expected: Vec<f64> = (1..=10).map(f64::from).collect();
+        if seen != expected {
+            lost.push(format!("run {run}: {seen:?}"));
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} of {runs} calls lost or reordered progress: {lost:#?}",
+        lost.len()
+    );
+    pool.shutdown().await;
+}
