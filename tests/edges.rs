@@ -72,6 +72,8 @@ async fn parallel_first_calls_to_a_lazy_server_all_wait_for_its_start() {
     for i in 0..24 {
         let peer = session.client.peer().clone();
         calls.spawn(async move {
+            // Spread over the start (tens of ms): the later ones find it `Starting`.
+            tokio::time::sleep(Duration::from_millis(2 * i)).await;
             let said = format!("caller-{i}");
             let result = peer
                 .call_tool(request("fx__echo", json!({ "text": said })))
@@ -105,8 +107,8 @@ async fn a_call_as_the_idle_stop_fires_is_answered() {
     let mut failed = Vec::new();
     let runs = 60u64;
     for i in 0..runs {
-        // 90 to 110 ms after the last call ended: across the moment the stop fires.
-        tokio::time::sleep(Duration::from_millis(90 + (i * 7) % 21)).await;
+        // 98 to 102 ms after the last call ended: on the timer ticks the stop fires at.
+        tokio::time::sleep(Duration::from_millis(98 + i % 5)).await;
         match fx
             .call(request("echo", json!({"i": i})), CallOptions::default())
             .await

@@ -264,7 +264,19 @@ struct Slot {
     handle: ServerHandle,
     state: watch::Sender<ServerState>,
     running: Option<(JoinHandle<()>, CancellationToken)>,
+    /// Why [`Pool::stop_one`] stopped it: what its calls in flight are told.
+    stopped_because: StopCause,
 }
+
+/// Why a supervisor was stopped other than by the pool's shutdown; read once by it.
+pub(crate) type StopCause = Arc<Mutex<Option<&'static str>>>;
+
+/// What a call cut by a reload that restarts its server is told. Not repeated for it:
+/// the server may have done part of it (DESIGN.md invariant 4).
+pub const RESTARTED_BY_RELOAD: &str = "restarted because its entry in the config file \
+     changed (reload); the call was not repeated, call it again";
+/// What a call cut by a reload that removes its server is told.
+pub const REMOVED_BY_RELOAD: &str = "removed from the config file (reload)";
 
 impl Pool {
     /// Starts one supervisor per enabled server, concurrently, and returns at once, with
@@ -324,6 +336,7 @@ impl Pool {
             },
             state,
             running: None,
+            stopped_because: Arc::new(Mutex::new(None)),
         });
         index
     }
@@ -358,6 +371,7 @@ impl Pool {
             subscriptions: slot.handle.subscriptions.clone(),
             max_message_bytes: self.max_message_bytes,
             demand: slot.handle.demand.clone(),
+            stopped_because: slot.stopped_because.clone(),
         };
         let span = tracing::info_span!("downstream", server = %server.name);
         let task = tokio::spawn(supervisor.run().instrument(span));
@@ -366,11 +380,19 @@ impl Pool {
 
     /// Stops the server at `index` (graceful close, then its process group is gone) and
     /// leaves its handle in `state`; its position stays taken. Calls in flight end with
-    /// [`DownstreamError::Disconnected`].
+    /// [`DownstreamError::Disconnected`], saying the server was removed (`state` is
+    /// [`ServerState::Removed`]) or restarted by a reload (any other).
     pub async fn stop_one(&mut self, index: usize, state: ServerState) {
         let Some(slot) = self.slots.get_mut(index) else {
             return;
         };
+        if let Ok(mut because) = slot.stopped_because.lock() {
+            *because = Some(if state == ServerState::Removed {
+                REMOVED_BY_RELOAD
+            } else {
+                RESTARTED_BY_RELOAD
+            });
+        }
         if let Some((task, stop)) = slot.running.take() {
             stop.cancel();
             if let Err(err) = task.await {

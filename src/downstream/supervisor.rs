@@ -25,7 +25,7 @@ use super::progress::{ProgressRoutes, ProgressTap};
 use super::session_watch::{BrokenCause, SessionWatch};
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
-use super::{Demand, Event, Live, ServerState, Subscriptions};
+use super::{Demand, Event, Live, ServerState, StopCause, Subscriptions};
 use crate::config::{ServerConfig, Start, Transport};
 use crate::server_tool::ServerTool;
 
@@ -52,6 +52,8 @@ pub(super) struct Supervisor {
     pub max_message_bytes: usize,
     /// Calls to the server: what idle stop watches and what wakes a server not running.
     pub demand: Arc<Demand>,
+    /// Why the pool stopped this server, when a reload did: its calls are told that.
+    pub stopped_because: StopCause,
 }
 
 /// How a connection that was up came to an end.
@@ -560,7 +562,13 @@ impl Supervisor {
                 tracing::debug!("connection did not close in time");
             }
             ended_tx.send_replace(Some(match stop {
-                Stop::Shutdown => "mcp-defer is shutting down".to_owned(),
+                Stop::Shutdown => self
+                    .stopped_because
+                    .lock()
+                    .ok()
+                    .and_then(|mut because| because.take())
+                    .unwrap_or("mcp-defer is shutting down")
+                    .to_owned(),
                 Stop::Idle => "stopped while idle".to_owned(),
             }));
             if let Some(child) = child {
