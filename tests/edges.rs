@@ -169,3 +169,44 @@ async fn the_last_progress_is_never_lost() {
     );
     pool.shutdown().await;
 }
+
+fn save(path: &Path, text: &str) {
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, text).expect("write temp");
+    std::fs::rename(&tmp, path).expect("rename over servers.toml");
+}
+
+/// A reload that restarts a server tells its call in flight what happened, not that the
+/// whole proxy is going away; the next call goes to the restarted server.
+#[tokio::test]
+async fn a_call_cut_by_a_reload_is_told_the_server_restarted() {
+    let dir = Dir::new();
+    let path = dir.config(&fixture("fx", &["--instructions", "one"], ""));
+    let session = Session::start(&path).await;
+    let echoed = session.call("fx__echo", json!({"text": "before"})).await;
+    assert!(text(&echoed).contains("before"), "{echoed:?}");
+
+    let peer = session.client.peer().clone();
+    let cut = tokio::spawn(async move {
+        peer.call_tool(request("fx__sleep", json!({"ms": 20_000})))
+            .await
+            .unwrap_or_else(|e| panic!("tools/call: {e}"))
+    });
+    // Let the call reach the server, then change its table: the reload restarts it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    save(&path, &fixture("fx", &["--instructions", "two"], ""));
+    let result = tokio::time::timeout(DEADLINE, cut)
+        .await
+        .expect("the cut call is answered")
+        .expect("call task");
+    let said = text(&result);
+    assert_eq!(result.is_error, Some(true), "{said}");
+    assert!(
+        said.contains("restarted because its entry in the config file changed"),
+        "{said}"
+    );
+    assert!(!said.contains("shutting down"), "{said}");
+    let again = session.call("fx__echo", json!({"text": "after"})).await;
+    assert!(text(&again).contains("after"), "{again:?}");
+    session.close().await;
+}
