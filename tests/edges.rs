@@ -210,3 +210,50 @@ async fn a_call_cut_by_a_reload_is_told_the_server_restarted() {
     assert!(text(&again).contains("after"), "{again:?}");
     session.close().await;
 }
+
+/// A client that names itself in its handshake and does nothing else.
+#[derive(Clone)]
+struct Named(&'static str);
+
+impl rmcp::ClientHandler for Named {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        info.protocol_version = rmcp::model::ProtocolVersion::V_2025_06_18;
+        info.client_info = rmcp::model::Implementation::new(self.0, "0.171.0");
+        info
+    }
+}
+
+/// Codex never re-lists while a `select_tools` result is held: by its `clientInfo.name`
+/// it is not held at all (`relist_wait_ms` is 3 s here; the select returns well before).
+#[tokio::test]
+async fn a_client_known_not_to_relist_is_never_held() {
+    use rmcp::ServiceExt;
+    let dir = Dir::new();
+    let path = dir.config(&format!(
+        "[settings]\nrelist_wait_ms = 3000\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    let mut command = tokio::process::Command::new(crate::util::BIN);
+    command.arg("serve").arg("--config").arg(&path);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .spawn()
+        .expect("spawn mcp-defer");
+    let client = Named("codex-mcp-client")
+        .serve(transport)
+        .await
+        .expect("handshake");
+    client.list_all_tools().await.expect("tools/list");
+    let started = Instant::now();
+    let selected = client
+        .call_tool(request("select_tools", json!({"names": ["fx__add"]})))
+        .await
+        .expect("select_tools");
+    let took = started.elapsed();
+    assert_ne!(selected.is_error, Some(true), "{selected:?}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "select_tools held a client known not to re-list for {took:?}"
+    );
+    let _ = client.cancel().await;
+}
