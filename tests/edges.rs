@@ -257,3 +257,34 @@ async fn a_client_known_not_to_relist_is_never_held() {
     );
     let _ = client.cancel().await;
 }
+
+/// With a server that takes 3 s to start, a call to a tool of a server that is ready goes
+/// at once, directly and through `call_tool`: only what needs the slow server waits for it.
+#[tokio::test]
+async fn the_first_call_to_a_ready_server_does_not_wait_for_the_slowest() {
+    let dir = Dir::new();
+    let path = dir.config(&format!(
+        "{}{}",
+        fixture("fx", &[], ""),
+        fixture("slow", &["--slow-start-ms", "3000"], "")
+    ));
+    let session = Session::start(&path).await;
+    let started = Instant::now();
+    let direct = session.call("fx__echo", json!({"text": "early"})).await;
+    let direct_took = started.elapsed();
+    assert!(text(&direct).contains("early"), "{direct:?}");
+    let started = Instant::now();
+    let meta = session
+        .call(
+            "call_tool",
+            json!({"name": "fx__add", "arguments": {"a": 1, "b": 2}}),
+        )
+        .await;
+    let meta_took = started.elapsed();
+    assert!(text(&meta).contains('3'), "{meta:?}");
+    assert!(
+        direct_took < Duration::from_millis(1500) && meta_took < Duration::from_millis(1500),
+        "waited for the slow server: direct {direct_took:?}, call_tool {meta_took:?}"
+    );
+    session.close().await;
+}
