@@ -14,6 +14,7 @@ mod check;
 mod client_requests;
 mod deploy;
 mod downstream;
+mod edges;
 mod eras;
 #[cfg(unix)]
 mod first_run;

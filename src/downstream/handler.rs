@@ -2,9 +2,8 @@
 //!
 //! `notifications/{tools,prompts,resources}/list_changed` becomes a re-list request to the
 //! supervisor (which owns the connection); `notifications/resources/updated` goes to the
-//! catalog writer as an [`Event`], which tells the client; `notifications/progress` is
-//! routed to the call whose downstream
-//! progress token it carries, under the client's own token; `notifications/message` goes to
+//! catalog writer as an [`Event`], which tells the client; `notifications/progress` was
+//! routed to its call as it was read (`progress.rs`); `notifications/message` goes to
 //! our stderr log, tagged with the server. (MCP logging is deprecated as of 2026-07-28, which
 //! tells stdio servers to log to stderr instead; forwarding it to the client as a protocol
 //! message would adopt what the spec asks new implementations not to.)
@@ -13,13 +12,12 @@
 //! client through the [`ClientLink`], tagged with the proxied call they came during; the
 //! handshake declares exactly the client's capabilities for them.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientConfig, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData,
-    Implementation, InputRequest, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    Implementation, InputRequest, ProgressNotificationParam, ProtocolVersion,
     ResourceUpdatedNotificationParam,
 };
 // Sampling and roots are deprecated by SEP-2577, yet handshake-era servers use them.
@@ -34,8 +32,8 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext, RoleClient};
 use tokio::sync::mpsc;
 
+use super::Event;
 use super::upstream::{ClientLink, InFlight, input_method};
-use super::{Event, ProgressRoute};
 
 /// Which of a server's lists changed and must be fetched again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,36 +43,6 @@ pub enum Relist {
     Resources,
 }
 
-/// In-flight calls by the progress token rmcp put on the downstream request.
-#[derive(Debug, Default)]
-pub struct ProgressRoutes(Mutex<HashMap<ProgressToken, ProgressRoute>>);
-
-impl ProgressRoutes {
-    pub fn insert(&self, token: ProgressToken, route: ProgressRoute) {
-        if let Ok(mut map) = self.0.lock() {
-            map.insert(token, route);
-        }
-    }
-
-    pub fn remove(&self, token: &ProgressToken) {
-        if let Ok(mut map) = self.0.lock() {
-            map.remove(token);
-        }
-    }
-
-    fn forward(&self, mut params: ProgressNotificationParam) -> bool {
-        let Ok(map) = self.0.lock() else {
-            return false;
-        };
-        let Some(route) = map.get(&params.progress_token) else {
-            return false;
-        };
-        params.progress_token = route.client_token.clone();
-        let _ = route.tx.send(params);
-        true
-    }
-}
-
 pub struct Handler {
     pub server: Arc<str>,
     /// The server's position in the config, for the events it sends.
@@ -82,7 +50,6 @@ pub struct Handler {
     /// Wakes the supervisor to re-list; it takes every pending kind at once, so a burst of
     /// notifications costs one re-list per kind.
     pub relist: mpsc::UnboundedSender<Relist>,
-    pub progress: Arc<ProgressRoutes>,
     pub events: mpsc::UnboundedSender<Event>,
     /// The client's capabilities to declare and the way to ask it.
     pub link: ClientLink,
@@ -197,14 +164,14 @@ impl ClientHandler for Handler {
         });
     }
 
+    /// Progress for a call in flight was routed as it was read (`progress.rs`); what
+    /// reaches here belongs to no call.
     async fn on_progress(
         &self,
-        params: ProgressNotificationParam,
+        _params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if !self.progress.forward(params) {
-            tracing::trace!(server = %self.server, "progress for no call in flight");
-        }
+        tracing::trace!(server = %self.server, "progress for no call in flight");
     }
 
     #[expect(deprecated, reason = "reading what pre-2026-07-28 servers send")]

@@ -40,6 +40,7 @@ mod handler;
 mod launcher;
 mod listing;
 mod process;
+mod progress;
 mod session_watch;
 mod stderr_cause;
 mod supervisor;
@@ -52,7 +53,7 @@ pub use environment::{ChildEnv, DEFAULT_ENV_VARS, NETWORK_ENV_VARS};
 pub use process::STDERR_CAP_BYTES;
 pub use upstream::{CallOrigin, ClientLink, Upstream, UpstreamFuture, input_method};
 
-use handler::ProgressRoutes;
+use progress::ProgressRoutes;
 use upstream::InFlight;
 
 /// How long a call that saw its connection drop waits for the supervisor to learn why
@@ -264,7 +265,19 @@ struct Slot {
     handle: ServerHandle,
     state: watch::Sender<ServerState>,
     running: Option<(JoinHandle<()>, CancellationToken)>,
+    /// Why [`Pool::stop_one`] stopped it: what its calls in flight are told.
+    stopped_because: StopCause,
 }
+
+/// Why a supervisor was stopped other than by the pool's shutdown; read once by it.
+pub(crate) type StopCause = Arc<Mutex<Option<&'static str>>>;
+
+/// What a call cut by a reload that restarts its server is told. Not repeated for it:
+/// the server may have done part of it (DESIGN.md invariant 4).
+pub const RESTARTED_BY_RELOAD: &str = "restarted because its entry in the config file \
+     changed (reload); the call was not repeated, call it again";
+/// What a call cut by a reload that removes its server is told.
+pub const REMOVED_BY_RELOAD: &str = "removed from the config file (reload)";
 
 impl Pool {
     /// Starts one supervisor per enabled server, concurrently, and returns at once, with
@@ -324,6 +337,7 @@ impl Pool {
             },
             state,
             running: None,
+            stopped_because: Arc::new(Mutex::new(None)),
         });
         index
     }
@@ -358,6 +372,7 @@ impl Pool {
             subscriptions: slot.handle.subscriptions.clone(),
             max_message_bytes: self.max_message_bytes,
             demand: slot.handle.demand.clone(),
+            stopped_because: slot.stopped_because.clone(),
         };
         let span = tracing::info_span!("downstream", server = %server.name);
         let task = tokio::spawn(supervisor.run().instrument(span));
@@ -366,11 +381,19 @@ impl Pool {
 
     /// Stops the server at `index` (graceful close, then its process group is gone) and
     /// leaves its handle in `state`; its position stays taken. Calls in flight end with
-    /// [`DownstreamError::Disconnected`].
+    /// [`DownstreamError::Disconnected`], saying the server was removed (`state` is
+    /// [`ServerState::Removed`]) or restarted by a reload (any other).
     pub async fn stop_one(&mut self, index: usize, state: ServerState) {
         let Some(slot) = self.slots.get_mut(index) else {
             return;
         };
+        if let Ok(mut because) = slot.stopped_because.lock() {
+            *because = Some(if state == ServerState::Removed {
+                REMOVED_BY_RELOAD
+            } else {
+                RESTARTED_BY_RELOAD
+            });
+        }
         if let Some((task, stop)) = slot.running.take() {
             stop.cancel();
             if let Err(err) = task.await {
@@ -448,46 +471,59 @@ pub struct ServerHandle {
 
 /// What a server is asked for: shared by its handle (which counts calls and wakes it) and
 /// its supervisor (which stops it when idle and waits for the wake-up).
+///
+/// A request counts from before it looks for the connection, and the idle stop is decided
+/// under the same lock ([`Demand::stop_if_idle`]): a request either counts before the
+/// decision (no stop) or finds the connection already gone and the server `Idle` (and
+/// wakes it). None is sent on a connection that is being stopped for idleness.
 #[derive(Debug)]
 pub(crate) struct Demand {
     wake: tokio::sync::Notify,
-    busy: std::sync::atomic::AtomicUsize,
-    last: Mutex<tokio::time::Instant>,
+    counts: Mutex<Counts>,
+}
+
+/// Requests in flight and when the last one ended.
+#[derive(Debug)]
+struct Counts {
+    busy: usize,
+    last: tokio::time::Instant,
 }
 
 impl Demand {
     fn new() -> Demand {
         Demand {
             wake: tokio::sync::Notify::new(),
-            busy: std::sync::atomic::AtomicUsize::new(0),
-            last: Mutex::new(tokio::time::Instant::now()),
+            counts: Mutex::new(Counts {
+                busy: 0,
+                last: tokio::time::Instant::now(),
+            }),
         }
     }
 
     /// A request starts; it counts until the guard drops.
     fn begin(self: &Arc<Self>) -> Busy {
-        self.busy.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.touch();
+        if let Ok(mut counts) = self.counts.lock() {
+            counts.busy += 1;
+            counts.last = tokio::time::Instant::now();
+        }
         Busy(self.clone())
     }
 
     /// Now counts as the last activity (a connection that just came up is not idle).
     pub(crate) fn touch(&self) {
-        if let Ok(mut last) = self.last.lock() {
-            *last = tokio::time::Instant::now();
+        if let Ok(mut counts) = self.counts.lock() {
+            counts.last = tokio::time::Instant::now();
         }
     }
 
     /// How long no request has been in flight; `None` while one is.
     pub(crate) fn idle_for(&self) -> Option<Duration> {
-        if self.busy.load(std::sync::atomic::Ordering::SeqCst) > 0 {
-            return None;
-        }
-        let last = self.last.lock().map(|l| *l).ok()?;
-        Some(last.elapsed())
+        let counts = self.counts.lock().ok()?;
+        (counts.busy == 0).then(|| counts.last.elapsed())
     }
 
-    /// Resolves once no request has been in flight for `idle`.
+    /// Resolves once no request has been in flight for `idle` (as seen then: confirm with
+    /// [`Demand::stop_if_idle`]).
     pub(crate) async fn idle(&self, idle: Duration) {
         loop {
             match self.idle_for() {
@@ -496,6 +532,20 @@ impl Demand {
                 None => tokio::time::sleep(idle.max(Duration::from_millis(100))).await,
             }
         }
+    }
+
+    /// Runs `stop` (which takes the connection away and says `Idle`) when no request has
+    /// been in flight for `idle`, under the lock every request counts itself with; `true`
+    /// when it ran.
+    pub(crate) fn stop_if_idle(&self, idle: Duration, stop: impl FnOnce()) -> bool {
+        let Ok(counts) = self.counts.lock() else {
+            return false;
+        };
+        if counts.busy > 0 || counts.last.elapsed() < idle {
+            return false;
+        }
+        stop();
+        true
     }
 
     /// Resolves at the next wake-up (a call to a server that is not running).
@@ -509,10 +559,10 @@ struct Busy(Arc<Demand>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.touch();
-        self.0
-            .busy
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        if let Ok(mut counts) = self.0.counts.lock() {
+            counts.busy = counts.busy.saturating_sub(1);
+            counts.last = tokio::time::Instant::now();
+        }
     }
 }
 
@@ -754,9 +804,8 @@ impl ServerHandle {
             () = options.cancel.cancelled() => Outcome::Cancelled,
             () = tokio::time::sleep(live.tool_timeout) => Outcome::TimedOut,
         };
-        // rmcp hands each notification to its handler in a task spawned when the line is
-        // read; on `serve`'s one-thread runtime those tasks run before this one, which the
-        // answer woke later, so progress sent before the answer has been routed by now.
+        // Progress is routed as it is read (`progress.rs`): what the server sent before its
+        // answer is in the route's channel by now, so the route may go.
         live.progress.remove(&token);
         drop(in_flight);
         match outcome {
@@ -782,20 +831,48 @@ impl ServerHandle {
         }
     }
 
-    /// The connection of a server that is not running: one that is [`ServerState::Idle`]
-    /// is woken, and the request waits until it is ready or has failed (its supervisor
-    /// bounds that by `startup_timeout`); any other state answers at once.
+    /// The connection of a server that is not running. One that is [`ServerState::Idle`]
+    /// is woken; a request to a server that is `Starting` (woken by another request, started
+    /// eagerly, or restarted by a reload) joins that start; each waits until the server is
+    /// ready or has failed (its supervisor bounds that by `startup_timeout`). A connection
+    /// that is closing (stopped by a reload) is waited out until the state says what comes
+    /// next. Any other state (restarting after a crash, failed, disabled, removed) answers at
+    /// once with the state.
     async fn start_on_demand(&self, cancel: &CancellationToken) -> Result<Live, DownstreamError> {
         let mut state = self.state.clone();
-        if matches!(*state.borrow_and_update(), ServerState::Idle { .. }) {
-            tracing::info!(server = %self.name, "starting on demand");
-            self.demand.wake.notify_one();
-            let waiting =
-                |s: &ServerState| matches!(s, ServerState::Idle { .. } | ServerState::Starting);
+        // Each round waits for a change of state; a few are the most a start takes
+        // (idle -> starting -> ready), more means it keeps failing.
+        for _ in 0..4 {
+            if let Some(live) = self.live() {
+                return Ok(live);
+            }
+            let now = state.borrow_and_update().clone();
+            match now {
+                ServerState::Idle { .. } => {
+                    tracing::info!(server = %self.name, "starting on demand");
+                    self.demand.wake.notify_one();
+                }
+                ServerState::Starting => {
+                    tracing::debug!(server = %self.name, "waiting for the start under way");
+                }
+                // Ready without a connection: it is closing (a reload stops it); the next
+                // state says whether it starts again.
+                ServerState::Ready { .. } => {}
+                _ => break,
+            }
+            let waiting = |s: &ServerState| match s {
+                ServerState::Idle { .. } | ServerState::Starting => true,
+                ServerState::Ready { .. } => self.live().is_none() && *s == now,
+                _ => false,
+            };
             tokio::select! {
-                _ = state.wait_for(|s| !waiting(s)) => {}
+                changed = state.wait_for(|s| !waiting(s)) => {
+                    if changed.is_err() {
+                        break;
+                    }
+                }
                 () = cancel.cancelled() => return Err(DownstreamError::Cancelled),
-                () = self.stopping.cancelled() => {}
+                () = self.stopping.cancelled() => break,
             }
         }
         self.live().ok_or_else(|| DownstreamError::NotReady {

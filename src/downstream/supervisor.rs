@@ -18,13 +18,14 @@ use tokio_util::sync::CancellationToken;
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
 use super::cause::chain;
 use super::environment::ChildEnv;
-use super::handler::{Handler, ProgressRoutes, Relist};
+use super::handler::{Handler, Relist};
 use super::listing;
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
+use super::progress::{ProgressRoutes, ProgressTap};
 use super::session_watch::{BrokenCause, SessionWatch};
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
-use super::{Demand, Event, Live, ServerState, Subscriptions};
+use super::{Demand, Event, Live, ServerState, StopCause, Subscriptions};
 use crate::config::{ServerConfig, Start, Transport};
 use crate::server_tool::ServerTool;
 
@@ -51,6 +52,8 @@ pub(super) struct Supervisor {
     pub max_message_bytes: usize,
     /// Calls to the server: what idle stop watches and what wakes a server not running.
     pub demand: Arc<Demand>,
+    /// Why the pool stopped this server, when a reload did: its calls are told that.
+    pub stopped_because: StopCause,
 }
 
 /// How a connection that was up came to an end.
@@ -300,7 +303,6 @@ impl Supervisor {
             server: self.name.clone(),
             index: self.index,
             relist: relist_tx,
-            progress: progress.clone(),
             events: self.events.clone(),
             link: link.clone(),
             calls: calls.clone(),
@@ -323,7 +325,12 @@ impl Supervisor {
                     exit: spawned.exit,
                     stderr: spawned.stderr,
                 };
-                let start = handshake(handler, spawned.transport, ct.clone(), &self.config);
+                let start = handshake(
+                    handler,
+                    ProgressTap::new(spawned.transport, progress.clone()),
+                    ct.clone(),
+                    &self.config,
+                );
                 match tokio::time::timeout(after, start).await {
                     Ok(Ok((running, offer))) => (running, offer, Some(child)),
                     Ok(Err(err)) => {
@@ -394,16 +401,22 @@ impl Supervisor {
                     match login {
                         Some(manager) => {
                             let client = rmcp::transport::AuthClient::new(http, manager);
-                            let transport = SessionWatch::new(
-                                StreamableHttpClientTransport::with_client(client, config),
-                                broken.clone(),
+                            let transport = ProgressTap::new(
+                                SessionWatch::new(
+                                    StreamableHttpClientTransport::with_client(client, config),
+                                    broken.clone(),
+                                ),
+                                progress.clone(),
                             );
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
                         None => {
-                            let transport = SessionWatch::new(
-                                StreamableHttpClientTransport::with_client(http, config),
-                                broken.clone(),
+                            let transport = ProgressTap::new(
+                                SessionWatch::new(
+                                    StreamableHttpClientTransport::with_client(http, config),
+                                    broken.clone(),
+                                ),
+                                progress.clone(),
                             );
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
@@ -527,14 +540,23 @@ impl Supervisor {
                     break Some(Stop::Shutdown);
                 }
                 () = self.demand.idle(idle_after.unwrap_or_default()), if idle_after.is_some() => {
+                    // Decided under the lock requests count themselves with: a request that
+                    // came in meanwhile keeps the server; one that comes after finds no
+                    // connection and the server `Idle`, and wakes the next connection.
+                    let stopped = self.demand.stop_if_idle(idle_after.unwrap_or_default(), || {
+                        if let Ok(mut live) = self.live.lock() {
+                            *live = None;
+                        }
+                        self.go_idle();
+                    });
+                    if !stopped {
+                        continue;
+                    }
                     if fill {
                         tracing::info!("listed; a lazy server stops until its first call");
                     } else {
                         tracing::info!(idle_stop_sec = self.config.idle_stop.map(|d| d.as_secs_f64()), "idle; stopping until the next call");
                     }
-                    // Idle from now: a call that comes while the connection closes wakes
-                    // the next one instead of finding none.
-                    self.go_idle();
                     ct.cancel();
                     break Some(Stop::Idle);
                 }
@@ -553,7 +575,13 @@ impl Supervisor {
                 tracing::debug!("connection did not close in time");
             }
             ended_tx.send_replace(Some(match stop {
-                Stop::Shutdown => "mcp-defer is shutting down".to_owned(),
+                Stop::Shutdown => self
+                    .stopped_because
+                    .lock()
+                    .ok()
+                    .and_then(|mut because| because.take())
+                    .unwrap_or("mcp-defer is shutting down")
+                    .to_owned(),
                 Stop::Idle => "stopped while idle".to_owned(),
             }));
             if let Some(child) = child {

@@ -95,6 +95,10 @@ impl ServerHandler for DeferServer {
             .notifier
             .set_legacy_peer(context.peer.clone());
         self.state
+            .session
+            .notifier
+            .client_named(&request.client_info.name);
+        self.state
             .client
             .initialized(context.peer.clone(), request.capabilities.clone());
         self.negotiate_initialize(&request)

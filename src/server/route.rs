@@ -32,7 +32,9 @@ impl State {
             .to_owned();
         let mut id = self.registry.catalog().by_name(&name).map(|e| e.id);
         if id.is_none() {
-            self.wait_for_servers().await;
+            // Only until the name is known: a tool of a server that is ready goes at once.
+            let known = || self.registry.catalog().by_name(&name).is_some();
+            self.wait_for_servers_unless(known).await;
             id = self.registry.catalog().by_name(&name).map(|e| e.id);
         }
         match id {

@@ -174,13 +174,20 @@ impl Shared {
     /// Waits until every server has listed its tools or failed, at most the longest
     /// `startup_timeout`: a search or call that comes early should see what is coming.
     pub(super) async fn wait_for_servers(&self) {
+        self.wait_for_servers_unless(|| false).await;
+    }
+
+    /// As [`Shared::wait_for_servers`], ending as soon as `found` holds: a call of a tool
+    /// whose server is ready goes at once, without waiting for the slowest server.
+    pub(super) async fn wait_for_servers_unless(&self, found: impl Fn() -> bool) {
         let longest = self
             .config()
             .enabled_servers()
             .map(|s| s.startup_timeout)
             .max()
             .unwrap_or_default();
-        self.wait_for(|_| true, deadline_after(longest)).await;
+        self.wait_until(|_| true, deadline_after(longest), found)
+            .await;
     }
 
     /// Waits until each enabled server that `which` picks has listed its tools once, or is
@@ -189,6 +196,16 @@ impl Shared {
         &self,
         which: impl Fn(&crate::config::ServerConfig) -> bool,
         deadline: tokio::time::Instant,
+    ) {
+        self.wait_until(which, deadline, || false).await;
+    }
+
+    /// As [`Shared::wait_for`], ending early once `found` holds.
+    async fn wait_until(
+        &self,
+        which: impl Fn(&crate::config::ServerConfig) -> bool,
+        deadline: tokio::time::Instant,
+        found: impl Fn() -> bool,
     ) {
         let Running { config, handles } = crate::sync::read(&self.running).clone();
         let awaited: Vec<usize> = (config.servers.iter().enumerate())
@@ -207,7 +224,7 @@ impl Shared {
                         )
                     })
             });
-            if !pending || tokio::time::Instant::now() >= deadline {
+            if !pending || found() || tokio::time::Instant::now() >= deadline {
                 return;
             }
             tokio::time::sleep(WAIT_POLL).await;

@@ -52,7 +52,14 @@ pub(in crate::server) async fn apply(
     args: Args,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    let resolved = resolve(&state.registry.catalog(), &args.name);
+    let mut resolved = resolve(&state.registry.catalog(), &args.name);
+    if let Err(Unresolved::Unknown(_)) = resolved {
+        // Not known yet: wait for the servers still starting, only until it is (a tool of
+        // a server that is ready does not wait for the slowest one).
+        let known = || resolve(&state.registry.catalog(), &args.name).is_ok();
+        state.wait_for_servers_unless(known).await;
+        resolved = resolve(&state.registry.catalog(), &args.name);
+    }
     let (id, original, definition) = match resolved {
         Ok(found) => found,
         Err(Unresolved::Refused(message)) => return error_result(message).into(),

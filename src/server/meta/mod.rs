@@ -124,7 +124,10 @@ pub(super) async fn apply(
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    state.wait_for_servers().await;
+    // `call_tool` waits itself, only until its tool is known.
+    if tool != MetaTool::CallTool {
+        state.wait_for_servers().await;
+    }
     let arguments = request.arguments;
     let result = match tool {
         MetaTool::SearchTools => match parse_arguments(tool, arguments) {

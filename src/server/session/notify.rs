@@ -152,6 +152,19 @@ impl Notifier {
         *self.relists.borrow()
     }
 
+    /// Starts without a hold for a client known not to re-list while a call is pending
+    /// ([`NO_RELIST_CLIENTS`]), by the `clientInfo.name` of its handshake.
+    pub fn client_named(&self, name: &str) {
+        if never_relists_while_held(name) {
+            tracing::debug!(
+                client = name,
+                "a client known not to re-list: select_tools is not held"
+            );
+            self.client_relists_while_held
+                .store(false, Ordering::Relaxed);
+        }
+    }
+
     /// Waits until the client has re-listed after `seen`, at most `max`. A client that lets
     /// the wait time out is not waited for again in this session.
     pub async fn hold_until_relist(&self, seen: u64, max: Duration) {
@@ -168,5 +181,32 @@ impl Notifier {
             self.client_relists_while_held
                 .store(false, Ordering::Relaxed);
         }
+    }
+}
+
+/// `clientInfo.name` prefixes of clients that never re-list while a `select_tools` result is
+/// held (docs/design.md, "Edges"): Codex (`codex-mcp-client`; it ignores `list_changed` by
+/// default, and with `mcp_tool_list_changed` on re-lists only after the call returned) and
+/// Qwen Code (`qwen-cli-mcp-client-<server>`; it never re-lists). Holding only costs them
+/// `relist_wait_ms` per select.
+pub(crate) const NO_RELIST_CLIENTS: &[&str] = &["codex-mcp-client", "qwen-cli-mcp-client"];
+
+fn never_relists_while_held(name: &str) -> bool {
+    NO_RELIST_CLIENTS
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::never_relists_while_held;
+
+    #[test]
+    fn codex_and_qwen_code_are_known_by_their_client_names() {
+        assert!(never_relists_while_held("codex-mcp-client"));
+        assert!(never_relists_while_held("qwen-cli-mcp-client-time"));
+        assert!(!never_relists_while_held("claude-code"));
+        assert!(!never_relists_while_held("opencode"));
+        assert!(!never_relists_while_held("gemini-cli-mcp-client"));
     }
 }

@@ -1,0 +1,143 @@
+//! A call's downstream progress, routed where it is read off the connection.
+//!
+//! rmcp hands each notification to the handler on a task of its own, spawned when the
+//! line is read, while the answer to a request goes straight to the caller: on a
+//! multi-thread runtime (`serve --http`) the last progress of a call could be handled after
+//! its answer, when the call's route was gone, and was lost (~5% of calls with a server
+//! that sends progress right before its result). [`ProgressTap`] wraps the connection's
+//! transport and routes each progress notification as it is read, in the order read: all
+//! of a call's progress is in its route's channel before rmcp even sees the answer.
+//!
+//! A call's route is known only once rmcp has put its own progress token on the request,
+//! and the server may answer with progress before that; so the tap marks the token of each
+//! outgoing `tools/call` as expected, and progress that arrives before the route waits in
+//! it, delivered first when the route is installed.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    ClientRequest, GetMeta, JsonRpcMessage, JsonRpcNotification, ProgressNotificationParam,
+    ProgressToken, ServerNotification,
+};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+
+use super::ProgressRoute;
+
+/// Progress that may wait for a route that is not installed yet: more than a call's
+/// worth is a server sending progress for a token nobody will claim.
+const EARLY_CAP: usize = 1024;
+
+/// Where each in-flight call's progress goes, by the progress token rmcp put on the
+/// downstream request.
+#[derive(Debug, Default)]
+pub struct ProgressRoutes(Mutex<HashMap<ProgressToken, Slot>>);
+
+#[derive(Debug)]
+enum Slot {
+    /// A `tools/call` went out with this token; its route is not installed yet.
+    Expected(Vec<ProgressNotificationParam>),
+    Routed(ProgressRoute),
+}
+
+impl ProgressRoutes {
+    /// The call's route for `token`; progress that arrived before it goes first.
+    pub fn insert(&self, token: ProgressToken, route: ProgressRoute) {
+        let Ok(mut map) = self.0.lock() else { return };
+        if let Some(Slot::Expected(early)) = map.remove(&token) {
+            for mut params in early {
+                params.progress_token = route.client_token.clone();
+                let _ = route.tx.send(params);
+            }
+        }
+        map.insert(token, Slot::Routed(route));
+    }
+
+    /// The call is over (every request removes its token, routed or not).
+    pub fn remove(&self, token: &ProgressToken) {
+        if let Ok(mut map) = self.0.lock() {
+            map.remove(token);
+        }
+    }
+
+    /// A `tools/call` with `token` is going out: its progress is kept until its route is
+    /// installed or the call removes it.
+    fn expect(&self, token: ProgressToken) {
+        if let Ok(mut map) = self.0.lock() {
+            map.entry(token)
+                .or_insert_with(|| Slot::Expected(Vec::new()));
+        }
+    }
+
+    /// Routes one notification: `false` when no call expects it.
+    fn forward(&self, mut params: ProgressNotificationParam) -> bool {
+        let Ok(mut map) = self.0.lock() else {
+            return false;
+        };
+        match map.get_mut(&params.progress_token) {
+            Some(Slot::Routed(route)) => {
+                params.progress_token = route.client_token.clone();
+                let _ = route.tx.send(params);
+                true
+            }
+            Some(Slot::Expected(early)) if early.len() < EARLY_CAP => {
+                early.push(params);
+                true
+            }
+            Some(Slot::Expected(_)) | None => false,
+        }
+    }
+}
+
+/// A client transport that routes progress as it is read (see the module doc).
+pub struct ProgressTap<T> {
+    inner: T,
+    routes: Arc<ProgressRoutes>,
+}
+
+impl<T> ProgressTap<T> {
+    pub fn new(inner: T, routes: Arc<ProgressRoutes>) -> ProgressTap<T> {
+        ProgressTap { inner, routes }
+    }
+}
+
+impl<T> Transport<RoleClient> for ProgressTap<T>
+where
+    T: Transport<RoleClient> + Send,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Request(request) = &item
+            && let ClientRequest::CallToolRequest(_) = &request.request
+            && let Some(token) = request.request.get_meta().get_progress_token()
+        {
+            self.routes.expect(token);
+        }
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let message = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(JsonRpcNotification {
+                notification: ServerNotification::ProgressNotification(progress),
+                ..
+            }) = &message
+                && self.routes.forward(progress.params.clone())
+            {
+                continue;
+            }
+            return Some(message);
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.inner.close().await
+    }
+}
