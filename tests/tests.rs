@@ -28,6 +28,7 @@ mod passthrough;
 mod reliability;
 mod reload;
 mod search;
+mod search_feel;
 mod secrets;
 #[cfg(feature = "model")]
 mod semantic_model;

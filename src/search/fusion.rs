@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::Explained;
 use super::collector::Ranked;
+use super::named::NamedShare;
 use super::semantic::Vectors;
+use super::{Explained, Parts};
 use crate::catalog::EntryId;
 
 /// Fusion looks at the best this many tools of each ranking (more if the caller asks for
@@ -51,6 +52,18 @@ pub(super) struct Static<'a> {
     pub(super) weight: f32,
 }
 
+/// The shares of a fusion's engines in the fused score (what `search --explain` prints).
+pub(super) fn shares(fusion: Fusion, statics: f32, named: f32) -> Parts {
+    let vector = fusion.weight.clamp(0.0, 1.0);
+    let statics = statics.clamp(0.0, 1.0 - vector);
+    Parts {
+        lexical: 1.0 - vector - statics,
+        vector,
+        statics,
+        named,
+    }
+}
+
 /// Fuses a lexical ranking with every tool's cosine (`cosines`, row order of `vectors`, NaN
 /// for rows filtered out; see [`SearchIndex::explain`]).
 pub(super) fn fuse(
@@ -59,9 +72,14 @@ pub(super) fn fuse(
     cosines: &[f32],
     fusion: Fusion,
     statics: Option<Static<'_>>,
+    named: Option<(&NamedShare, f32)>,
     depth: usize,
     limit: usize,
 ) -> Vec<Explained> {
+    // The bonus of a tool holding the query's named things (see `named`).
+    let named_score = |id: EntryId| -> f32 {
+        named.map_or(0.0, |(share, w)| w * share.get(&id).copied().unwrap_or(0.0))
+    };
     let weight = fusion.weight.clamp(0.0, 1.0);
     let static_weight = statics.map_or(0.0, |s| s.weight.clamp(0.0, 1.0 - weight));
     let lexical_weight = 1.0 - weight - static_weight;
@@ -151,12 +169,17 @@ pub(super) fn fuse(
         let v = vector.map_or(0.0, |(c, _)| vec_norm(c));
         out.push((
             r.order,
-            Explained {
+            Explained::of(
                 id,
-                score: lexical_weight * lex_norm(r.score) + weight * v + static_score(id),
-                lexical: Some((r.score, rank + 1)),
+                Parts {
+                    lexical: lexical_weight * lex_norm(r.score),
+                    vector: weight * v,
+                    statics: static_score(id),
+                    named: named_score(id),
+                },
+                Some((r.score, rank + 1)),
                 vector,
-            },
+            ),
         ));
     }
     for (rank, &row) in by_cosine.iter().enumerate() {
@@ -166,12 +189,17 @@ pub(super) fn fuse(
         let (id, order) = vectors.entry(row);
         out.push((
             order,
-            Explained {
+            Explained::of(
                 id,
-                score: weight * vec_norm(cosines[row]) + static_score(id),
-                lexical: None,
-                vector: Some((cosines[row], Some(rank + 1))),
-            },
+                Parts {
+                    lexical: 0.0,
+                    vector: weight * vec_norm(cosines[row]),
+                    statics: static_score(id),
+                    named: named_score(id),
+                },
+                None,
+                Some((cosines[row], Some(rank + 1))),
+            ),
         ));
     }
     out.sort_unstable_by(|(ao, a), (bo, b)| b.score.total_cmp(&a.score).then(ao.cmp(bo)));

@@ -38,14 +38,7 @@ impl SearchIndex {
         let searcher = self.reader.searcher();
         let mut clauses = self.text_clauses(&searcher, query);
         clauses.extend(self.name_clauses(query));
-        let filter = server.map(|s| {
-            let term = Term::from_field_text(self.fields.server_exact, s);
-            let q: Box<dyn Query> = Box::new(ConstScoreQuery::new(
-                Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
-                0.0,
-            ));
-            q
-        });
+        let filter = self.server_filter(server);
         let query: Box<dyn Query> = match (clauses.is_empty(), filter) {
             (true, None) => return Vec::new(),
             (true, Some(filter)) => filter,
@@ -69,6 +62,18 @@ impl SearchIndex {
                 Vec::new()
             }
         }
+    }
+
+    /// A clause that keeps the tools of `server` only (scoring 0), if one is given.
+    pub(super) fn server_filter(&self, server: Option<&str>) -> Option<Box<dyn Query>> {
+        server.map(|s| {
+            let term = Term::from_field_text(self.fields.server_exact, s);
+            let q: Box<dyn Query> = Box::new(ConstScoreQuery::new(
+                Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
+                0.0,
+            ));
+            q
+        })
     }
 
     /// One SHOULD clause per (field, distinct query term) that occurs in that field, weighted
