@@ -1,5 +1,5 @@
-//! Named things in a query (issue 21, item 2): words that name a tool, a server or a
-//! parameter ("Hey Gen" for a `heygen` server), or rare words written as names ("the board
+//! Named things in a query (issue 21, item 2): words that name a server, or two words
+//! joined that name a tool, a server or a parameter ("Hey Gen" for a `heygen` server), or rare words written as names ("the board
 //! game 'Catan'", "my MTNA servers"). Embeddings blur such words into word pieces, so the
 //! fused ranking lost tools that words alone rank first; the tools holding a query's named
 //! things get a bonus of their own in the fusion ([`Boosts::named`]), per query, instead of
@@ -47,8 +47,9 @@ impl Named {
 pub(super) type NamedShare = HashMap<EntryId, f32>;
 
 impl SearchIndex {
-    /// Finds the query's named things: a word or two adjacent words joined (`Hey Gen` →
-    /// `heygen`) that a tool, server or parameter name holds and few tools do; or a word
+    /// Finds the query's named things: a word that a server's name holds, or two adjacent
+    /// words joined (`Hey Gen` → `heygen`) that a tool, server or parameter name holds, and
+    /// few tools do (everyday words only when joined); or a word
     /// written as a name (quoted, capitalised after the first word, all capitals, with a
     /// digit) that few tools' descriptions hold.
     pub(super) fn named(&self, searcher: &Searcher, query: &str) -> Named {
@@ -90,8 +91,15 @@ impl SearchIndex {
                 if term.chars().count() < MIN_CHARS || !pair && concepts::is_everyday(&term) {
                     continue;
                 }
-                let pairs: Vec<(Field, String)> = [f.name, f.server, f.params]
-                    .into_iter()
+                // A single word must name a server (`github`, `heygen`): single words in
+                // tool and parameter names are mostly everyday nouns and verbs
+                // (`avatar_video`), which the other engines weigh already.
+                let fields: &[Field] = if pair {
+                    &[f.name, f.server, f.params]
+                } else {
+                    &[f.server]
+                };
+                let pairs: Vec<(Field, String)> = (fields.iter().copied())
                     .filter(|&field| is_rare(field, &term))
                     .map(|field| (field, term.clone()))
                     .collect();
