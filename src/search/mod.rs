@@ -188,12 +188,15 @@ const NAMED_BONUS: f32 = 1.0;
 /// The same in the static tier (min-max units): off, as 0.2 cost the reference set R@1
 /// 0.588 → 0.571 and MRR 0.687 → 0.670 at equal R@5 (docs/search.md).
 const STATIC_NAMED_BONUS: f32 = 0.0;
-/// A query is served when one of its best [`FIT_TOP`] hits reaches this transformer cosine
-/// (all-MiniLM-L6-v2 puts unrelated short texts at 0.0-0.25), or holds a named thing.
-const FIT_MODEL: f32 = 0.35;
+/// A query is served when one of its best [`FIT_TOP`] hits reaches this transformer cosine,
+/// or holds a named thing: the floor a tool found by its vector alone needs already. 0.35
+/// turned away "note down a fact about a person", which `add_observations` serves.
+const FIT_MODEL: f32 = MODEL_VECTOR_ONLY_FLOOR;
 /// The same with the static vectors (unrelated tools stay under 0.15): 0.25 keeps the
-/// reference set's R@5 whole (0.3: 0.827 → 0.814 when obeyed; docs/search.md).
-const FIT_STATIC: f32 = 0.25;
+/// reference set's R@5 whole (0.3: 0.827 → 0.814 when obeyed; docs/search.md) but turned
+/// away "what time is it in another timezone" over mcp-server-time, so the vector-only
+/// floor.
+const FIT_STATIC: f32 = VECTOR_ONLY_FLOOR;
 /// How many of the best hits the fit signal looks at: what a model reads first.
 pub const FIT_TOP: usize = 5;
 
