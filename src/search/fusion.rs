@@ -32,13 +32,15 @@ pub(super) fn ranked_id(r: Ranked) -> EntryId {
 
 /// How [`fuse`] combines the two scores.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Fusion {
+pub(super) struct Fusion<'a> {
     /// Share of the vector score, clamped to 0..=1.
     pub(super) weight: f32,
     /// z-scores (true) or min-max (false).
     pub(super) zscore: bool,
     /// Least cosine of a tool found by its vector alone.
     pub(super) floor: f32,
+    /// Per tool, its share of the query's named things, and the bonus for all of them.
+    pub(super) named: Option<(&'a NamedShare, f32)>,
 }
 
 /// A third score for [`fuse`]: the static tier's cosines beside the transformer's.
@@ -53,7 +55,7 @@ pub(super) struct Static<'a> {
 }
 
 /// The shares of a fusion's engines in the fused score (what `search --explain` prints).
-pub(super) fn shares(fusion: Fusion, statics: f32, named: f32) -> Parts {
+pub(super) fn shares(fusion: Fusion<'_>, statics: f32, named: f32) -> Parts {
     let vector = fusion.weight.clamp(0.0, 1.0);
     let statics = statics.clamp(0.0, 1.0 - vector);
     Parts {
@@ -70,15 +72,16 @@ pub(super) fn fuse(
     lexical: &[Ranked],
     vectors: &Vectors,
     cosines: &[f32],
-    fusion: Fusion,
+    fusion: Fusion<'_>,
     statics: Option<Static<'_>>,
-    named: Option<(&NamedShare, f32)>,
     depth: usize,
     limit: usize,
 ) -> Vec<Explained> {
     // The bonus of a tool holding the query's named things (see `named`).
     let named_score = |id: EntryId| -> f32 {
-        named.map_or(0.0, |(share, w)| w * share.get(&id).copied().unwrap_or(0.0))
+        fusion
+            .named
+            .map_or(0.0, |(share, w)| w * share.get(&id).copied().unwrap_or(0.0))
     };
     let weight = fusion.weight.clamp(0.0, 1.0);
     let static_weight = statics.map_or(0.0, |s| s.weight.clamp(0.0, 1.0 - weight));

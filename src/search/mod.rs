@@ -514,6 +514,7 @@ impl SearchIndex {
                 weight: self.boosts.model_vector,
                 zscore: self.boosts.model_zscore,
                 floor: self.boosts.model_floor,
+                named: Some((&share, self.boosts.named)),
             };
             let statics = if self.boosts.model_static > 0.0 && self.vectors.len() > 0 {
                 self.model()
@@ -522,23 +523,13 @@ impl SearchIndex {
             } else {
                 None
             };
-            let named_weight = (&share, self.boosts.named);
             let fused = transformer.fuse(query, model_query, server, |vectors, cosines| {
                 let statics = statics.as_deref().map(|c| Static {
                     vectors: &self.vectors,
                     cosines: c,
                     weight: self.boosts.model_static,
                 });
-                let hits = fuse(
-                    &lexical,
-                    vectors,
-                    cosines,
-                    fusion,
-                    statics,
-                    Some(named_weight),
-                    depth,
-                    limit,
-                );
+                let hits = fuse(&lexical, vectors, cosines, fusion, statics, depth, limit);
                 (hits, statics.map_or(0.0, |s| s.weight))
             });
             if let Some((hits, static_weight)) = fused {
@@ -576,6 +567,7 @@ impl SearchIndex {
             weight: self.boosts.vector,
             zscore: false,
             floor: VECTOR_ONLY_FLOOR,
+            named: Some((&share, self.boosts.static_named)),
         };
         let hits = fuse(
             &lexical,
@@ -583,7 +575,6 @@ impl SearchIndex {
             &cosines,
             fusion,
             None,
-            Some((&share, self.boosts.static_named)),
             depth,
             limit,
         );
