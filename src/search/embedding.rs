@@ -39,11 +39,19 @@ pub(super) fn embed_in_background<'scope>(
     (len, worker)
 }
 
+/// Built without the `model` feature: no transformer can exist (config validation refuses
 /// `semantic = "model"`), so every use below is unreachable.
 #[cfg(not(feature = "model"))]
 pub mod shim {
-    use super::semantic::Vectors;
     use crate::catalog::EntryId;
+    use crate::search::semantic::Vectors;
+
+    /// What the embedding thread has done (never anything here).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Progress {
+        pub tools: usize,
+        pub ready: usize,
+    }
 
     pub use super::EmbedJob as Job;
 
@@ -64,6 +72,9 @@ pub mod shim {
             match *self {}
         }
         pub fn describe(&self) -> String {
+            match *self {}
+        }
+        pub fn progress(&self) -> Progress {
             match *self {}
         }
         pub fn query_encoder(&self) -> QueryEncoder {
