@@ -179,6 +179,14 @@ fn search_explain_and_check_report_the_transformer() {
         state.contains("transformer") && state.contains("ranking, 50 tool vectors"),
         "{text}"
     );
+    // Each engine's share of the fused score (issue 21, item 4).
+    let shares = lines.next().unwrap();
+    assert!(
+        shares.starts_with(
+            "ranked by words+transformer: shares words 0.20, vector 0.50, static 0.30"
+        ),
+        "{text}"
+    );
     assert!(lines.next().unwrap().contains("lexical"), "{text}");
     let first = lines.next().unwrap();
     assert!(first.contains(WANTED), "{text}");

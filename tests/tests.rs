@@ -44,6 +44,7 @@ mod reliability;
 mod reload;
 mod report;
 mod search;
+mod search_feel;
 mod secrets;
 #[cfg(feature = "model")]
 mod semantic_model;

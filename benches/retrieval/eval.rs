@@ -47,6 +47,7 @@ pub struct Metrics {
     pub r5: f64,
     pub r10: f64,
     pub mrr10: f64,
+    pub ndcg5: f64,
     pub ndcg10: f64,
 }
 
@@ -95,18 +96,8 @@ pub fn evaluate(
         if let Some(rank) = hit.iter().position(|h| *h) {
             m.mrr10 += 1.0 / (rank as f64 + 1.0);
         }
-        let dcg: f64 = hit
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| **h)
-            .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
-            .sum();
-        let ideal: f64 = (0..q.relevant.len().min(10))
-            .map(|i| 1.0 / (i as f64 + 2.0).log2())
-            .sum();
-        if ideal > 0.0 {
-            m.ndcg10 += dcg / ideal;
-        }
+        m.ndcg5 += ndcg(&hit, q.relevant.len(), 5);
+        m.ndcg10 += ndcg(&hit, q.relevant.len(), 10);
         m.queries += 1;
     }
     let n = m.queries.max(1) as f64;
@@ -114,6 +105,19 @@ pub fn evaluate(
     m.r5 /= n;
     m.r10 /= n;
     m.mrr10 /= n;
+    m.ndcg5 /= n;
     m.ndcg10 /= n;
     m
+}
+
+/// nDCG@k: binary gains, log2 discount, ideal = every relevant tool first.
+fn ndcg(hit: &[bool], relevant: usize, k: usize) -> f64 {
+    let dcg: f64 = (hit.iter().take(k).enumerate())
+        .filter(|(_, h)| **h)
+        .map(|(i, _)| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    let ideal: f64 = (0..relevant.min(k))
+        .map(|i| 1.0 / (i as f64 + 2.0).log2())
+        .sum();
+    if ideal > 0.0 { dcg / ideal } else { 0.0 }
 }

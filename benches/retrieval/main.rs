@@ -1,6 +1,12 @@
 //! Retrieval benchmark: loads each data set under `benches/data/` straight into a catalog and
-//! a search index (no processes), runs its queries, and prints Recall@1/5/10, MRR@10 and
-//! nDCG@10 (metric definitions in `benches/data/README.md`) and the search latency.
+//! a search index (no processes), runs its queries, and prints Recall@1/5/10, MRR@10,
+//! nDCG@5 and nDCG@10 (metric definitions in `benches/data/README.md`) and the search
+//! latency. `FM` is the false-match rate of the "no tool fits" signal (each query ranked with
+//! its own tools taken out: how often a tool still "fits") and `gR@5` the R@5 when that
+//! signal is obeyed (an unserved query returns nothing). A `named` row scores the queries
+//! that name a thing (a tool, server or parameter name, or a rare word written as a name).
+//! Weights are picked on MetaTool single and reported on MetaTool multi and the reference
+//! set (issue 21).
 //!
 //! Each set is measured five ways, side by side: `bm25` (the lexical engine alone,
 //! `semantic = "off"`), `static` (the built-in static embeddings alone), `fused` (both, as
@@ -185,6 +191,10 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
             "model_vector" => &mut b.model_vector,
             "model_static" => &mut b.model_static,
             "model_floor" => &mut b.model_floor,
+            "named" => &mut b.named,
+            "static_named" => &mut b.static_named,
+            "fit_model" => &mut b.fit_model,
+            "fit_static" => &mut b.fit_static,
 
             "model_zscore" => {
                 b.model_zscore = v != 0.0;
@@ -252,8 +262,20 @@ fn main() -> Result<(), String> {
         .filter(|v| v.1 != Semantic::Model || model_rows.is_some())
         .collect();
     println!(
-        "{:<22} {:<7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>8} {:>9} {:>9}",
-        "set", "variant", "queries", "R@1", "R@5", "R@10", "MRR@10", "nDCG@10", "p50 µs", "p99 µs"
+        "{:<22} {:<7} {:>7} {:>6} {:>6} {:>6} {:>7} {:>7} {:>8} {:>6} {:>6} {:>9} {:>9}",
+        "set",
+        "variant",
+        "queries",
+        "R@1",
+        "R@5",
+        "R@10",
+        "MRR@10",
+        "nDCG@5",
+        "nDCG@10",
+        "FM",
+        "gR@5",
+        "p50 µs",
+        "p99 µs"
     );
     let mut all: Vec<(&str, Vec<Duration>)> = variants.iter().map(|v| (v.0, Vec::new())).collect();
     let mut builds = Vec::new();
@@ -285,10 +307,39 @@ fn main() -> Result<(), String> {
             let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut latencies));
             let (p50, p99) = percentiles(&mut latencies);
             all[vi].1.extend(latencies);
+            let fit = fit_eval(&loaded, &queries);
             println!(
-                "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3} {:>9.1} {:>9.1}",
-                name, variant, m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg10, p50, p99
+                "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>8.3} {:>6.3} {:>6.3} {:>9.1} {:>9.1}",
+                name,
+                variant,
+                m.queries,
+                m.r1,
+                m.r5,
+                m.r10,
+                m.mrr10,
+                m.ndcg5,
+                m.ndcg10,
+                fit.false_match,
+                fit.gated_r5,
+                p50,
+                p99
             );
+            // The queries that name a thing (item 2 of issue 21), on their own.
+            let named: Vec<eval::Query> = queries
+                .iter()
+                .filter(|q| {
+                    let v = loaded
+                        .queries
+                        .and_then(|m| m.get(&q.query))
+                        .map(Vec::as_slice);
+                    !loaded.index.rank(&q.query, 1, None, v).named.is_empty()
+                })
+                .cloned()
+                .collect();
+            if !named.is_empty() {
+                let m = eval::evaluate(&named, |q| ranked(&loaded, q, &mut sink));
+                print_row(&format!("  {name} named"), variant, &m, "");
+            }
             let (short, long): (Vec<&eval::Query>, Vec<&eval::Query>) = queries
                 .iter()
                 .partition(|q| q.query.split_whitespace().count() <= SHORT_WORDS);
@@ -296,17 +347,7 @@ fn main() -> Result<(), String> {
                 for (label, part) in [("short", short), ("long", long)] {
                     let part: Vec<eval::Query> = part.into_iter().cloned().collect();
                     let m = eval::evaluate(&part, |q| ranked(&loaded, q, &mut sink));
-                    println!(
-                        "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3}",
-                        format!("  {name} {label}"),
-                        variant,
-                        m.queries,
-                        m.r1,
-                        m.r5,
-                        m.r10,
-                        m.mrr10,
-                        m.ndcg10
-                    );
+                    print_row(&format!("  {name} {label}"), variant, &m, "");
                 }
             }
             // `RETRIEVAL_SWEEP="model_static=0.2;model_vector_short=0.8"`: the model rows
@@ -318,10 +359,9 @@ fn main() -> Result<(), String> {
                 for spec in sweep.split(';').filter(|s| !s.is_empty()) {
                     loaded.index.set_boosts(apply_boosts(boosts, spec)?);
                     let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut sink));
-                    println!(
-                        "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>8.3}  {spec}",
-                        name, "sweep", m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg10
-                    );
+                    let fit = fit_eval(&loaded, &queries);
+                    let tail = format!("{:>6.3} {:>6.3}  {spec}", fit.false_match, fit.gated_r5);
+                    print_row(name, "sweep", &m, &tail);
                 }
                 loaded.index.set_boosts(boosts);
             }
@@ -462,6 +502,55 @@ fn model_rows(data: &Path, sets: &[(&str, &str, &str)]) -> Result<Option<ModelRo
         cache,
         queries,
     }))
+}
+
+/// One table row without latencies; `tail` is printed after the metrics.
+fn print_row(set: &str, variant: &str, m: &eval::Metrics, tail: &str) {
+    println!(
+        "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>8.3} {tail}",
+        set, variant, m.queries, m.r1, m.r5, m.r10, m.mrr10, m.ndcg5, m.ndcg10
+    );
+}
+
+/// The "no tool fits" signal (issue 21, item 7), judged two ways.
+struct Fit {
+    /// Share of queries whose own tools are taken out of the ranking (as if the catalog
+    /// lacked them) where the signal still says a tool fits: a false match.
+    false_match: f64,
+    /// R@5 with the signal obeyed: a query judged unserved returns no tools.
+    gated_r5: f64,
+}
+
+fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
+    let (mut false_match, mut gated) = (0usize, 0.0f64);
+    for q in queries {
+        let vector = loaded
+            .queries
+            .and_then(|m| m.get(&q.query))
+            .map(Vec::as_slice);
+        let ranking = loaded.index.rank(&q.query, 10, None, vector);
+        let pairs: Vec<(String, String)> = (ranking.hits.iter())
+            .filter_map(|h| loaded.catalog.get(h.id))
+            .map(|e| (e.server.to_string(), e.original_name().to_owned()))
+            .collect();
+        let hit = eval::hits(&pairs, &q.relevant);
+        let rest: Vec<_> = (ranking.hits.iter().zip(&hit))
+            .filter(|(_, h)| !**h)
+            .map(|(e, _)| *e)
+            .collect();
+        if loaded.index.fits(ranking.tier, &rest) {
+            false_match += 1;
+        }
+        if ranking.fits {
+            let found = hit.iter().take(5).filter(|h| **h).count();
+            gated += found as f64 / q.relevant.len().max(1) as f64;
+        }
+    }
+    let n = queries.len().max(1) as f64;
+    Fit {
+        false_match: false_match as f64 / n,
+        gated_r5: gated / n,
+    }
 }
 
 /// p50 and p99 in microseconds.

@@ -9,7 +9,7 @@ use super::{connect_all, load_config, runtime, wait_for_vectors, write_stdout};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
-use crate::search::Explained;
+use crate::search::{Explained, Ranking};
 use crate::server::meta::search_tools;
 
 #[derive(Debug, clap::Args)]
@@ -39,14 +39,14 @@ pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
 async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
     let registry = wait_for_vectors(registry).await?;
-    let explained = if args.explain {
+    let ranking = if args.explain {
         let limit = args
             .limit
             .unwrap_or(config.settings.search_limit)
             .clamp(1, crate::server::meta::MAX_SEARCH_LIMIT);
-        (registry.index()).explain(&args.query, limit, args.server.as_deref())
+        Some((registry.index()).rank(&args.query, limit, args.server.as_deref(), None))
     } else {
-        Vec::new()
+        None
     };
     let request = search_tools::Args {
         query: args.query,
@@ -68,10 +68,11 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         let mut out = serde_json::to_string_pretty(&found)?;
         out.push('\n');
         out
-    } else if args.explain {
+    } else if let Some(ranking) = ranking {
         let mut out = registry.index().describe_semantic();
         out.push('\n');
-        out.push_str(&explain_table(&explained, &registry.catalog()));
+        out.push_str(&shares_line(&ranking));
+        out.push_str(&explain_table(&ranking.hits, &registry.catalog()));
         out
     } else {
         table(&found)
@@ -98,6 +99,34 @@ fn table(found: &search_tools::Found) -> String {
     out
 }
 
+/// Which tier ranked, each engine's share of the fused score for this query, the query's
+/// named things and whether any hit fits.
+fn shares_line(ranking: &Ranking) -> String {
+    let s = ranking.shares;
+    let mut line = format!(
+        "ranked by {}: shares words {:.2}, vector {:.2}, static {:.2}",
+        ranking.tier.as_str(),
+        s.lexical,
+        s.vector,
+        s.statics
+    );
+    if !ranking.named.is_empty() {
+        line.push_str(&format!(
+            ", named +{:.2} ({})",
+            s.named,
+            ranking.named.join(", ")
+        ));
+    }
+    if ranking.waiting > 0 {
+        line.push_str(&format!("; {} tools wait for vectors", ranking.waiting));
+    }
+    if !ranking.fits {
+        line.push_str("; no tool fits");
+    }
+    line.push('\n');
+    line
+}
+
 /// One line per hit: fused rank and score, lexical score and rank, cosine and rank. A `-`
 /// is "not in that engine's first hundred" (lexical) or "no vector" (vector).
 fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
@@ -112,8 +141,18 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         .collect();
     let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
     out.push_str(&format!(
-        "{:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:<width$}\n",
-        "rank", "fused", "lexical", "lex#", "cosine", "vec#", "tool"
+        "{:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6}  {:>6}  {:>6}  {:>6}  {:<width$}\n",
+        "rank",
+        "fused",
+        "lexical",
+        "lex#",
+        "cosine",
+        "vec#",
+        "words",
+        "vector",
+        "static",
+        "named",
+        "tool"
     ));
     for (rank, (hit, name)) in hits.iter().zip(&names).enumerate() {
         let (lex, lex_rank) = match hit.lexical {
@@ -127,14 +166,19 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
             ),
             None => ("-".to_owned(), "-".to_owned()),
         };
+        let p = hit.parts;
         let line = format!(
-            "{:>4}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {name}",
+            "{:>4}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {name}",
             rank + 1,
             hit.score,
             lex,
             lex_rank,
             cos,
-            cos_rank
+            cos_rank,
+            p.lexical,
+            p.vector,
+            p.statics,
+            p.named
         );
         out.push_str(line.trim_end());
         out.push('\n');

@@ -54,6 +54,12 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
     Lexicon { topics, by_stem }
 });
 
+/// Whether an analyzed term is an everyday English word (in the lexicon): such a word is
+/// a topic, not a name (`named` skips it unless it is written as one).
+pub(crate) fn is_everyday(term: &str) -> bool {
+    LEXICON.by_stem.contains_key(term)
+}
+
 /// The topics of already-analyzed terms, one per occurrence (a tool that says `stock` and
 /// `financial` is more about money than one that says `price` once).
 fn topic_ids<'a>(terms: impl IntoIterator<Item = &'a str>) -> impl Iterator<Item = u16> {

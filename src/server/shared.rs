@@ -20,6 +20,10 @@ use crate::sync::lock;
 
 /// How often a wait for starting servers re-checks them.
 const WAIT_POLL: Duration = Duration::from_millis(5);
+/// Longest a search waits for servers still starting: 70 Python servers took 70 s to list,
+/// and a search is answered from what is indexed, naming the rest (warm starts list at once
+/// from the tool cache). Calls and selections still wait for the server they need.
+const SEARCH_WAIT: Duration = Duration::from_secs(5);
 
 /// What every session shares: one config, one set of downstream connections, one
 /// registry of what they listed. Built once per process.
@@ -188,6 +192,34 @@ impl Shared {
             .unwrap_or_default();
         self.wait_until(|_| true, deadline_after(longest), found)
             .await;
+    }
+
+    /// [`Shared::wait_for_servers`] for a search: at most [`SEARCH_WAIT`], after which it
+    /// answers with what is indexed and names the servers still starting (issue 21).
+    pub(super) async fn wait_for_search(&self) {
+        let longest = self
+            .config()
+            .enabled_servers()
+            .map(|s| s.startup_timeout)
+            .max()
+            .unwrap_or_default();
+        self.wait_for(|_| true, deadline_after(longest.min(SEARCH_WAIT)))
+            .await;
+    }
+
+    /// The enabled servers still starting whose tools are not searchable yet.
+    pub(crate) fn starting_servers(&self) -> Vec<String> {
+        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        (config.servers.iter().enumerate())
+            .filter(|(i, s)| {
+                s.enabled
+                    && !self.registry.is_searchable(*i)
+                    && handles
+                        .get(*i)
+                        .is_some_and(|h| matches!(h.state(), ServerState::Starting))
+            })
+            .map(|(_, s)| s.name.clone())
+            .collect()
     }
 
     /// Waits until each enabled server that `which` picks has listed its tools once, or is

@@ -116,7 +116,8 @@ impl MetaTool {
 }
 
 /// Runs a meta tool, once the servers still starting have listed (at most their
-/// `startup_timeout`): an early search or call should see what is coming. Invalid
+/// `startup_timeout`; a search at most a few seconds, naming those still starting): an
+/// early search or call should see what is coming. Invalid
 /// arguments are an error result the model can act on.
 pub(super) async fn apply(
     state: &State,
@@ -124,9 +125,12 @@ pub(super) async fn apply(
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    // `call_tool` waits itself, only until its tool is known.
-    if tool != MetaTool::CallTool {
-        state.wait_for_servers().await;
+    // `call_tool` waits itself, only until its tool is known; a search waits at most
+    // SEARCH_WAIT and names the servers still starting.
+    match tool {
+        MetaTool::CallTool => {}
+        MetaTool::SearchTools => state.wait_for_search().await,
+        MetaTool::SelectTools => state.wait_for_servers().await,
     }
     let arguments = request.arguments;
     let result = match tool {

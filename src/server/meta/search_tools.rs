@@ -22,6 +22,9 @@ need with select_tools, or call one directly with call_tool. Never changes your 
 /// with the query, and every result costs the model's context.
 const MIN_RELATIVE_SCORE: f32 = 0.1;
 
+/// Servers named when no tool fits: where the nearest tools were.
+const NEAREST_SERVERS: usize = 3;
+
 /// Longest description excerpt in a result: enough to choose, short enough for 50 results.
 const EXCERPT_CHARS: usize = 200;
 
@@ -64,7 +67,12 @@ pub fn output_schema() -> Value {
                     },
                     "required": ["name", "server", "tool", "description", "score", "loaded"]
                 }
-            }
+            },
+            "ranked_by": {"type": "string", "description": "Which engines ranked: words, words+static or words+transformer."},
+            "vectors_pending": {"type": "integer", "description": "Tools still waiting for their transformer vector; until none is, words+static ranks."},
+            "no_tool_fits": {"type": "boolean", "description": "True when no tool does what was asked; tools is then empty."},
+            "nearest_servers": {"type": "array", "items": {"type": "string"}, "description": "With no_tool_fits: the servers closest to the request."},
+            "starting": {"type": "array", "items": {"type": "string"}, "description": "Servers still starting, whose tools were not searched yet."}
         },
         "required": ["tools"]
     })
@@ -88,6 +96,7 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
         .filter(|u| u.removed)
         .map(|u| u.server.as_str())
         .collect();
+    let starting = state.starting_servers();
     let found = {
         let catalog = state.registry.catalog();
         let index = state.registry.index();
@@ -106,6 +115,7 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
     match found {
         Ok(found) => Found {
             unavailable,
+            starting,
             config_problem,
             ..found
         }
@@ -121,6 +131,22 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
 pub struct Found {
     pub tools: Vec<Hit>,
+    /// Which engines ranked ([`crate::search::Tier::as_str`]): the model knows whether meaning was
+    /// searched or only words.
+    pub ranked_by: &'static str,
+    /// Tools still waiting for their transformer vector (the static tier ranks meanwhile).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub vectors_pending: usize,
+    /// No tool does what was asked (issue 21): `tools` is empty rather than the nearest
+    /// wrong ones, and `nearest_servers` says where the closest were.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_tool_fits: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nearest_servers: Vec<String>,
+    /// Enabled servers still starting: the search did not wait for them (at most a few
+    /// seconds), so their tools are missing here; search again shortly.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub starting: Vec<String>,
     /// Enabled servers that are not serving now, whose tools cannot be found.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<Unavailable>,
@@ -184,18 +210,34 @@ pub fn run(
             known.join(", ")
         ));
     }
-    let mut hits = index.search_with(&args.query, limit, args.server.as_deref(), model_query);
+    let ranking = index.rank(&args.query, limit, args.server.as_deref(), model_query);
+    let mut hits = ranking.hits;
     let floor = hits
         .first()
         .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
     hits.retain(|hit| hit.score >= floor);
-    let tools = hits
+    let offered: Vec<_> = hits
         .iter()
         .filter_map(|hit| {
             (catalog.get(hit.id))
                 .filter(|e| !e.gone && !removed.contains(&&*e.server))
                 .map(|e| (e, hit))
         })
+        .collect();
+    let mut nearest_servers: Vec<String> = Vec::new();
+    if !ranking.fits {
+        for (entry, _) in &offered {
+            if nearest_servers.len() < NEAREST_SERVERS
+                && !nearest_servers.contains(&entry.server.to_string())
+            {
+                nearest_servers.push(entry.server.to_string());
+            }
+        }
+    }
+    let no_tool_fits = !ranking.fits && !offered.is_empty();
+    let tools = offered
+        .into_iter()
+        .filter(|_| !no_tool_fits)
         .map(|(entry, hit)| Hit {
             name: entry.name.to_string(),
             server: entry.server.to_string(),
@@ -207,6 +249,10 @@ pub fn run(
         .collect();
     Ok(Found {
         tools,
+        ranked_by: ranking.tier.as_str(),
+        vectors_pending: ranking.waiting,
+        no_tool_fits,
+        nearest_servers,
         ..Found::default()
     })
 }
@@ -230,13 +276,34 @@ impl Found {
                 hit.description
             ));
         }
-        if self.tools.is_empty() {
+        if self.no_tool_fits {
+            text.push_str(&format!(
+                "No tool fits this request. Nearest servers: {}.",
+                self.nearest_servers.join(", ")
+            ));
+        } else if self.tools.is_empty() {
             text.push_str("No tools match. Try other words, or a server's name.");
+        }
+        if self.vectors_pending > 0 {
+            text.push_str(&format!(
+                "\nRanked by {} while {} tools wait for their transformer vectors.",
+                self.ranked_by, self.vectors_pending
+            ));
+        }
+        if !self.starting.is_empty() {
+            text.push_str(&format!(
+                "\nStill starting, not searched yet: {}. Search again shortly.",
+                self.starting.join(", ")
+            ));
         }
         text.push_str(&unavailable_line(&self.unavailable));
         text.push_str(&problem_line(self.config_problem.as_deref()));
         text
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A line saying the config file could not be reloaded and why; empty when it could.

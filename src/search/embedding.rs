@@ -1,0 +1,96 @@
+//! Embedding off the caller's path: the static tier's scoped worker threads (an upsert's
+//! tools split in chunks while tantivy indexes), the job the transformer tier's own thread
+//! takes, and the stand-in for that tier when the `model` feature is off.
+
+use super::StaticModel;
+use crate::catalog::EntryId;
+
+/// One tool for the transformer tier to embed (see `transformer`).
+#[derive(Debug)]
+pub struct EmbedJob {
+    pub id: EntryId,
+    /// Tie-break order, as in the lexical index.
+    pub order: u64,
+    pub server: String,
+    /// What is embedded (`fields::embedding_text`).
+    pub text: String,
+}
+
+/// Below this many tools an upsert embeds on one worker: a thread per few tools costs more
+/// than it saves.
+pub(super) const EMBED_CHUNK: usize = 64;
+
+/// A worker thread handle that returns the vectors of its chunk, and the chunk's length.
+pub(super) type EmbedWorker<'scope> = (
+    usize,
+    std::thread::ScopedJoinHandle<'scope, Vec<Option<Vec<f32>>>>,
+);
+
+/// Embeds one chunk of tool texts on a scoped thread. An upsert splits its tools over up
+/// to `available_parallelism` (at most 4) chunks, in order: 10k tools embed in about 1 s
+/// of CPU, which one thread would add to the first load in full.
+pub(super) fn embed_in_background<'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    model: &'static StaticModel,
+    texts: Vec<String>,
+) -> EmbedWorker<'scope> {
+    let len = texts.len();
+    let worker = scope.spawn(move || texts.iter().map(|t| model.embed(t)).collect());
+    (len, worker)
+}
+
+/// Built without the `model` feature: no transformer can exist (config validation refuses
+/// `semantic = "model"`), so every use below is unreachable.
+#[cfg(not(feature = "model"))]
+pub mod shim {
+    use crate::catalog::EntryId;
+    use crate::search::semantic::Vectors;
+
+    /// What the embedding thread has done (never anything here).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Progress {
+        pub tools: usize,
+        pub ready: usize,
+    }
+
+    pub use super::EmbedJob as Job;
+
+    #[derive(Debug)]
+    pub enum Transformer {}
+    #[derive(Debug, Clone)]
+    pub enum QueryEncoder {}
+    impl QueryEncoder {
+        pub fn embed(&self, _: &str) -> Option<Vec<f32>> {
+            match *self {}
+        }
+    }
+    impl Transformer {
+        pub fn submit(&self, _: Vec<Job>) {
+            match *self {}
+        }
+        pub fn remove(&self, _: &[EntryId]) {
+            match *self {}
+        }
+        pub fn describe(&self) -> String {
+            match *self {}
+        }
+        pub fn progress(&self) -> Progress {
+            match *self {}
+        }
+        pub fn query_encoder(&self) -> QueryEncoder {
+            match *self {}
+        }
+        pub fn wait_ready(&self, _: std::time::Duration) -> bool {
+            match *self {}
+        }
+        pub(crate) fn fuse<T>(
+            &self,
+            _: &str,
+            _: Option<&[f32]>,
+            _: Option<&str>,
+            _: impl FnOnce(&Vectors, &[f32]) -> T,
+        ) -> Option<T> {
+            match *self {}
+        }
+    }
+}

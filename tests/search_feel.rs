@@ -1,0 +1,237 @@
+//! Search users can feel (issue 21), through real `serve` over fixture servers: a query
+//! that names a server finds its tool first, `search_tools` says which tier ranked and how
+//! many tools wait for vectors, a request no tool serves gets "no tool fits" and the nearest
+//! servers instead of wrong tools, and the first search does not wait for a slow server.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::session::{Session, structured};
+use crate::util::{Dir, fixture, toml_str};
+
+/// The fixture binary (a real MCP server).
+const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
+
+/// The reference set's five servers (everything, filesystem, memory, time, git: 50 real
+/// tools) as fixture servers, plus `extra` TOML, with `search` as `[settings.search]`.
+fn reference_servers(dir: &Dir, search: &str, extra: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/reference/servers.json");
+    let servers: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut toml = format!("[settings.search]\n{search}\n");
+    for server in &servers {
+        let name = server["server"].as_str().unwrap();
+        let tools = dir.file(&format!("{name}.json"));
+        std::fs::write(&tools, server["tools"].to_string()).unwrap();
+        toml.push_str(&fixture(
+            name,
+            &["--tools", tools.to_str().unwrap(), "--name", name],
+            "",
+        ));
+    }
+    toml.push_str(extra);
+    dir.config(&toml)
+}
+
+/// A server named like a product ("heygen") whose one tool makes videos, among servers
+/// with video tools of their own: what a user names when they write "Hey Gen".
+fn video_servers(dir: &Dir) -> String {
+    let mut toml = String::new();
+    let servers = [
+        (
+            "heygen",
+            json!([{"name": "generate", "description": "Generate a talking avatar clip from a script.",
+                    "inputSchema": {"type": "object", "properties": {"script": {"type": "string"}}}}]),
+        ),
+        (
+            "studio",
+            json!([{"name": "make_video", "description": "Make a video from a text prompt: an avatar presenter reads your script.",
+                    "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}}}},
+                   {"name": "edit_video", "description": "Trim and caption a video.",
+                    "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}]),
+        ),
+        (
+            "clips",
+            json!([{"name": "avatar_video", "description": "Create an AI avatar video that speaks a script.",
+                    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]),
+        ),
+    ];
+    for (name, tools) in servers {
+        let file = dir.file(&format!("{name}.json"));
+        std::fs::write(&file, tools.to_string()).unwrap();
+        toml.push_str(&fixture(
+            name,
+            &["--tools", file.to_str().unwrap(), "--name", name],
+            "",
+        ));
+    }
+    toml
+}
+
+async fn search(session: &Session, query: &str) -> Value {
+    let found = session.call("search_tools", json!({"query": query})).await;
+    structured(&found)
+}
+
+fn names(found: &Value) -> Vec<String> {
+    found["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {found:#}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// The model `.ci/install-peers` unpacks, or `None` (with a notice) when it is absent and
+/// `CI` is unset; under `CI` its absence fails the test.
+fn model() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2");
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "model missing under CI: {}; run .ci/install-peers",
+        dir.display()
+    );
+    eprintln!("skipping: {} absent; run .ci/install-peers", dir.display());
+    None
+}
+
+/// Items 2 and 4 with the transformer tier: until every tool has its vector the answer
+/// says `words+static` and how many wait; then `words+transformer`. "Hey Gen" names the
+/// `heygen` server (two words joined); its tool ranks first in the fused model tier
+/// although two other servers describe avatar videos in more of the query's words.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_naming_a_server_finds_its_tool_first_in_the_model_tier() {
+    let Some(model) = model() else { return };
+    let dir = Dir::new();
+    let toml = format!(
+        "[settings.search]\nsemantic = \"model\"\nmodel = {}\n{}",
+        toml_str(model.to_str().unwrap()),
+        video_servers(&dir)
+    );
+    let config = dir.config(&toml);
+    let cache = dir.file("cache");
+    let session = Session::start_with(&config, |c| {
+        c.env("MCP_DEFER_CACHE_DIR", &cache);
+    })
+    .await;
+    let query = "make an avatar video with Hey Gen that reads my script";
+    let mut found = search(&session, query).await;
+    // A bound, not a timing: the model loads and embeds four tools in seconds.
+    for _ in 0..600 {
+        if found["ranked_by"] == "words+transformer" {
+            break;
+        }
+        assert_eq!(found["ranked_by"], "words+static", "{found:#}");
+        let pending = found["vectors_pending"].as_u64().unwrap_or(0);
+        assert!(pending <= 4, "{found:#}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        found = search(&session, query).await;
+    }
+    assert_eq!(found["ranked_by"], "words+transformer", "{found:#}");
+    assert!(found.get("vectors_pending").is_none(), "{found:#}");
+    assert_eq!(
+        names(&found).first().map(String::as_str),
+        Some("heygen__generate"),
+        "{found:#}"
+    );
+    session.close().await;
+}
+
+/// Item 4: the result says which engines ranked.
+#[tokio::test(flavor = "multi_thread")]
+async fn search_tools_says_which_tier_ranked() {
+    for (setting, tier) in [
+        ("semantic = \"off\"", "words"),
+        ("semantic = \"static\"", "words+static"),
+    ] {
+        let dir = Dir::new();
+        let config = reference_servers(&dir, setting, "");
+        let session = Session::start(&config).await;
+        let found = search(&session, "read a file").await;
+        assert_eq!(found["ranked_by"], tier, "{setting}: {found:#}");
+        assert!(found.get("vectors_pending").is_none(), "{found:#}");
+        assert!(!names(&found).is_empty(), "{found:#}");
+        session.close().await;
+    }
+}
+
+/// Item 7: a request none of the 50 tools serves gets `no_tool_fits` and the servers whose
+/// tools came nearest, not a page of wrong tools; a request one serves still gets it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_no_tool_serves_gets_no_tool_fits_and_the_nearest_servers() {
+    let dir = Dir::new();
+    let config = reference_servers(&dir, "semantic = \"static\"", "");
+    let session = Session::start(&config).await;
+    let found = search(&session, "book two tickets to a zeppelin concert").await;
+    assert_eq!(found["no_tool_fits"], true, "{found:#}");
+    assert!(names(&found).is_empty(), "{found:#}");
+    let nearest = found["nearest_servers"].as_array().unwrap();
+    assert!(!nearest.is_empty() && nearest.len() <= 3, "{found:#}");
+    let text = crate::session::text(
+        &session
+            .call(
+                "search_tools",
+                json!({"query": "book two tickets to a zeppelin concert"}),
+            )
+            .await,
+    );
+    assert!(
+        text.starts_with("No tool fits this request. Nearest servers: "),
+        "{text}"
+    );
+
+    let served = search(&session, "what time is it in Tokyo").await;
+    assert!(served.get("no_tool_fits").is_none(), "{served:#}");
+    assert!(
+        names(&served).iter().any(|n| n.starts_with("time__")),
+        "{served:#}"
+    );
+    session.close().await;
+}
+
+/// Item 5: a server that sleeps a minute before serving does not hold the first search:
+/// it answers with what is indexed and names the server still starting. Without the bound
+/// the search would wait for the server (its `startup_timeout_sec` is 120) and find it
+/// ready, so `starting` would be empty: the test fails on content, not on time.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
+    let dir = Dir::new();
+    let script = format!("sleep 60; exec {} --name slow", toml_str(FIXTURE));
+    let slow = format!(
+        "[mcp_servers.slow]\ncommand = \"sh\"\nargs = [\"-c\", {}]\nstartup_timeout_sec = 120\n",
+        toml_str(&script)
+    );
+    let config = reference_servers(&dir, "semantic = \"static\"", &slow);
+    let session = Session::start(&config).await;
+    let found = search(&session, "read a file").await;
+    assert_eq!(found["starting"], json!(["slow"]), "{found:#}");
+    // The fast servers are searched as soon as they have listed (a bound, not a timing:
+    // on a loaded machine they may still be starting at the first search).
+    let mut found = found;
+    for _ in 0..200 {
+        if names(&found).iter().any(|n| n.starts_with("filesystem__")) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        found = search(&session, "read a file").await;
+    }
+    assert!(
+        names(&found).iter().any(|n| n.starts_with("filesystem__")),
+        "{found:#}"
+    );
+    assert_eq!(found["starting"], json!(["slow"]), "{found:#}");
+    let text = crate::session::text(
+        &session
+            .call("search_tools", json!({"query": "read a file"}))
+            .await,
+    );
+    assert!(
+        text.contains("Still starting, not searched yet: slow."),
+        "{text}"
+    );
+    session.close().await;
+}
