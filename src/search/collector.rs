@@ -11,6 +11,8 @@ use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::Column;
 use tantivy::{DocId, Score, SegmentOrdinal, SegmentReader};
 
+use crate::catalog::EntryId;
+
 /// A scored document and its tie-break key; `Ord` puts the better one *first* (smaller).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Ranked {
@@ -19,6 +21,11 @@ pub(crate) struct Ranked {
 }
 
 impl Ranked {
+    /// The catalog entry: the low half of the order key (see `fields::order_key`).
+    pub(crate) fn entry_id(self) -> EntryId {
+        EntryId((self.order & u64::from(u32::MAX)) as u32)
+    }
+
     fn cmp_rank(&self, other: &Ranked) -> Ordering {
         other
             .score

@@ -25,11 +25,6 @@ pub(super) const VECTOR_ONLY_FLOOR: f32 = 0.2;
 /// 0.1 adds +0.03 more on the reference set but lets unrelated tools through.
 pub(super) const MODEL_VECTOR_ONLY_FLOOR: f32 = 0.2;
 
-/// The entry id is the low half of the order key (see `fields::order_key`).
-pub(super) fn ranked_id(r: Ranked) -> EntryId {
-    EntryId((r.order & u64::from(u32::MAX)) as u32)
-}
-
 /// How [`fuse`] combines the two scores.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Fusion<'a> {
@@ -161,7 +156,7 @@ pub(super) fn fuse(
     let mut in_lexical: Vec<usize> = Vec::with_capacity(lexical.len());
     let mut out: Vec<(u64, Explained)> = Vec::with_capacity(lexical.len() + by_cosine.len());
     for (rank, r) in lexical.iter().enumerate() {
-        let id = ranked_id(*r);
+        let id = r.entry_id();
         let row = vectors.row_of(id).filter(|&row| row < cosines.len());
         let vector = row
             .map(|row| (cosines[row], vector_rank.get(&row).copied()))

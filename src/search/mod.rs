@@ -45,8 +45,7 @@ pub use transformer::Transformer;
 
 use fields::Fields;
 use fusion::{
-    FUSION_DEPTH, Fusion, MODEL_VECTOR_ONLY_FLOOR, Static, VECTOR_ONLY_FLOOR, fuse, ranked_id,
-    shares,
+    FUSION_DEPTH, Fusion, MODEL_VECTOR_ONLY_FLOOR, Static, VECTOR_ONLY_FLOOR, fuse, shares,
 };
 use query::bounded;
 use semantic::Vectors;
@@ -555,7 +554,7 @@ impl SearchIndex {
                         lexical: r.score,
                         ..Parts::default()
                     };
-                    Explained::of(ranked_id(r), parts, Some((r.score, rank + 1)), None)
+                    Explained::of(r.entry_id(), parts, Some((r.score, rank + 1)), None)
                 })
                 .collect();
             ranking.fits = !ranking.hits.is_empty();

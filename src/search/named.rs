@@ -13,7 +13,6 @@ use tantivy::{Searcher, Term};
 
 use super::analysis::{name_key, tokens};
 use super::collector::TopRanked;
-use super::fusion::ranked_id;
 use super::{Boosts, SearchIndex, concepts};
 use crate::catalog::EntryId;
 
@@ -167,7 +166,7 @@ impl SearchIndex {
         match searcher.search(query.as_ref(), &collector) {
             Ok(ranked) => ranked
                 .into_iter()
-                .map(|r| (ranked_id(r), (r.score / total).min(1.0)))
+                .map(|r| (r.entry_id(), (r.score / total).min(1.0)))
                 .collect(),
             Err(error) => {
                 tracing::warn!(%error, "named-thing search failed");
