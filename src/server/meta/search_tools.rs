@@ -68,11 +68,13 @@ pub fn output_schema() -> Value {
                     "required": ["name", "server", "tool", "description", "score", "loaded"]
                 }
             },
-            "ranked_by": {"type": "string", "description": "Which engines ranked: words, words+static or words+transformer."},
-            "vectors_pending": {"type": "integer", "description": "Tools still waiting for their transformer vector; until none is, words+static ranks."},
-            "no_tool_fits": {"type": "boolean", "description": "True when no tool does what was asked; tools is then empty."},
-            "nearest_servers": {"type": "array", "items": {"type": "string"}, "description": "With no_tool_fits: the servers closest to the request."},
-            "starting": {"type": "array", "items": {"type": "string"}, "description": "Servers still starting, whose tools were not searched yet."}
+            // Every request pays for this schema (it is listed up front): names that say
+            // what they mean, no descriptions.
+            "ranked_by": {"type": "string"},
+            "vectors_pending": {"type": "integer"},
+            "no_tool_fits": {"type": "boolean"},
+            "nearest_servers": {"type": "array", "items": {"type": "string"}},
+            "starting": {"type": "array", "items": {"type": "string"}}
         },
         "required": ["tools"]
     })
