@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use super::{Client, Request, Session, ToolChange, is_meta_tool, num};
+use super::{Client, Request, Session, ToolChange, is_meta_tool, json_lines, num};
 use crate::tokens;
 
 /// The tools of one request shape: names in the prompt and their tokens.
@@ -31,18 +31,7 @@ struct Shape {
 
 /// Parses one transcript; lines that are not JSON are skipped and counted in the notes.
 pub(crate) fn parse(path: &str, text: &str) -> Session {
-    let mut bad_lines = 0;
-    let lines: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| match serde_json::from_str(l) {
-            Ok(v) => Some(v),
-            Err(_) => {
-                bad_lines += 1;
-                None
-            }
-        })
-        .collect();
+    let (lines, bad_lines) = json_lines(text);
 
     // Pass 1: the request shapes (tools) and which request used which shape.
     let mut shapes: HashMap<&str, Shape> = HashMap::new();

@@ -15,22 +15,11 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Client, Request, Session, ToolChange, is_meta_tool, num};
+use super::{Client, Request, Session, ToolChange, is_meta_tool, json_lines, num};
 
 /// Parses one rollout; lines that are not JSON are skipped and counted in the notes.
 pub(crate) fn parse(path: &str, text: &str) -> Session {
-    let mut bad_lines = 0;
-    let lines: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| match serde_json::from_str(l) {
-            Ok(v) => Some(v),
-            Err(_) => {
-                bad_lines += 1;
-                None
-            }
-        })
-        .collect();
+    let (lines, bad_lines) = json_lines(text);
     let records = lines
         .iter()
         .any(|l| l["type"].as_str() == Some("token_usage_record"));

@@ -321,6 +321,24 @@ impl Report {
 
 /// The names mcp-defer's meta tools carry in a client (`mcp__<server>__search_tools`, or a
 /// bare name inside a Codex `mcp__<server>` namespace).
+/// A JSON-lines file as values, and how many of its non-empty lines were not JSON (a
+/// transcript cut mid-write, or a line a newer client version changed).
+pub(crate) fn json_lines(text: &str) -> (Vec<serde_json::Value>, usize) {
+    let mut bad_lines = 0;
+    let lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| match serde_json::from_str(l) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                bad_lines += 1;
+                None
+            }
+        })
+        .collect();
+    (lines, bad_lines)
+}
+
 pub(crate) fn is_meta_tool(name: &str) -> bool {
     ["search_tools", "select_tools", "call_tool"]
         .iter()

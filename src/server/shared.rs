@@ -184,12 +184,7 @@ impl Shared {
     /// As [`Shared::wait_for_servers`], ending as soon as `found` holds: a call of a tool
     /// whose server is ready goes at once, without waiting for the slowest server.
     pub(super) async fn wait_for_servers_unless(&self, found: impl Fn() -> bool) {
-        let longest = self
-            .config()
-            .enabled_servers()
-            .map(|s| s.startup_timeout)
-            .max()
-            .unwrap_or_default();
+        let longest = self.longest_startup();
         self.wait_until(|_| true, deadline_after(longest), found)
             .await;
     }
@@ -197,14 +192,16 @@ impl Shared {
     /// [`Shared::wait_for_servers`] for a search: at most [`SEARCH_WAIT`], after which it
     /// answers with what is indexed and names the servers still starting (issue 21).
     pub(super) async fn wait_for_search(&self) {
-        let longest = self
-            .config()
-            .enabled_servers()
+        let bound = self.longest_startup().min(SEARCH_WAIT);
+        self.wait_for(|_| true, deadline_after(bound)).await;
+    }
+
+    /// The longest `startup_timeout` of the enabled servers: no start takes longer.
+    fn longest_startup(&self) -> Duration {
+        (self.config().enabled_servers())
             .map(|s| s.startup_timeout)
             .max()
-            .unwrap_or_default();
-        self.wait_for(|_| true, deadline_after(longest.min(SEARCH_WAIT)))
-            .await;
+            .unwrap_or_default()
     }
 
     /// The enabled servers still starting whose tools are not searchable yet.

@@ -7,6 +7,8 @@
 
 use toml_edit::{DocumentMut, Item, Table};
 
+use crate::cli::import::merge::{Place, place};
+
 /// The merged text, the names the servers got in it (one per imported server that was
 /// added), and the notes.
 #[derive(Debug, Default)]
@@ -67,23 +69,22 @@ pub(super) fn merge(
     for (name, server) in servers {
         let new = to_edit(server)?;
         let id = identity(&new);
-        if let Some((same, _)) = known.iter().find(|(_, other)| id.is_some() && *other == id) {
-            merged.present.push((name.clone(), same.clone()));
-            merged.notes.push(if same == name {
-                format!("{name}: already in servers.toml; kept as it is there")
-            } else {
-                format!("{name}: servers.toml already runs it as `{same}`; kept that one")
-            });
-            continue;
-        }
-        let mut target = name.clone();
-        if known.iter().any(|(n, _)| *n == target) {
-            target = format!("{name}-{client_name}");
-            let mut n = 2;
-            while known.iter().any(|(k, _)| *k == target) {
-                target = format!("{name}-{client_name}-{n}");
-                n += 1;
+        // A server without an identity (neither command nor url) is never the same as one
+        // already there.
+        let same = |a: &Option<String>, b: &Option<String>| b.is_some() && a == b;
+        let target = match place(&mut known, name, id, client_name, same) {
+            Place::Present(same) => {
+                merged.present.push((name.clone(), same.clone()));
+                merged.notes.push(if same == *name {
+                    format!("{name}: already in servers.toml; kept as it is there")
+                } else {
+                    format!("{name}: servers.toml already runs it as `{same}`; kept that one")
+                });
+                continue;
             }
+            Place::Added(target) => target,
+        };
+        if target != *name {
             merged.notes.push(format!(
                 "{name}: servers.toml has another server of that name; added as `{target}`"
             ));
@@ -96,7 +97,6 @@ pub(super) fn merge(
             new.decor_mut().set_prefix("\n");
         }
         table.insert(&target, Item::Table(new));
-        known.push((target.clone(), id));
         merged.added.push((name.clone(), target));
     }
     merged.text = doc.to_string();

@@ -45,31 +45,61 @@ pub(in crate::cli) fn merge(
         notes: Vec::new(),
     };
     for (name, table) in imported {
-        if let Some((other, _)) = have.iter().find(|(_, t)| same_server(t, &table)) {
-            merged.notes.push(if *other == name {
+        match place(&mut have, &name, table.clone(), client.name(), same_server) {
+            Place::Present(other) => merged.notes.push(if other == name {
                 format!("{name} is already in the file; kept as it is there")
             } else {
                 format!("{name} is already in the file as {other} (same command or url); not added")
-            });
-            continue;
-        }
-        let mut ours = name.clone();
-        if have.iter().any(|(n, _)| *n == ours) {
-            ours = format!("{name}-{}", client.name());
-            let mut n = 2;
-            while have.iter().any(|(have, _)| *have == ours) {
-                ours = format!("{name}-{}-{n}", client.name());
-                n += 1;
+            }),
+            Place::Added(ours) => {
+                if ours != name {
+                    merged.notes.push(format!(
+                        "the file has another server named {name}; {}'s is added as {ours}",
+                        client.label()
+                    ));
+                }
+                merged.added.push((ours, table));
             }
-            merged.notes.push(format!(
-                "the file has another server named {name}; {}'s is added as {ours}",
-                client.label()
-            ));
         }
-        have.push((ours.clone(), table.clone()));
-        merged.added.push((ours, table));
     }
     Ok(merged)
+}
+
+/// Where an imported server goes among those a file `have`s, by name and by what it is
+/// (`T`: its table, or what identifies it): the same as a server already there, or added
+/// under a free name. Shared by `import --write` and `adopt`, which compare servers in
+/// their own terms (`same`) and word their own notes.
+pub(in crate::cli) enum Place {
+    /// The file already has it, under this name.
+    Present(String),
+    /// Added (and pushed to `have`) under this name: its own, or `<name>-<client>[-N]`
+    /// when that is taken by a different server.
+    Added(String),
+}
+
+/// Places `server`, named `name` in `client`, among `have` (see [`Place`]).
+pub(in crate::cli) fn place<T>(
+    have: &mut Vec<(String, T)>,
+    name: &str,
+    server: T,
+    client: &str,
+    same: impl Fn(&T, &T) -> bool,
+) -> Place {
+    if let Some((other, _)) = have.iter().find(|(_, t)| same(t, &server)) {
+        return Place::Present(other.clone());
+    }
+    let taken = |candidate: &str| have.iter().any(|(n, _)| n == candidate);
+    let mut ours = name.to_owned();
+    if taken(&ours) {
+        ours = format!("{name}-{client}");
+        let mut n = 2;
+        while taken(&ours) {
+            ours = format!("{name}-{client}-{n}");
+            n += 1;
+        }
+    }
+    have.push((ours.clone(), server));
+    Place::Added(ours)
 }
 
 /// `existing` with `added` after it, one blank line between.

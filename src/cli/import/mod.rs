@@ -34,7 +34,7 @@ mod entry;
 mod gemini;
 mod goose;
 mod jsonc;
-mod merge;
+pub(super) mod merge;
 mod oauth;
 mod opencode;
 mod server;
