@@ -137,6 +137,21 @@ fn run(block: &Block, home: &Path) -> Vec<Printed> {
     for name in mcp_defer::downstream::NETWORK_ENV_VARS {
         bash.env_remove(name);
     }
+    // `check` names the variables servers receive, so the shown ones are fixed here: a CI
+    // runner without a TERM or with a USER prints the same as a developer's shell.
+    for name in [
+        "LOGNAME",
+        "USER",
+        "LC_ALL",
+        "TMPDIR",
+        "TZ",
+        "__CF_USER_TEXT_ENCODING",
+    ] {
+        bash.env_remove(name);
+    }
+    bash.env("LANG", "C.UTF-8")
+        .env("SHELL", "/bin/bash")
+        .env("TERM", "xterm");
     let status = bash
         .arg("-c")
         .arg(&script)
