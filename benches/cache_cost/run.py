@@ -9,6 +9,9 @@ Setups (same four MCP servers each time: mcp-server-time, server-everything, ser
             every MCP tool; Codex with a recent model defers them behind its tool_search)
   all       mcp-defer with exposure = "all" (every tool listed; Claude Code entry with "alwaysLoad": true)
   deferred  mcp-defer with the default exposure (meta tools; search_tools -> select_tools -> the tool)
+  adopted   (SETUPS=adopted; not by default) the servers written into the client's own user config, as a user has
+            them, then `mcp-defer adopt <client>`: the session runs on what adopt wrote (mcp-defer registered
+            there, the originals off, servers.toml in the throwaway HOME), so it is adopt's end-to-end check
 The task (the mock's "bench" scenario): activate and call two tools in turn, everything's get-sum and memory's
 read_graph, then answer. In the mcp-defer setups the mock goes search_tools -> select_tools -> the loaded tool
 (call_tool where the client never re-lists); in the others it calls the tool, loading it first through the
@@ -97,9 +100,22 @@ def write_defer_config(path, exposure):
             f.write(f"[mcp_servers.{name}]\ncommand = {q(cmd)}\nargs = {q(args)}\nstartup_timeout_sec = 60\n\n")
 
 
+def adopt(kind, home, out):
+    """`mcp-defer adopt <kind>` on the throwaway HOME (its servers.toml lands there too); exits if it fails."""
+    env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, ".config"),
+               XDG_DATA_HOME=os.path.join(home, ".local/share"), CODEX_HOME=home)  # run_codex: HOME is CODEX_HOME
+    env.pop("MCP_DEFER_CONFIG", None)
+    res = subprocess.run([BIN, "adopt", kind], env=env, cwd=out, capture_output=True, text=True)
+    with open(os.path.join(out, "adopt.out"), "w") as f:
+        f.write(res.stdout + res.stderr)
+    if res.returncode != 0:
+        sys.exit(f"mcp-defer adopt {kind} failed (exit {res.returncode}): see {out}/adopt.out")
+    return env
+
+
 def start_mock(kind, out, setup):
     env = dict(os.environ, MOCK_SCENARIO="bench", MOCK_BENCH_TOOLS=json.dumps(ACTIVATIONS),
-               MOCK_BENCH_PATH="meta" if setup.startswith("deferred") else "native",
+               MOCK_BENCH_PATH="meta" if setup.startswith(("deferred", "adopted")) else "native",
                MOCK_FIRST_DELAY_S=FIRST_DELAY_S, **NO_NET)
     tk = tiktoken_cache()
     if tk:
@@ -122,9 +138,19 @@ def run_claude(out, setup, port):
     setup = setup.removesuffix("-nosearch")
     home = os.path.join(out, "home")
     os.makedirs(home, exist_ok=True)
+    config = ["--mcp-config", os.path.join(out, "mcp.json"), "--strict-mcp-config"]
+    env = dict(os.environ)
     if setup == "direct":
         entries = {n: {"type": "stdio", "command": c, "args": a} for n, (c, a) in servers().items()}
         allowed = ",".join(f"mcp__{n}__*" for n in entries)
+    elif setup == "adopted":
+        # User scope, as `claude mcp add -s user` writes it; the session reads ~/.claude.json as adopt left it.
+        user = {n: {"type": "stdio", "command": c, "args": a, "env": {}} for n, (c, a) in servers().items()}
+        with open(os.path.join(home, ".claude.json"), "w") as f:
+            json.dump({"mcpServers": user}, f, indent=1)
+        env = adopt("claude", home, out)
+        entries, config = {}, []
+        allowed = "mcp__mcp-defer__*"
     else:
         toml = os.path.join(out, "servers.toml")
         write_defer_config(toml, setup)
@@ -133,7 +159,7 @@ def run_claude(out, setup, port):
         allowed = "mcp__defer__*"
     with open(os.path.join(out, "mcp.json"), "w") as f:
         json.dump({"mcpServers": entries}, f, indent=1)
-    env = dict(os.environ, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="dummy",
+    env = dict(env, HOME=home, ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="dummy",
                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
                DISABLE_ERROR_REPORTING="1", IS_SANDBOX="1", MCP_TIMEOUT="60000", **NO_NET)
     if nosearch:
@@ -141,8 +167,7 @@ def run_claude(out, setup, port):
     env.pop("CLAUDE_CONFIG_DIR", None)
     claude = os.path.join(PEERS, "clients/node_modules/.bin/claude")
     cmd = [PY, os.path.join(H, "drive_multi.py"), os.path.join(out, "claude.stream.jsonl"), *PROMPTS, "--",
-           claude, "-p", "--mcp-config", os.path.join(out, "mcp.json"), "--strict-mcp-config",
-           "--allowedTools", allowed, "--permission-mode", "bypassPermissions"]
+           claude, "-p", *config, "--allowedTools", allowed, "--permission-mode", "bypassPermissions"]
     return run_client(cmd, env, out), os.path.join(home, ".claude/projects")
 
 
@@ -169,7 +194,8 @@ stream_max_retries = 0
 [analytics]
 enabled = false
 '''
-    if setup == "direct":
+    env = dict(os.environ)
+    if setup in ("direct", "adopted"):
         for name, (cmd, args) in servers().items():
             toml += f"\n[mcp_servers.{name}]\ncommand = {q(cmd)}\nargs = {q(args)}\nstartup_timeout_sec = 60\n"
     else:
@@ -179,7 +205,9 @@ enabled = false
                 "startup_timeout_sec = 60\n"
     with open(os.path.join(home, "config.toml"), "w") as f:
         f.write(toml)
-    env = dict(os.environ, CODEX_HOME=home, HOME=home, MOCK_OPENAI_KEY="dummy", OPENAI_API_KEY="dummy",
+    if setup == "adopted":
+        env = adopt("codex", home, out)
+    env = dict(env, CODEX_HOME=home, HOME=home, MOCK_OPENAI_KEY="dummy", OPENAI_API_KEY="dummy",
                OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", **NO_NET)
     codex = os.path.join(PEERS, "clients/node_modules/.bin/codex")
     cmd = [PY, os.path.join(H, "drive_codex_appserver.py"), os.path.join(out, "appserver.jsonl"), *PROMPTS, "--",
@@ -245,7 +273,7 @@ def main():
     clients = sys.argv[1:] or ["claude", "codex"]
     if not os.access(BIN, os.X_OK):
         sys.exit(f"{BIN} not found: run `cargo build --release` first, or set MCP_DEFER_BIN")
-    results = {}
+    results, unfinished = {}, []
     for kind in clients:
         for setup in SETUPS + (CLAUDE_EXTRA if kind == "claude" else []):
             if not setup:
@@ -264,6 +292,8 @@ def main():
             totals = {k: sum(r[k] for r in rows) for k in ("prompt", "input", "cache_read", "cache_write", "rebilled")}
             totals["requests"] = len(rows)
             final = rows[-1]["decision"] if rows else None
+            if not (final and str(final[-1]).startswith("done")):
+                unfinished.append(f"{kind}/{setup}")
             results[(kind, setup)] = (rows, acts, totals)
             print(f"\n{kind} / {setup}: exit {rc}, {time.time() - t0:.0f} s, {len(rows)} main-loop requests, "
                   f"last answer {final}")
@@ -288,6 +318,8 @@ def main():
     with open(os.path.join(LOGROOT, "summary.json"), "w") as f:
         json.dump({f"{k}/{s}": {"requests": v[0], "activations": v[1], "totals": v[2]} for (k, s), v in results.items()},
                   f, indent=1)
+    if unfinished:
+        sys.exit(f"the task did not finish in: {', '.join(unfinished)} (see each one's client.stderr and mock.out)")
 
 
 if __name__ == "__main__":
