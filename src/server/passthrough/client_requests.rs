@@ -27,12 +27,18 @@ use rmcp::model::{
 };
 #[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
 use rmcp::model::{CreateMessageResult, ListRootsResult};
+#[expect(
+    deprecated,
+    reason = "MCP logging is deprecated by SEP-2577, yet handshake-era peers use it"
+)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{OriginatingRequestId, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::downstream::{CallOrigin, Upstream, UpstreamFuture, input_method};
+use super::logging::{self, LogLevel};
+use crate::downstream::{CallOrigin, LogFuture, Upstream, UpstreamFuture, input_method};
 use crate::server::meta;
 use crate::sync::lock;
 
@@ -54,6 +60,11 @@ struct Inner {
     declared: watch::Sender<Option<ClientCapabilities>>,
     /// Set by `initialize`: the client takes server→client requests.
     session: Mutex<Option<Peer<RoleServer>>>,
+    /// The level that session set with `logging/setLevel` (`logging.rs`).
+    session_level: Mutex<Option<LogLevel>>,
+    /// The level servers are asked to log at: the most verbose any session set.
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    downstream_level: Mutex<Option<LoggingLevel>>,
     /// Proxied calls in flight, by the [`CallOrigin`] number downstream carries.
     calls: Mutex<HashMap<u64, Call>>,
     /// Calls waiting for a 2026-07-28 client's retry, by `requestState`.
@@ -80,6 +91,8 @@ enum Via {
         peer: Peer<RoleServer>,
         id: RequestId,
         cancel: CancellationToken,
+        /// The level the client's session set: a log during the call goes to it.
+        level: LogLevel,
     },
     /// 2026-07-28: hand the request to the task answering the client's `tools/call`.
     InputRequired(mpsc::UnboundedSender<Pending>),
@@ -133,10 +146,17 @@ impl ClientRequests {
         }
     }
 
-    /// Records the capabilities of the client's `initialize` and its session.
-    pub fn initialized(&self, peer: Peer<RoleServer>, capabilities: ClientCapabilities) {
+    /// Records the capabilities of the client's `initialize` and its session, with the
+    /// session's log level.
+    pub fn initialized(
+        &self,
+        peer: Peer<RoleServer>,
+        capabilities: ClientCapabilities,
+        level: LogLevel,
+    ) {
         if !self.inner.many_clients {
             *lock(&self.inner.session) = Some(peer);
+            *lock(&self.inner.session_level) = Some(level);
         }
         self.declare(capabilities);
     }
@@ -174,11 +194,13 @@ impl ClientRequests {
 
     /// Runs one proxied call for the client's `tools/call` of `tool` (`context`). `call`
     /// gets the origin to give the downstream call and the token that cancels it. Requests
-    /// the server sends during the call reach the client as its era allows (module doc).
+    /// the server sends during the call reach the client as its era allows (module doc);
+    /// so do its log messages, at the session's `level`.
     pub async fn run<F, Fut>(
         &self,
         context: &RequestContext<RoleServer>,
         tool: &str,
+        level: LogLevel,
         call: F,
     ) -> CallToolResponse
     where
@@ -197,6 +219,7 @@ impl ClientRequests {
                 peer: context.peer.clone(),
                 id: context.id.clone(),
                 cancel: client_cancelled.clone(),
+                level,
             };
             let _registered = self.register(number, capabilities, via);
             let running = call(origin, context.ct.child_token());
@@ -364,6 +387,30 @@ impl ClientRequests {
         Some((peer, capabilities))
     }
 
+    /// Where a server's log message goes: the handshake-era session of the call it came
+    /// during, else the one session over stdio. A 2026-07-28 client has no `logging`
+    /// capability from us, and over HTTP a log outside any call has no one client.
+    fn log_route(&self, call: Option<CallOrigin>) -> Option<(Peer<RoleServer>, LogLevel)> {
+        let during = call.and_then(|CallOrigin(number)| {
+            let calls = lock(&self.inner.calls);
+            match &calls.get(&number)?.via {
+                Via::Request { peer, level, .. } => Some((peer.clone(), level.clone())),
+                Via::InputRequired(_) => None,
+            }
+        });
+        during.or_else(|| {
+            let peer = lock(&self.inner.session).clone()?;
+            let level = lock(&self.inner.session_level).clone()?;
+            Some((peer, level))
+        })
+    }
+
+    /// Sets the level servers are asked to log at (`None`: no session set one).
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    pub fn set_downstream_level(&self, level: Option<LoggingLevel>) {
+        *lock(&self.inner.downstream_level) = level;
+    }
+
     async fn ask_client(
         &self,
         request: InputRequest,
@@ -383,7 +430,9 @@ impl ClientRequests {
             let calls = lock(&self.inner.calls);
             let call = calls.get(&number)?;
             let route = match &call.via {
-                Via::Request { peer, id, cancel } => Route::Request {
+                Via::Request {
+                    peer, id, cancel, ..
+                } => Route::Request {
                     peer: peer.clone(),
                     id: Some(id.clone()),
                     cancel: Some(cancel.clone()),
@@ -471,6 +520,24 @@ impl Upstream for ClientRequests {
     ) -> UpstreamFuture {
         let requests = self.clone();
         Box::pin(async move { requests.ask_client(request, call, cancel).await })
+    }
+
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    fn log(
+        &self,
+        server: &str,
+        message: LoggingMessageNotificationParam,
+        call: Option<CallOrigin>,
+    ) -> LogFuture {
+        match self.log_route(call) {
+            Some((peer, level)) => Box::pin(logging::forward(peer, level, server.into(), message)),
+            None => Box::pin(std::future::ready(())),
+        }
+    }
+
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    fn log_level(&self) -> Option<LoggingLevel> {
+        *lock(&self.inner.downstream_level)
     }
 }
 

@@ -1,0 +1,174 @@
+//! MCP logging through mcp-defer (issue 24 item 6): a handshake-era client is offered
+//! `logging`, its `logging/setLevel` reaches every server (one that is still starting
+//! too), and each server's `notifications/message` reaches it before the call's result,
+//! with the server's name in `logger`. A 2026-07-28 client is not offered logging.
+//! Real processes throughout: mcp-defer, the rmcp fixture (`--log-tool`, which filters by
+//! the level it was set to, as a real server does) and server-everything.
+
+use serde_json::{Value, json};
+
+use crate::raw::{RawClient, claude_envelope, result_text};
+use crate::util::{self, Dir, fixture};
+
+/// `initialize` as a 2025-06-18 client; returns the result.
+async fn initialize(raw: &mut RawClient) -> Value {
+    let init = raw
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}),
+        )
+        .await;
+    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    init["result"].clone()
+}
+
+/// Calls `tool` through `call_tool`; returns the response and the `notifications/message`
+/// params written before it, in order.
+async fn call_logged(raw: &mut RawClient, tool: &str) -> (Value, Vec<Value>) {
+    let before = raw.received.len();
+    let response = raw
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": tool, "arguments": {}}}),
+        )
+        .await;
+    let logs = raw.received[before..]
+        .iter()
+        .take_while(|m| m.get("id").is_none() || m.get("method").is_some())
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect();
+    (response, logs)
+}
+
+fn log(level: &str, logger: &str, data: &str) -> Value {
+    json!({"level": level, "logger": logger, "data": data})
+}
+
+#[tokio::test]
+async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "{}{}",
+        fixture("alpha", &["--log-tool", "--name", "alpha"], ""),
+        // Still starting when the level is set: it is asked in its handshake.
+        fixture(
+            "beta",
+            &["--log-tool", "--name", "beta", "--slow-start-ms", "1500"],
+            ""
+        ),
+    ));
+    let mut raw = RawClient::start(&dir.file("servers.toml"));
+    let init = initialize(&mut raw).await;
+    assert_eq!(init["capabilities"]["logging"], json!({}), "{init}");
+
+    // No level set: the server sends what it chooses (all four), tagged with its name.
+    let (response, logs) = call_logged(&mut raw, "alpha__log").await;
+    assert_eq!(result_text(&response), "level unset", "{response}");
+    assert_eq!(
+        logs,
+        vec![
+            log("debug", "alpha/fixture", "debug from alpha"),
+            log("info", "alpha/fixture", "info from alpha"),
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ]
+    );
+
+    let set = raw
+        .request("logging/setLevel", json!({"level": "warning"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    for server in ["alpha", "beta"] {
+        let (response, logs) = call_logged(&mut raw, &format!("{server}__log")).await;
+        assert_eq!(result_text(&response), "level warning", "{response}");
+        let logger = format!("{server}/fixture");
+        assert_eq!(
+            logs,
+            vec![
+                log("warning", &logger, &format!("warning from {server}")),
+                log("error", &logger, &format!("error from {server}")),
+            ],
+            "{server}"
+        );
+    }
+    raw.no_strays().await;
+    raw.close().await;
+}
+
+#[tokio::test]
+async fn a_2026_client_is_not_offered_logging_and_gets_no_log_messages() {
+    let dir = Dir::new();
+    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let mut raw = RawClient::start(&dir.file("servers.toml"));
+    let discovered = raw
+        .request("server/discover", json!({"_meta": claude_envelope()}))
+        .await;
+    let capabilities = &discovered["result"]["capabilities"];
+    assert!(capabilities.is_object(), "{discovered}");
+    assert!(capabilities.get("logging").is_none(), "{discovered}");
+    let response = raw
+        .call_tool(
+            "call_tool",
+            json!({"name": "alpha__log", "arguments": {}}),
+            json!({}),
+        )
+        .await;
+    assert_eq!(result_text(&response), "level unset", "{response}");
+    assert!(
+        raw.received
+            .iter()
+            .all(|m| m["method"] != "notifications/message"),
+        "{:#?}",
+        raw.received
+    );
+    raw.close().await;
+}
+
+/// server-everything's own logging: `toggle-simulated-logging` sends a message at once
+/// (a random level; debug admits them all), with no `logger`, so it is tagged `everything`.
+#[tokio::test]
+async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name() {
+    let Some(peers) = util::peers() else { return };
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.everything]\ncommand = {}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
+        util::toml_str(&peers.everything.to_string_lossy())
+    ));
+    let mut raw = RawClient::start(&dir.file("servers.toml"));
+    initialize(&mut raw).await;
+    let set = raw
+        .request("logging/setLevel", json!({"level": "debug"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let response = raw
+        .request(
+            "tools/call",
+            json!({"name": "call_tool",
+                   "arguments": {"name": "everything__toggle-simulated-logging", "arguments": {}}}),
+        )
+        .await;
+    assert!(response["result"]["isError"] != json!(true), "{response}");
+    let mut seen = raw
+        .received
+        .iter()
+        .find(|m| m["method"] == "notifications/message")
+        .cloned();
+    while seen.is_none() {
+        let message = raw.next().await;
+        if message["method"] == "notifications/message" {
+            seen = Some(message);
+        }
+    }
+    let params = &seen.unwrap_or_default()["params"];
+    assert_eq!(params["logger"], "everything", "{params}");
+    assert!(
+        params["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("message")),
+        "{params}"
+    );
+    raw.close().await;
+}
