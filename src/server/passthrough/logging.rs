@@ -113,7 +113,8 @@ impl State {
             return Ok(());
         };
         let mut asked = tokio::task::JoinSet::new();
-        for handle in self.handles().iter().cloned() {
+        for handle in self.handles().iter() {
+            let handle = handle.clone();
             asked.spawn(async move { handle.set_log_level(downstream).await });
         }
         while asked.join_next().await.is_some() {}
