@@ -172,3 +172,33 @@ async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name()
     );
     raw.close().await;
 }
+
+/// Over `serve --http` a handshake-era session (the Python SDK's client) sets its level and
+/// gets the messages a call logs; rmcp sends them on the session's GET stream.
+#[test]
+fn the_python_sdk_gets_server_logs_over_http_at_its_level() {
+    let Some(peers) = util::peers() else { return };
+    let dir = Dir::new();
+    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let server = crate::http::Server::start(&dir, &[]);
+    let out = peers.python(
+        "logging_http.py",
+        &[
+            server.url.as_ref(),
+            "alpha__log".as_ref(),
+            "warning".as_ref(),
+            "2".as_ref(),
+        ],
+    );
+    let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(seen["text"], "level warning", "{seen}");
+    assert_eq!(
+        seen["logs"],
+        json!([
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ]),
+        "{seen}"
+    );
+}
