@@ -98,17 +98,24 @@ async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
     raw.close().await;
 }
 
+/// 2026-07-28 (SEP-2577 deprecates logging there, and drops `logging/setLevel`): a request
+/// gets the log messages of its call only when its `_meta` carries
+/// `io.modelcontextprotocol/logLevel`, at or above that level, before its result. Claude
+/// Code's envelope carries none, so it gets none.
 #[tokio::test]
-async fn a_2026_client_is_not_offered_logging_and_gets_no_log_messages() {
+async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
     let dir = Dir::new();
     dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
     let mut raw = RawClient::start(&dir.file("servers.toml"));
     let discovered = raw
         .request("server/discover", json!({"_meta": claude_envelope()}))
         .await;
-    let capabilities = &discovered["result"]["capabilities"];
-    assert!(capabilities.is_object(), "{discovered}");
-    assert!(capabilities.get("logging").is_none(), "{discovered}");
+    assert_eq!(
+        discovered["result"]["capabilities"]["logging"],
+        json!({}),
+        "{discovered}"
+    );
+    let before = raw.received.len();
     let response = raw
         .call_tool(
             "call_tool",
@@ -118,11 +125,35 @@ async fn a_2026_client_is_not_offered_logging_and_gets_no_log_messages() {
         .await;
     assert_eq!(result_text(&response), "level unset", "{response}");
     assert!(
-        raw.received
+        raw.received[before..]
             .iter()
             .all(|m| m["method"] != "notifications/message"),
         "{:#?}",
         raw.received
+    );
+    let before = raw.received.len();
+    let response = raw
+        .call_tool(
+            "call_tool",
+            json!({"name": "alpha__log", "arguments": {}}),
+            json!({"io.modelcontextprotocol/logLevel": "warning"}),
+        )
+        .await;
+    // The server was never given a level (there is no setLevel in this era): it sends all
+    // four, and the request's level lets two through.
+    assert_eq!(result_text(&response), "level unset", "{response}");
+    let logs: Vec<Value> = raw.received[before..]
+        .iter()
+        .take_while(|m| m.get("method").is_some())
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect();
+    assert_eq!(
+        logs,
+        vec![
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ]
     );
     raw.close().await;
 }
@@ -201,4 +232,38 @@ fn the_python_sdk_gets_server_logs_over_http_at_its_level() {
         ]),
         "{seen}"
     );
+}
+
+/// The Python SDK's client over stdio in both eras: `logging/setLevel` in the handshake era,
+/// the `log_level` opt-in in 2026-07-28; either way the call's messages at or above the
+/// level have arrived by the time its result does.
+#[test]
+fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
+    let Some(peers) = util::peers() else { return };
+    let dir = Dir::new();
+    let config = dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| util::BIN.into());
+    for (era, text) in [("legacy", "level warning"), ("2026-07-28", "level unset")] {
+        let out = peers.python(
+            "logging_stdio.py",
+            &[
+                bin.as_ref(),
+                config.as_os_str(),
+                era.as_ref(),
+                "alpha__log".as_ref(),
+                "warning".as_ref(),
+            ],
+        );
+        let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(seen["text"], text, "{era}: {seen}");
+        assert_eq!(
+            seen["logs"],
+            json!([
+                log("warning", "alpha/fixture", "warning from alpha"),
+                log("error", "alpha/fixture", "error from alpha"),
+            ]),
+            "{era}: {seen}"
+        );
+    }
 }

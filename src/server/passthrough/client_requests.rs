@@ -82,6 +82,8 @@ struct Call {
     /// What the client declared in this request (its envelope, or its handshake).
     capabilities: Option<ClientCapabilities>,
     via: Via,
+    /// Where the server's log messages during the call go, and at what level (`logging.rs`).
+    log: Option<(Peer<RoleServer>, LogLevel)>,
 }
 
 enum Via {
@@ -91,8 +93,6 @@ enum Via {
         peer: Peer<RoleServer>,
         id: RequestId,
         cancel: CancellationToken,
-        /// The level the client's session set: a log during the call goes to it.
-        level: LogLevel,
     },
     /// 2026-07-28: hand the request to the task answering the client's `tools/call`.
     InputRequired(mpsc::UnboundedSender<Pending>),
@@ -219,9 +219,9 @@ impl ClientRequests {
                 peer: context.peer.clone(),
                 id: context.id.clone(),
                 cancel: client_cancelled.clone(),
-                level,
             };
-            let _registered = self.register(number, capabilities, via);
+            let log = Some((context.peer.clone(), level));
+            let _registered = self.register(number, capabilities, via, log);
             let running = call(origin, context.ct.child_token());
             tokio::pin!(running);
             let result = tokio::select! {
@@ -238,7 +238,14 @@ impl ClientRequests {
         let (inputs_tx, inputs) = mpsc::unbounded_channel();
         let (done_tx, done) = oneshot::channel();
         let cancel = CancellationToken::new();
-        let registered = self.register(number, capabilities, Via::InputRequired(inputs_tx));
+        // A 2026-07-28 request opts in to the call's log messages with its `_meta` level;
+        // only over stdio can they reach it (rmcp sends none on an HTTP request's stream).
+        let log = context
+            .meta
+            .log_level()
+            .filter(|_| !self.inner.many_clients)
+            .map(|least| (context.peer.clone(), LogLevel::fixed(least)));
+        let registered = self.register(number, capabilities, Via::InputRequired(inputs_tx), log);
         let running = call(origin, cancel.child_token());
         tokio::spawn(async move {
             let result = running.await;
@@ -372,8 +379,14 @@ impl ClientRequests {
         number: u64,
         capabilities: Option<ClientCapabilities>,
         via: Via,
+        log: Option<(Peer<RoleServer>, LogLevel)>,
     ) -> Registered {
-        lock(&self.inner.calls).insert(number, Call { capabilities, via });
+        let call = Call {
+            capabilities,
+            via,
+            log,
+        };
+        lock(&self.inner.calls).insert(number, call);
         Registered {
             requests: self.clone(),
             number,
@@ -387,22 +400,25 @@ impl ClientRequests {
         Some((peer, capabilities))
     }
 
-    /// Where a server's log message goes: the handshake-era session of the call it came
-    /// during, else the one session over stdio. A 2026-07-28 client has no `logging`
-    /// capability from us, and over HTTP a log outside any call has no one client.
+    /// Where a server's log message goes: the session of the call it came during (a
+    /// handshake-era one, or a 2026-07-28 request that asked for logs), else the one
+    /// handshake-era session over stdio. Over HTTP a log outside any call has no one client.
     fn log_route(&self, call: Option<CallOrigin>) -> Option<(Peer<RoleServer>, LogLevel)> {
-        let during = call.and_then(|CallOrigin(number)| {
-            let calls = lock(&self.inner.calls);
-            match &calls.get(&number)?.via {
-                Via::Request { peer, level, .. } => Some((peer.clone(), level.clone())),
-                Via::InputRequired(_) => None,
-            }
-        });
-        during.or_else(|| {
-            let peer = lock(&self.inner.session).clone()?;
-            let level = lock(&self.inner.session_level).clone()?;
-            Some((peer, level))
-        })
+        if let Some(CallOrigin(number)) = call
+            && let Some(found) = lock(&self.inner.calls).get(&number)
+        {
+            // A 2026-07-28 call that did not ask gets none (the spec's MUST NOT).
+            return found.log.clone();
+        }
+        let peer = lock(&self.inner.session).clone()?;
+        let level = lock(&self.inner.session_level).clone()?;
+        Some((peer, level))
+    }
+
+    /// Whether one client is served (stdio), whose every request's log messages can reach
+    /// it; over HTTP rmcp sends none on a 2026-07-28 request's stream.
+    pub fn one_client(&self) -> bool {
+        !self.inner.many_clients
     }
 
     /// Sets the level servers are asked to log at (`None`: no session set one).
@@ -430,9 +446,7 @@ impl ClientRequests {
             let calls = lock(&self.inner.calls);
             let call = calls.get(&number)?;
             let route = match &call.via {
-                Via::Request {
-                    peer, id, cancel, ..
-                } => Route::Request {
+                Via::Request { peer, id, cancel } => Route::Request {
                     peer: peer.clone(),
                     id: Some(id.clone()),
                     cancel: Some(cancel.clone()),

@@ -44,6 +44,11 @@ impl LogLevel {
         *lock(&self.0)
     }
 
+    /// A level that is set from the start: a 2026-07-28 request's `_meta` level.
+    pub fn fixed(level: LoggingLevel) -> LogLevel {
+        LogLevel(Arc::new(Mutex::new(Some(level))))
+    }
+
     fn set(&self, level: LoggingLevel) {
         *lock(&self.0) = Some(level);
     }
