@@ -1,7 +1,8 @@
 //! MCP logging through mcp-defer (issue 24 item 6): a handshake-era client is offered
 //! `logging`, its `logging/setLevel` reaches every server (one that is still starting
 //! too), and each server's `notifications/message` reaches it before the call's result,
-//! with the server's name in `logger`. A 2026-07-28 client is not offered logging.
+//! with the server's name in `logger`. A 2026-07-28 request gets its call's messages only
+//! when its `_meta` asks (`io.modelcontextprotocol/logLevel`).
 //! Real processes throughout: mcp-defer, the rmcp fixture (`--log-tool`, which filters by
 //! the level it was set to, as a real server does) and server-everything.
 

@@ -5,8 +5,7 @@
 //! catalog writer as an [`Event`], which tells the client; `notifications/progress` was
 //! routed to its call as it was read (`progress.rs`); `notifications/message` was handed
 //! to a handshake-era client as it was read (`logging.rs`) and goes to our stderr log here,
-//! tagged with the server. (MCP logging is deprecated as of 2026-07-28, which tells stdio
-//! servers to log to stderr instead, so a 2026-07-28 client is not offered it.)
+//! tagged with the server.
 //!
 //! Requests the server sends its client (sampling, elicitation, roots) go to mcp-defer's
 //! client through the [`ClientLink`], tagged with the proxied call they came during; the

@@ -108,7 +108,7 @@ impl ServerHandler for DeferServer {
         );
         let mut result = self.negotiate_initialize(&request)?;
         // Handshake-era clients have MCP logging; servers' messages reach them
-        // (`passthrough/logging.rs`). `server/discover` does not offer it (SEP-2577).
+        // (`passthrough/logging.rs`).
         result.capabilities.logging = Some(JsonObject::default());
         Ok(result)
     }

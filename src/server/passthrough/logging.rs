@@ -10,8 +10,11 @@
 //! what is below its level, since over HTTP the servers log at the most verbose level of
 //! all sessions.
 //!
-//! 2026-07-28 clients are not offered logging: SEP-2577 deprecates it there, in favour of
-//! stderr for stdio servers, and their server messages stay in our stderr log.
+//! 2026-07-28 deprecates logging (SEP-2577) and drops `logging/setLevel`: a request asks
+//! for its own messages with `io.modelcontextprotocol/logLevel` in its `_meta`, and gets
+//! none without it. Over stdio such a call's messages reach it at that level
+//! ([`LogLevel::fixed`]); over HTTP rmcp puts no notification on a 2026-07-28 request's
+//! stream, so `serve --http` does not offer logging to that era.
 #![expect(
     deprecated,
     reason = "MCP logging is deprecated by SEP-2577, yet handshake-era clients and servers use it"
