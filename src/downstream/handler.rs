@@ -4,7 +4,7 @@
 //! supervisor (which owns the connection); `notifications/resources/updated` goes to the
 //! catalog writer as an [`Event`], which tells the client; `notifications/progress` was
 //! routed to its call as it was read (`progress.rs`); `notifications/message` was handed
-//! to a handshake-era client as it was read (`logging.rs`) and goes to our stderr log here,
+//! to the client as it was read (`logging.rs`) and goes to our stderr log here,
 //! tagged with the server.
 //!
 //! Requests the server sends its client (sampling, elicitation, roots) go to mcp-defer's
