@@ -100,11 +100,12 @@ impl State {
         request.input_responses = None;
         request.request_state = None;
         let max_output_tokens = self.config().max_output_tokens(server);
+        let level = self.session.log_level.clone();
         self.client
             .run(
                 context,
                 client_tool,
-                self.session.log_level.clone(),
+                level,
                 move |origin, cancel| async move {
                     let options = CallOptions {
                         cancel,
