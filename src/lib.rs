@@ -28,8 +28,9 @@
 //!     validate, call);
 //!   - `server/route.rs`: where a call is routed downstream; `server/output_limit.rs`;
 //!   - `server/arrivals.rs`: what was ingested becomes appends and list-changed;
-//!   - `server/passthrough/`: prompts, resources, completions, and the requests servers
-//!     send their client (sampling, elicitation, roots), with each connection's envelope;
+//!   - `server/passthrough/`: prompts, resources, completions, MCP logging, and the
+//!     requests servers send their client (sampling, elicitation, roots), with each
+//!     connection's envelope;
 //!   - `server/availability.rs`: which servers are removed or unavailable, and why;
 //!   - `server/stdio.rs` and `server/serve.rs`: the stdio session; `server/http/`: where an
 //!     HTTP session lives (`serve --http`: wiring, `gate.rs` tokens and in-flight limit,

@@ -48,7 +48,9 @@ pub struct RawClient {
 impl RawClient {
     /// Starts `mcp-defer serve --config <config>`; no handshake is sent.
     pub fn start(config: &Path) -> RawClient {
-        let mut child = tokio::process::Command::new(crate::util::BIN)
+        // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
+        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
+        let mut child = tokio::process::Command::new(bin)
             .arg("serve")
             .arg("--config")
             .arg(config)

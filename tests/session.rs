@@ -114,7 +114,9 @@ impl Session {
         stderr: Option<std::fs::File>,
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> Session {
-        let mut command = tokio::process::Command::new(crate::util::BIN);
+        // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
+        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
+        let mut command = tokio::process::Command::new(bin);
         command.arg("serve").arg("--config").arg(config).env(
             "RUST_LOG",
             std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),

@@ -30,6 +30,7 @@ mod launcher;
 #[cfg(target_os = "linux")]
 mod lazy;
 mod list;
+mod logging;
 #[cfg(feature = "model")]
 mod model_fetch;
 mod network_env;

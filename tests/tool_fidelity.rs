@@ -118,3 +118,221 @@ async fn tools_and_results_pass_through_unchanged() {
 fn names_of(tools: &[Tool]) -> Vec<String> {
     names(tools)
 }
+
+/// A stdio MCP server spoken to in raw lines, as mcp-defer's client would speak to it
+/// directly: what the server offers, before any SDK's types drop a field.
+struct RawServer {
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    next_id: i64,
+}
+
+impl RawServer {
+    fn spawn(program: &std::path::Path, args: &[&str]) -> RawServer {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the server");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        use tokio::io::AsyncBufReadExt;
+        RawServer {
+            _child: child,
+            stdin,
+            lines: tokio::io::BufReader::new(stdout).lines(),
+            next_id: 0,
+        }
+    }
+
+    async fn send(&mut self, message: &Value) {
+        use tokio::io::AsyncWriteExt;
+        let line = format!("{message}\n");
+        self.stdin.write_all(line.as_bytes()).await.expect("write");
+        self.stdin.flush().await.expect("flush");
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let line =
+                tokio::time::timeout(std::time::Duration::from_secs(30), self.lines.next_line())
+                    .await
+                    .expect("an answer within 30 s")
+                    .expect("read")
+                    .expect("the server closed stdout");
+            let message: Value = serde_json::from_str(&line).expect("JSON line");
+            if message.get("method").is_none() && message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+}
+
+const TASKS_ERA: &str = "2025-11-25";
+
+fn initialize_params() -> Value {
+    json!({"protocolVersion": TASKS_ERA, "capabilities": {"tasks": {}},
+           "clientInfo": {"name": "raw", "version": "0"}})
+}
+
+/// Issue 24 item 7, as it stands: server-everything's `simulate-research-query` is a
+/// 2025-11-25 task tool (`execution.taskSupport: "required"`). Directly, a task-augmented
+/// call creates a task. Through mcp-defer the task does not pass: rmcp 3.11 (its `Tool`
+/// has no `execution`, its `CallToolRequestParams` no `task`, its `tasks/*` are the
+/// 2026-07-28 SEP-2663 shapes) drops both, so the tool is listed without `execution`, the
+/// call reaches the server as a plain call and is refused by the server itself, and
+/// `tasks/get` is refused by mcp-defer. docs/design.md section 12 says so; when this test
+/// fails, a field began to pass: update that section.
+#[tokio::test]
+async fn a_2025_11_25_task_tool_loses_its_task_support_on_the_way_through() {
+    let Some(peers) = peers() else { return };
+    let mut direct = RawServer::spawn(&peers.everything, &["stdio"]);
+    let init = direct.request("initialize", initialize_params()).await;
+    assert!(
+        init["result"]["capabilities"]["tasks"].is_object(),
+        "{init}"
+    );
+    direct
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let listed = direct.request("tools/list", json!({})).await;
+    let tool = listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| {
+            tools
+                .iter()
+                .find(|t| t["name"] == "simulate-research-query")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("no simulate-research-query in {listed}"));
+    assert_eq!(
+        tool["execution"],
+        json!({"taskSupport": "required"}),
+        "{tool}"
+    );
+    let created = direct
+        .request(
+            "tools/call",
+            json!({"name": "simulate-research-query", "arguments": {"topic": "tides"},
+                   "task": {"ttl": 60000}}),
+        )
+        .await;
+    assert!(
+        created["result"]["task"]["taskId"].is_string(),
+        "directly, a task is created: {created}"
+    );
+
+    let setup = Dir::new();
+    let config = setup.config(&format!(
+        "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
+        peers.everything
+    ));
+    let mut raw = crate::raw::RawClient::start(&config);
+    let init = raw.request("initialize", initialize_params()).await;
+    assert!(
+        init["result"]["capabilities"].get("tasks").is_none(),
+        "{init}"
+    );
+    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let selected = raw
+        .request(
+            "tools/call",
+            json!({"name": "select_tools",
+                   "arguments": {"names": ["everything__simulate-research-query"]}}),
+        )
+        .await;
+    assert!(selected.get("result").is_some(), "{selected}");
+    let listed = raw.request("tools/list", json!({})).await;
+    let through = listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| {
+            tools
+                .iter()
+                .find(|t| t["name"] == "everything__simulate-research-query")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("not listed after select_tools: {listed}"));
+    assert_eq!(through.get("execution"), None, "{through}");
+    let call = raw
+        .request(
+            "tools/call",
+            json!({"name": "everything__simulate-research-query",
+                   "arguments": {"topic": "tides"}, "task": {"ttl": 60000}}),
+        )
+        .await;
+    assert_eq!(call["result"]["isError"], json!(true), "{call}");
+    assert!(
+        crate::raw::result_text(&call).contains("requires task augmentation"),
+        "the server's own refusal of a plain call: {call}"
+    );
+    let get = raw.request("tasks/get", json!({"taskId": "any"})).await;
+    assert!(get.get("error").is_some(), "{get}");
+    raw.close().await;
+}
+
+/// MCP Apps: a tool's `_meta.ui` (its `resourceUri`) and the `ui://` resource it names
+/// arrive as the server gives them, through the rmcp fixture.
+#[tokio::test]
+async fn mcp_apps_ui_metadata_and_ui_resources_arrive_unchanged() {
+    let setup = Dir::new();
+    let ui = json!({"resourceUri": "ui://fx/app.html", "visibility": ["model", "app"]});
+    let tools = json!([{
+        "name": "show",
+        "description": "Show the app.",
+        "inputSchema": {"type": "object"},
+        "_meta": {"ui": ui, "vendor/key": 7}
+    }]);
+    let tools_file = setup.file("tools.json");
+    std::fs::write(&tools_file, tools.to_string()).expect("write tools");
+    let config = setup.config(&crate::util::fixture(
+        "fx",
+        &[
+            "--tools",
+            &tools_file.to_string_lossy(),
+            "--resource",
+            "ui://fx/app.html",
+        ],
+        "",
+    ));
+    let mut raw = crate::raw::RawClient::legacy(&config).await;
+    let selected = raw
+        .request(
+            "tools/call",
+            json!({"name": "select_tools", "arguments": {"names": ["fx__show"]}}),
+        )
+        .await;
+    assert!(selected.get("result").is_some(), "{selected}");
+    let listed = raw.request("tools/list", json!({})).await;
+    let show = listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "fx__show"))
+        .cloned()
+        .unwrap_or_else(|| panic!("fx__show not listed: {listed}"));
+    assert_eq!(show["_meta"]["ui"], ui, "{show}");
+    assert_eq!(show["_meta"]["vendor/key"], json!(7), "{show}");
+    let resources = raw.request("resources/list", json!({})).await;
+    assert!(
+        resources["result"]["resources"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r["uri"] == "ui://fx/app.html")),
+        "{resources}"
+    );
+    let read = raw
+        .request("resources/read", json!({"uri": "ui://fx/app.html"}))
+        .await;
+    assert_eq!(
+        read["result"]["contents"][0]["uri"], "ui://fx/app.html",
+        "{read}"
+    );
+    raw.no_strays().await;
+    raw.close().await;
+}

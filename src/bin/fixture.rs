@@ -23,7 +23,7 @@ use rmcp::model::{
     deprecated,
     reason = "acting a pre-2026-07-28 server that logs over MCP"
 )]
-use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
@@ -68,6 +68,12 @@ struct Args {
     /// pipe, so the client has it before the list.
     #[arg(long, value_name = "TEXT")]
     log_before_list: Option<String>,
+    /// Also list `log`, which sends `notifications/message` at debug, info, warning and
+    /// error (logger `fixture`, data `<level> from <name>`), each only when at or above
+    /// the level set with `logging/setLevel` as a real server filters, then answers
+    /// `level <set level>` (or `level unset`). Declares `logging`.
+    #[arg(long)]
+    log_tool: bool,
     /// `echo` also returns the `_meta` of the request as it arrived, under `"_meta"`: what
     /// a proxy forwarded, for the tests to read.
     #[arg(long)]
@@ -252,6 +258,13 @@ struct Fixture {
     page_size: Option<usize>,
     chatter: bool,
     log_before_list: Option<String>,
+    /// Set by `logging/setLevel`; `None` until then (everything is sent).
+    #[expect(
+        deprecated,
+        reason = "acting a pre-2026-07-28 server that logs over MCP"
+    )]
+    log_level: Mutex<Option<LoggingLevel>>,
+    log_tool: bool,
     echo_meta: bool,
     tools: Mutex<Vec<Tool>>,
     prompts: Mutex<Vec<String>>,
@@ -261,6 +274,30 @@ struct Fixture {
 }
 
 impl Fixture {
+    /// The `log` tool (see `--log-tool`).
+    #[expect(
+        deprecated,
+        reason = "acting a pre-2026-07-28 server that logs over MCP"
+    )]
+    async fn log_each_level(&self, context: &RequestContext<RoleServer>) -> CallToolResult {
+        let level = self.log_level.lock().ok().and_then(|l| *l);
+        for at in [
+            LoggingLevel::Debug,
+            LoggingLevel::Info,
+            LoggingLevel::Warning,
+            LoggingLevel::Error,
+        ] {
+            if level.is_none_or(|least| severity(at) >= severity(least)) {
+                let data = json!(format!("{} from {}", level_name(at), self.name));
+                let mut message = LoggingMessageNotificationParam::new(at, data);
+                message.logger = Some("fixture".to_owned());
+                let _ = context.peer.notify_logging_message(message).await;
+            }
+        }
+        let set = level.map_or("unset", level_name);
+        CallToolResult::success(vec![Content::text(format!("level {set}"))])
+    }
+
     fn snapshot(&self) -> Vec<Tool> {
         self.tools.lock().map(|t| t.clone()).unwrap_or_default()
     }
@@ -278,7 +315,7 @@ impl ServerHandler for Fixture {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
-        if self.log_before_list.is_some() {
+        if self.log_before_list.is_some() || self.log_tool {
             capabilities.logging = Some(JsonObject::new());
         }
         if self.serves_prompts {
@@ -344,6 +381,7 @@ impl ServerHandler for Fixture {
                 .ok_or_else(|| ErrorData::invalid_params("name must be a string", None))
         };
         let result = match request.name.as_ref() {
+            "log" if self.log_tool => self.log_each_level(&context).await,
             "echo" => {
                 let mut value = args.clone();
                 if self.echo_meta {
@@ -569,7 +607,10 @@ async fn main() -> std::process::ExitCode {
         None => default_tools(),
     };
     let tools_json = match tools_json {
-        Value::Array(mut tools) if args.ask_tool || args.big_tool => {
+        Value::Array(mut tools) if args.ask_tool || args.big_tool || args.log_tool => {
+            if args.log_tool {
+                tools.push(log_tool());
+            }
             if args.ask_tool {
                 tools.push(ask_tool());
             }
@@ -618,6 +659,8 @@ async fn main() -> std::process::ExitCode {
         page_size: args.page_size,
         chatter: args.stderr_chatter,
         log_before_list: args.log_before_list,
+        log_level: Mutex::new(None),
+        log_tool: args.log_tool,
         echo_meta: args.echo_meta,
         tools: Mutex::new(tools),
     };
@@ -727,6 +770,40 @@ async fn log_warning(context: &RequestContext<RoleServer>, text: &str) {
     let _ = context.peer.notify_logging_message(message).await;
 }
 
+fn log_tool() -> Value {
+    json!({
+        "name": "log",
+        "description": "Send a log message at each of debug, info, warning and error, as the client's level allows.",
+        "inputSchema": {"type": "object"}
+    })
+}
+
+/// RFC 5424 order: debug is the least severe.
+#[expect(
+    deprecated,
+    reason = "acting a pre-2026-07-28 server that logs over MCP"
+)]
+fn severity(level: LoggingLevel) -> u8 {
+    level as u8
+}
+
+#[expect(
+    deprecated,
+    reason = "acting a pre-2026-07-28 server that logs over MCP"
+)]
+fn level_name(level: LoggingLevel) -> &'static str {
+    match level {
+        LoggingLevel::Debug => "debug",
+        LoggingLevel::Info => "info",
+        LoggingLevel::Notice => "notice",
+        LoggingLevel::Warning => "warning",
+        LoggingLevel::Error => "error",
+        LoggingLevel::Critical => "critical",
+        LoggingLevel::Alert => "alert",
+        LoggingLevel::Emergency => "emergency",
+    }
+}
+
 /// rmcp wants the handler by value; the state is shared with nothing else, but an `Arc`
 /// keeps `Fixture` free of `Clone` bounds.
 struct ArcHandler(Arc<Fixture>);
@@ -750,6 +827,21 @@ impl ServerHandler for ArcHandler {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.0.call_tool(request, context).await
+    }
+
+    #[expect(
+        deprecated,
+        reason = "acting a pre-2026-07-28 server that logs over MCP"
+    )]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut level) = self.0.log_level.lock() {
+            *level = Some(request.level);
+        }
+        Ok(())
     }
 
     async fn list_prompts(

@@ -3,10 +3,9 @@
 //! `notifications/{tools,prompts,resources}/list_changed` becomes a re-list request to the
 //! supervisor (which owns the connection); `notifications/resources/updated` goes to the
 //! catalog writer as an [`Event`], which tells the client; `notifications/progress` was
-//! routed to its call as it was read (`progress.rs`); `notifications/message` goes to
-//! our stderr log, tagged with the server. (MCP logging is deprecated as of 2026-07-28, which
-//! tells stdio servers to log to stderr instead; forwarding it to the client as a protocol
-//! message would adopt what the spec asks new implementations not to.)
+//! routed to its call as it was read (`progress.rs`); `notifications/message` was handed
+//! to the client as it was read (`logging.rs`) and goes to our stderr log here,
+//! tagged with the server.
 //!
 //! Requests the server sends its client (sampling, elicitation, roots) go to mcp-defer's
 //! client through the [`ClientLink`], tagged with the proxied call they came during; the

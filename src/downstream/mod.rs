@@ -39,6 +39,7 @@ mod environment;
 mod handler;
 mod launcher;
 mod listing;
+mod logging;
 mod process;
 mod progress;
 mod session_watch;
@@ -51,7 +52,7 @@ pub mod watchdog;
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
 pub use environment::{ChildEnv, DEFAULT_ENV_VARS, NETWORK_ENV_VARS};
 pub use process::STDERR_CAP_BYTES;
-pub use upstream::{CallOrigin, ClientLink, Upstream, UpstreamFuture, input_method};
+pub use upstream::{CallOrigin, ClientLink, LogFuture, Upstream, UpstreamFuture, input_method};
 
 use progress::ProgressRoutes;
 use upstream::InFlight;

@@ -20,6 +20,7 @@ use super::cause::chain;
 use super::environment::ChildEnv;
 use super::handler::{Handler, Relist};
 use super::listing;
+use super::logging::{LogTap, apply_level};
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
 use super::progress::{ProgressRoutes, ProgressTap};
 use super::session_watch::{BrokenCause, SessionWatch};
@@ -327,7 +328,12 @@ impl Supervisor {
                 };
                 let start = handshake(
                     handler,
-                    ProgressTap::new(spawned.transport, progress.clone()),
+                    LogTap::new(
+                        ProgressTap::new(spawned.transport, progress.clone()),
+                        self.name.clone(),
+                        link.clone(),
+                        calls.clone(),
+                    ),
                     ct.clone(),
                     &self.config,
                 );
@@ -401,22 +407,32 @@ impl Supervisor {
                     match login {
                         Some(manager) => {
                             let client = rmcp::transport::AuthClient::new(http, manager);
-                            let transport = ProgressTap::new(
-                                SessionWatch::new(
-                                    StreamableHttpClientTransport::with_client(client, config),
-                                    broken.clone(),
+                            let transport = LogTap::new(
+                                ProgressTap::new(
+                                    SessionWatch::new(
+                                        StreamableHttpClientTransport::with_client(client, config),
+                                        broken.clone(),
+                                    ),
+                                    progress.clone(),
                                 ),
-                                progress.clone(),
+                                self.name.clone(),
+                                link.clone(),
+                                calls.clone(),
                             );
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
                         None => {
-                            let transport = ProgressTap::new(
-                                SessionWatch::new(
-                                    StreamableHttpClientTransport::with_client(http, config),
-                                    broken.clone(),
+                            let transport = LogTap::new(
+                                ProgressTap::new(
+                                    SessionWatch::new(
+                                        StreamableHttpClientTransport::with_client(http, config),
+                                        broken.clone(),
+                                    ),
+                                    progress.clone(),
                                 ),
-                                progress.clone(),
+                                self.name.clone(),
+                                link.clone(),
+                                calls.clone(),
                             );
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
@@ -816,6 +832,7 @@ where
     T: rmcp::transport::IntoTransport<RoleClient, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let (server, link) = (handler.server.clone(), handler.link.clone());
     let running = handler.serve_with_ct(transport, ct).await.map_err(|err| {
         if asks_for_login(&err) {
             StartError::NeedsLogin
@@ -824,6 +841,7 @@ where
         }
     })?;
     let peer = running.peer();
+    apply_level(peer, &server, &link).await;
     let tools = listing::tools(peer, config)
         .await
         .map_err(|err| StartError::List(chain(&err)))?;

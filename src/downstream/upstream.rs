@@ -17,11 +17,16 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ClientCapabilities, ClientResult, ErrorData, InputRequest, RequestId};
+#[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::InboundStreamOrigin;
 use tokio_util::sync::CancellationToken;
 
 /// The answer to one request a downstream server sent its client.
 pub type UpstreamFuture = Pin<Box<dyn Future<Output = Result<ClientResult, ErrorData>> + Send>>;
+
+/// Done once the client's transport has taken a forwarded log message (or dropped it).
+pub type LogFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 /// Names the client request a proxied call was made for. The server side chooses the
 /// number; downstream only carries it from the call to the requests made during it.
@@ -43,6 +48,26 @@ pub trait Upstream: Send + Sync + 'static {
         call: Option<CallOrigin>,
         cancel: CancellationToken,
     ) -> UpstreamFuture;
+
+    /// Passes a server's `notifications/message` on to the client, tagged with `server`
+    /// (`logging.rs`). `call` is the proxied call it came during, when one is in flight.
+    /// Without a client that takes MCP logging the message stays in our stderr log only.
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    fn log(
+        &self,
+        _server: &str,
+        _message: LoggingMessageNotificationParam,
+        _call: Option<CallOrigin>,
+    ) -> LogFuture {
+        Box::pin(std::future::ready(()))
+    }
+
+    /// The level servers are asked to log at: the most verbose one a client set with
+    /// `logging/setLevel`, `None` while none did (servers then choose).
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    fn log_level(&self) -> Option<LoggingLevel> {
+        None
+    }
 }
 
 /// What each downstream connection knows about mcp-defer's client.

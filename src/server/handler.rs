@@ -3,6 +3,9 @@
 
 use std::sync::Arc;
 
+use rmcp::model::JsonObject;
+#[expect(deprecated, reason = "handshake-era clients set a log level")]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     DiscoverRequestMethod, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
@@ -98,10 +101,25 @@ impl ServerHandler for DeferServer {
             .session
             .notifier
             .client_named(&request.client_info.name);
-        self.state
-            .client
-            .initialized(context.peer.clone(), request.capabilities.clone());
-        self.negotiate_initialize(&request)
+        self.state.client.initialized(
+            context.peer.clone(),
+            request.capabilities.clone(),
+            self.state.session.log_level.clone(),
+        );
+        let mut result = self.negotiate_initialize(&request)?;
+        // Handshake-era clients have MCP logging; servers' messages reach them
+        // (`passthrough/logging.rs`).
+        result.capabilities.logging = Some(JsonObject::default());
+        Ok(result)
+    }
+
+    #[expect(deprecated, reason = "handshake-era clients set a log level")]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.state.set_log_level(request.level).await
     }
 
     async fn discover(
@@ -115,9 +133,15 @@ impl ServerHandler for DeferServer {
         }
         // A 2026-07-28 client declares its capabilities here first.
         self.state.client.note(&context);
+        let mut info = self.get_info();
+        // Deprecated in 2026-07-28 yet there: a request's `_meta` level asks for the log
+        // messages of that request, which reach a stdio client (`passthrough/logging.rs`).
+        if self.state.client.one_client() {
+            info.capabilities.logging = Some(JsonObject::default());
+        }
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
-            self.get_info(),
+            info,
         ))
     }
 

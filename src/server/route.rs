@@ -100,31 +100,39 @@ impl State {
         request.input_responses = None;
         request.request_state = None;
         let max_output_tokens = self.config().max_output_tokens(server);
+        let level = self.session.log_level.clone();
         self.client
-            .run(context, client_tool, move |origin, cancel| async move {
-                let options = CallOptions {
-                    cancel,
-                    progress,
-                    origin: Some(origin),
-                };
-                let mut result = match handle.call(request, options).await {
-                    Ok(result) => result,
-                    Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
-                    // A server's error message may quote a URL or a token back at us.
-                    Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
-                };
-                envelope::mark_complete(&mut result.result_type);
-                output_limit::apply(&mut result, max_output_tokens);
-                // The call has dropped its end of the channel: once the forwarder has
-                // written the last progress, the result may follow. A client drops progress
-                // that arrives after the result of its request (the Python SDK does).
-                if let Some(forwarding) = forwarding
-                    && let Err(err) = forwarding.await
-                {
-                    tracing::warn!(error = %err, "progress forwarding failed");
-                }
-                result
-            })
+            .run(
+                context,
+                client_tool,
+                level,
+                move |origin, cancel| async move {
+                    let options = CallOptions {
+                        cancel,
+                        progress,
+                        origin: Some(origin),
+                    };
+                    let mut result = match handle.call(request, options).await {
+                        Ok(result) => result,
+                        Err(err @ DownstreamError::Cancelled) => {
+                            meta::error_result(err.to_string())
+                        }
+                        // A server's error message may quote a URL or a token back at us.
+                        Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
+                    };
+                    envelope::mark_complete(&mut result.result_type);
+                    output_limit::apply(&mut result, max_output_tokens);
+                    // The call has dropped its end of the channel: once the forwarder has
+                    // written the last progress, the result may follow. A client drops progress
+                    // that arrives after the result of its request (the Python SDK does).
+                    if let Some(forwarding) = forwarding
+                        && let Err(err) = forwarding.await
+                    {
+                        tracing::warn!(error = %err, "progress forwarding failed");
+                    }
+                    result
+                },
+            )
             .await
     }
 }

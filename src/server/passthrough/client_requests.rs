@@ -27,12 +27,18 @@ use rmcp::model::{
 };
 #[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
 use rmcp::model::{CreateMessageResult, ListRootsResult};
+#[expect(
+    deprecated,
+    reason = "MCP logging is deprecated by SEP-2577, yet handshake-era peers use it"
+)]
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{OriginatingRequestId, PeerRequestOptions, RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::downstream::{CallOrigin, Upstream, UpstreamFuture, input_method};
+use super::logging::{self, LogLevel};
+use crate::downstream::{CallOrigin, LogFuture, Upstream, UpstreamFuture, input_method};
 use crate::server::meta;
 use crate::sync::lock;
 
@@ -54,6 +60,11 @@ struct Inner {
     declared: watch::Sender<Option<ClientCapabilities>>,
     /// Set by `initialize`: the client takes server→client requests.
     session: Mutex<Option<Peer<RoleServer>>>,
+    /// The level that session set with `logging/setLevel` (`logging.rs`).
+    session_level: Mutex<Option<LogLevel>>,
+    /// The level servers are asked to log at: the most verbose any session set.
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    downstream_level: Mutex<Option<LoggingLevel>>,
     /// Proxied calls in flight, by the [`CallOrigin`] number downstream carries.
     calls: Mutex<HashMap<u64, Call>>,
     /// Calls waiting for a 2026-07-28 client's retry, by `requestState`.
@@ -71,6 +82,8 @@ struct Call {
     /// What the client declared in this request (its envelope, or its handshake).
     capabilities: Option<ClientCapabilities>,
     via: Via,
+    /// Where the server's log messages during the call go, and at what level (`logging.rs`).
+    log: Option<(Peer<RoleServer>, LogLevel)>,
 }
 
 enum Via {
@@ -133,10 +146,17 @@ impl ClientRequests {
         }
     }
 
-    /// Records the capabilities of the client's `initialize` and its session.
-    pub fn initialized(&self, peer: Peer<RoleServer>, capabilities: ClientCapabilities) {
+    /// Records the capabilities of the client's `initialize` and its session, with the
+    /// session's log level.
+    pub fn initialized(
+        &self,
+        peer: Peer<RoleServer>,
+        capabilities: ClientCapabilities,
+        level: LogLevel,
+    ) {
         if !self.inner.many_clients {
             *lock(&self.inner.session) = Some(peer);
+            *lock(&self.inner.session_level) = Some(level);
         }
         self.declare(capabilities);
     }
@@ -174,11 +194,13 @@ impl ClientRequests {
 
     /// Runs one proxied call for the client's `tools/call` of `tool` (`context`). `call`
     /// gets the origin to give the downstream call and the token that cancels it. Requests
-    /// the server sends during the call reach the client as its era allows (module doc).
+    /// the server sends during the call reach the client as its era allows (module doc);
+    /// so do its log messages, at the session's `level`.
     pub async fn run<F, Fut>(
         &self,
         context: &RequestContext<RoleServer>,
         tool: &str,
+        level: LogLevel,
         call: F,
     ) -> CallToolResponse
     where
@@ -198,7 +220,8 @@ impl ClientRequests {
                 id: context.id.clone(),
                 cancel: client_cancelled.clone(),
             };
-            let _registered = self.register(number, capabilities, via);
+            let log = Some((context.peer.clone(), level));
+            let _registered = self.register(number, capabilities, via, log);
             let running = call(origin, context.ct.child_token());
             tokio::pin!(running);
             let result = tokio::select! {
@@ -215,7 +238,14 @@ impl ClientRequests {
         let (inputs_tx, inputs) = mpsc::unbounded_channel();
         let (done_tx, done) = oneshot::channel();
         let cancel = CancellationToken::new();
-        let registered = self.register(number, capabilities, Via::InputRequired(inputs_tx));
+        // A 2026-07-28 request opts in to the call's log messages with its `_meta` level;
+        // only over stdio can they reach it (rmcp sends none on an HTTP request's stream).
+        let log = context
+            .meta
+            .log_level()
+            .filter(|_| !self.inner.many_clients)
+            .map(|least| (context.peer.clone(), LogLevel::fixed(least)));
+        let registered = self.register(number, capabilities, Via::InputRequired(inputs_tx), log);
         let running = call(origin, cancel.child_token());
         tokio::spawn(async move {
             let result = running.await;
@@ -349,8 +379,14 @@ impl ClientRequests {
         number: u64,
         capabilities: Option<ClientCapabilities>,
         via: Via,
+        log: Option<(Peer<RoleServer>, LogLevel)>,
     ) -> Registered {
-        lock(&self.inner.calls).insert(number, Call { capabilities, via });
+        let call = Call {
+            capabilities,
+            via,
+            log,
+        };
+        lock(&self.inner.calls).insert(number, call);
         Registered {
             requests: self.clone(),
             number,
@@ -362,6 +398,33 @@ impl ClientRequests {
         let peer = lock(&self.inner.session).clone()?;
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
         Some((peer, capabilities))
+    }
+
+    /// Where a server's log message goes: the session of the call it came during (a
+    /// handshake-era one, or a 2026-07-28 request that asked for logs), else the one
+    /// handshake-era session over stdio. Over HTTP a log outside any call has no one client.
+    fn log_route(&self, call: Option<CallOrigin>) -> Option<(Peer<RoleServer>, LogLevel)> {
+        if let Some(CallOrigin(number)) = call
+            && let Some(found) = lock(&self.inner.calls).get(&number)
+        {
+            // A 2026-07-28 call that did not ask gets none (the spec's MUST NOT).
+            return found.log.clone();
+        }
+        let peer = lock(&self.inner.session).clone()?;
+        let level = lock(&self.inner.session_level).clone()?;
+        Some((peer, level))
+    }
+
+    /// Whether one client is served (stdio), whose every request's log messages can reach
+    /// it; over HTTP rmcp sends none on a 2026-07-28 request's stream.
+    pub fn one_client(&self) -> bool {
+        !self.inner.many_clients
+    }
+
+    /// Sets the level servers are asked to log at (`None`: no session set one).
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    pub fn set_downstream_level(&self, level: Option<LoggingLevel>) {
+        *lock(&self.inner.downstream_level) = level;
     }
 
     async fn ask_client(
@@ -471,6 +534,24 @@ impl Upstream for ClientRequests {
     ) -> UpstreamFuture {
         let requests = self.clone();
         Box::pin(async move { requests.ask_client(request, call, cancel).await })
+    }
+
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    fn log(
+        &self,
+        server: &str,
+        message: LoggingMessageNotificationParam,
+        call: Option<CallOrigin>,
+    ) -> LogFuture {
+        match self.log_route(call) {
+            Some((peer, level)) => Box::pin(logging::forward(peer, level, server.into(), message)),
+            None => Box::pin(std::future::ready(())),
+        }
+    }
+
+    #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
+    fn log_level(&self) -> Option<LoggingLevel> {
+        *lock(&self.inner.downstream_level)
     }
 }
 

@@ -10,10 +10,12 @@ use crate::downstream::DownstreamError;
 mod client_requests;
 mod completions;
 pub(super) mod envelope;
+mod logging;
 mod prompts;
 mod resources;
 
 pub(crate) use client_requests::ClientRequests;
+pub(crate) use logging::LogLevel;
 pub(super) use prompts::Prompts;
 pub(super) use resources::{Resources, Subscription, release_ended};
 

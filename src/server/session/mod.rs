@@ -17,7 +17,7 @@ use super::meta::MetaTool;
 use super::stdio::ToolLists;
 mod notify;
 
-use super::passthrough::{Prompts, Resources};
+use super::passthrough::{LogLevel, Prompts, Resources};
 use crate::config::{ExposureMode, Settings};
 use crate::exposure::{ExposedList, ListedTool};
 use crate::sync::lock;
@@ -55,6 +55,8 @@ pub(crate) struct Session {
     /// `framing::ToolLists`); `None` over HTTP, where rmcp writes typed results.
     pub tool_lists: Option<ToolLists>,
     pub notifier: Notifier,
+    /// The level this session set with `logging/setLevel` (`passthrough/logging.rs`).
+    pub log_level: LogLevel,
     pub prompts: Mutex<Prompts>,
     pub resources: Mutex<Resources>,
     /// URIs this session holds subscriptions to, counted across its channels (legacy
@@ -82,6 +84,7 @@ impl Session {
             }),
             tool_lists,
             notifier: Notifier::new(),
+            log_level: LogLevel::default(),
             prompts: Mutex::new(Prompts::new()),
             resources: Mutex::new(Resources::new()),
             subscribed: Mutex::new(BTreeMap::new()),

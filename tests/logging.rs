@@ -1,0 +1,270 @@
+//! MCP logging through mcp-defer (issue 24 item 6): a handshake-era client is offered
+//! `logging`, its `logging/setLevel` reaches every server (one that is still starting
+//! too), and each server's `notifications/message` reaches it before the call's result,
+//! with the server's name in `logger`. A 2026-07-28 request gets its call's messages only
+//! when its `_meta` asks (`io.modelcontextprotocol/logLevel`).
+//! Real processes throughout: mcp-defer, the rmcp fixture (`--log-tool`, which filters by
+//! the level it was set to, as a real server does) and server-everything.
+
+use serde_json::{Value, json};
+
+use crate::raw::{RawClient, claude_envelope, result_text};
+use crate::util::{self, Dir, fixture};
+
+/// `initialize` as a 2025-06-18 client; returns the result.
+async fn initialize(raw: &mut RawClient) -> Value {
+    let init = raw
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}),
+        )
+        .await;
+    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    init["result"].clone()
+}
+
+/// Calls `tool` through `call_tool`; returns the response and the `notifications/message`
+/// params written before it, in order.
+async fn call_logged(raw: &mut RawClient, tool: &str) -> (Value, Vec<Value>) {
+    let before = raw.received.len();
+    let response = raw
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": tool, "arguments": {}}}),
+        )
+        .await;
+    let logs = raw.received[before..]
+        .iter()
+        .take_while(|m| m.get("id").is_none() || m.get("method").is_some())
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect();
+    (response, logs)
+}
+
+fn log(level: &str, logger: &str, data: &str) -> Value {
+    json!({"level": level, "logger": logger, "data": data})
+}
+
+#[tokio::test]
+async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "{}{}",
+        fixture("alpha", &["--log-tool", "--name", "alpha"], ""),
+        // Still starting when the level is set: it is asked in its handshake.
+        fixture(
+            "beta",
+            &["--log-tool", "--name", "beta", "--slow-start-ms", "1500"],
+            ""
+        ),
+    ));
+    let mut raw = RawClient::start(&dir.file("servers.toml"));
+    let init = initialize(&mut raw).await;
+    assert_eq!(init["capabilities"]["logging"], json!({}), "{init}");
+
+    // No level set: the server sends what it chooses (all four), tagged with its name.
+    let (response, logs) = call_logged(&mut raw, "alpha__log").await;
+    assert_eq!(result_text(&response), "level unset", "{response}");
+    assert_eq!(
+        logs,
+        vec![
+            log("debug", "alpha/fixture", "debug from alpha"),
+            log("info", "alpha/fixture", "info from alpha"),
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ]
+    );
+
+    let set = raw
+        .request("logging/setLevel", json!({"level": "warning"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    for server in ["alpha", "beta"] {
+        let (response, logs) = call_logged(&mut raw, &format!("{server}__log")).await;
+        assert_eq!(result_text(&response), "level warning", "{response}");
+        let logger = format!("{server}/fixture");
+        assert_eq!(
+            logs,
+            vec![
+                log("warning", &logger, &format!("warning from {server}")),
+                log("error", &logger, &format!("error from {server}")),
+            ],
+            "{server}"
+        );
+    }
+    raw.no_strays().await;
+    raw.close().await;
+}
+
+/// 2026-07-28 (SEP-2577 deprecates logging there, and drops `logging/setLevel`): a request
+/// gets the log messages of its call only when its `_meta` carries
+/// `io.modelcontextprotocol/logLevel`, at or above that level, before its result. Claude
+/// Code's envelope carries none, so it gets none.
+#[tokio::test]
+async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
+    let dir = Dir::new();
+    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let mut raw = RawClient::start(&dir.file("servers.toml"));
+    let discovered = raw
+        .request("server/discover", json!({"_meta": claude_envelope()}))
+        .await;
+    assert_eq!(
+        discovered["result"]["capabilities"]["logging"],
+        json!({}),
+        "{discovered}"
+    );
+    let before = raw.received.len();
+    let response = raw
+        .call_tool(
+            "call_tool",
+            json!({"name": "alpha__log", "arguments": {}}),
+            json!({}),
+        )
+        .await;
+    assert_eq!(result_text(&response), "level unset", "{response}");
+    assert!(
+        raw.received[before..]
+            .iter()
+            .all(|m| m["method"] != "notifications/message"),
+        "{:#?}",
+        raw.received
+    );
+    let before = raw.received.len();
+    let response = raw
+        .call_tool(
+            "call_tool",
+            json!({"name": "alpha__log", "arguments": {}}),
+            json!({"io.modelcontextprotocol/logLevel": "warning"}),
+        )
+        .await;
+    // The server was never given a level (there is no setLevel in this era): it sends all
+    // four, and the request's level lets two through.
+    assert_eq!(result_text(&response), "level unset", "{response}");
+    let logs: Vec<Value> = raw.received[before..]
+        .iter()
+        .take_while(|m| m.get("method").is_some())
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect();
+    assert_eq!(
+        logs,
+        vec![
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ]
+    );
+    raw.close().await;
+}
+
+/// server-everything's own logging: `toggle-simulated-logging` sends a message at once
+/// (a random level; debug admits them all), with no `logger`, so it is tagged `everything`.
+#[tokio::test]
+async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name() {
+    let Some(peers) = util::peers() else { return };
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.everything]\ncommand = {}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
+        util::toml_str(&peers.everything.to_string_lossy())
+    ));
+    let mut raw = RawClient::start(&dir.file("servers.toml"));
+    initialize(&mut raw).await;
+    let set = raw
+        .request("logging/setLevel", json!({"level": "debug"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let response = raw
+        .request(
+            "tools/call",
+            json!({"name": "call_tool",
+                   "arguments": {"name": "everything__toggle-simulated-logging", "arguments": {}}}),
+        )
+        .await;
+    assert!(response["result"]["isError"] != json!(true), "{response}");
+    let mut seen = raw
+        .received
+        .iter()
+        .find(|m| m["method"] == "notifications/message")
+        .cloned();
+    while seen.is_none() {
+        let message = raw.next().await;
+        if message["method"] == "notifications/message" {
+            seen = Some(message);
+        }
+    }
+    let params = &seen.unwrap_or_default()["params"];
+    assert_eq!(params["logger"], "everything", "{params}");
+    assert!(
+        params["data"]
+            .as_str()
+            .is_some_and(|d| d.contains("message")),
+        "{params}"
+    );
+    raw.close().await;
+}
+
+/// Over `serve --http` a handshake-era session (the Python SDK's client) sets its level and
+/// gets the messages a call logs; rmcp sends them on the session's GET stream.
+#[test]
+fn the_python_sdk_gets_server_logs_over_http_at_its_level() {
+    let Some(peers) = util::peers() else { return };
+    let dir = Dir::new();
+    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let server = crate::http::Server::start(&dir, &[]);
+    let out = peers.python(
+        "logging_http.py",
+        &[
+            server.url.as_ref(),
+            "alpha__log".as_ref(),
+            "warning".as_ref(),
+            "2".as_ref(),
+        ],
+    );
+    let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(seen["text"], "level warning", "{seen}");
+    assert_eq!(
+        seen["logs"],
+        json!([
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ]),
+        "{seen}"
+    );
+}
+
+/// The Python SDK's client over stdio in both eras: `logging/setLevel` in the handshake era,
+/// the `log_level` opt-in in 2026-07-28; either way the call's messages at or above the
+/// level have arrived by the time its result does.
+#[test]
+fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
+    let Some(peers) = util::peers() else { return };
+    let dir = Dir::new();
+    let config = dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| util::BIN.into());
+    for (era, text) in [("legacy", "level warning"), ("2026-07-28", "level unset")] {
+        let out = peers.python(
+            "logging_stdio.py",
+            &[
+                bin.as_ref(),
+                config.as_os_str(),
+                era.as_ref(),
+                "alpha__log".as_ref(),
+                "warning".as_ref(),
+            ],
+        );
+        let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(seen["text"], text, "{era}: {seen}");
+        assert_eq!(
+            seen["logs"],
+            json!([
+                log("warning", "alpha/fixture", "warning from alpha"),
+                log("error", "alpha/fixture", "error from alpha"),
+            ]),
+            "{era}: {seen}"
+        );
+    }
+}
