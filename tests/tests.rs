@@ -57,3 +57,4 @@ mod shutdown;
 mod soak;
 mod stats;
 mod tool_fidelity;
+mod unprefixed;
