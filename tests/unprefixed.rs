@@ -43,7 +43,10 @@ async fn listed_with(
 ) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(20);
     for id in 100.. {
-        let listed = names(&request(client, url, session, id, tools_list(id)).await, "tools");
+        let listed = names(
+            &request(client, url, session, id, tools_list(id)).await,
+            "tools",
+        );
         if listed.iter().any(|n| n == want) {
             return listed;
         }
@@ -87,7 +90,11 @@ async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http
                "params": {"name": "echo", "arguments": {"said": "bare"}}}),
     )
     .await;
-    assert_eq!(echoed["structuredContent"], json!({"said": "bare"}), "{echoed}");
+    assert_eq!(
+        echoed["structuredContent"],
+        json!({"said": "bare"}),
+        "{echoed}"
+    );
     let other = request(
         &client,
         url,

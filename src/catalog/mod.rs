@@ -292,7 +292,12 @@ impl Catalog {
 
 /// A server with `prefix = ""` is there to keep its own names; say so when one could not be
 /// kept (`name` says why), naming the fix.
-pub(crate) fn warn_if_renamed(server: ServerKey<'_>, kind: &str, original: &str, given: &QualifiedName) {
+pub(crate) fn warn_if_renamed(
+    server: ServerKey<'_>,
+    kind: &str,
+    original: &str,
+    given: &QualifiedName,
+) {
     if server.prefix.is_empty() && given.as_str() != original {
         tracing::warn!(
             server = server.name,

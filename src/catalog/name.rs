@@ -211,7 +211,10 @@ mod tests {
             // The hash suffix, so the name is the same every run.
             let hash = format!("_{:08x}", fnv1a(format!("everything/{tool}").as_bytes()));
             assert!(name.as_str().ends_with(&hash), "{name}");
-            assert_eq!(name, QualifiedName::assign("everything", "", tool, 64, free));
+            assert_eq!(
+                name,
+                QualifiedName::assign("everything", "", tool, 64, free)
+            );
         }
     }
 
