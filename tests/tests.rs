@@ -58,3 +58,4 @@ mod shutdown;
 mod soak;
 mod stats;
 mod tool_fidelity;
+mod unprefixed;

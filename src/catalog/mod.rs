@@ -17,7 +17,7 @@ pub mod prompts;
 pub mod resources;
 pub mod uri_template;
 
-pub use name::{QualifiedName, SEPARATOR, is_name_char, is_valid, sanitize};
+pub use name::{QualifiedName, RESERVED, SEPARATOR, is_name_char, is_valid, sanitize};
 pub use prompts::{PromptCatalog, PromptEntry};
 pub use resources::{ResourceCatalog, Route};
 
@@ -152,6 +152,7 @@ impl Catalog {
                         self.max_name_length,
                         |candidate| self.by_name.contains_key(candidate),
                     );
+                    warn_if_renamed(server, "tool", &key.1, &name);
                     self.by_name.insert(name.clone(), id);
                     self.entries.push(CatalogEntry {
                         id,
@@ -286,6 +287,27 @@ impl Catalog {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+/// A server with `prefix = ""` is there to keep its own names; say so when one could not be
+/// kept (`name` says why), naming the fix.
+pub(crate) fn warn_if_renamed(
+    server: ServerKey<'_>,
+    kind: &str,
+    original: &str,
+    given: &QualifiedName,
+) {
+    if server.prefix.is_empty() && given.as_str() != original {
+        tracing::warn!(
+            server = server.name,
+            original,
+            name = %given,
+            "the server has `prefix = \"\"`, but its {kind} cannot keep its own name (it has \
+             characters other than letters, digits, `_` and `-`, holds `__`, is a meta tool's \
+             name, or is too long or taken); clients call it by `name`. Set a prefix on the \
+             server to have every name follow one rule"
+        );
     }
 }
 

@@ -3,6 +3,12 @@
 //! `<prefix>__<tool>`, sanitized to `[A-Za-z0-9_-]`, at most `max_len` characters. A name that
 //! had to be altered (lossy sanitizing or truncation) and collides, or that is too long, gets
 //! `_` + 8 hex digits of a stable hash of `server/tool`, so it stays the same run after run.
+//!
+//! A server with `prefix = ""` (at most one, config checks) keeps its own names, sanitized, so
+//! a client that called it directly calls it the same way through us. Two kinds of name stay
+//! out of its reach whatever the order servers connect in, and get the hash suffix instead:
+//! the meta tools' names ([`RESERVED`]) and names holding `__`, which belong to the prefixed
+//! servers (every `<prefix>__...` name, hashed ones too, holds it).
 
 use std::fmt;
 
@@ -11,6 +17,9 @@ use std::fmt;
 pub const SEPARATOR: &str = "__";
 /// `_` plus 8 hex digits.
 const HASH_SUFFIX_LEN: usize = 9;
+/// The meta tools' names (`server::meta::MetaTool`, whose tests keep the two equal): no
+/// server's tool is given one.
+pub const RESERVED: [&str; 3] = ["search_tools", "select_tools", "call_tool"];
 
 /// A tool name as the client sees it. Only [`QualifiedName::assign`] makes one, so every
 /// value is valid: non-empty, `[A-Za-z0-9_-]`,
@@ -33,8 +42,14 @@ impl QualifiedName {
         max_len: usize,
         taken: impl Fn(&str) -> bool,
     ) -> QualifiedName {
-        let plain = sanitize(&format!("{prefix}{SEPARATOR}{tool}"));
-        if plain.len() <= max_len && !taken(&plain) {
+        let (plain, own_name_free) = if prefix.is_empty() {
+            let own = sanitize(tool);
+            let free = is_free_for_unprefixed(&own);
+            (own, free)
+        } else {
+            (sanitize(&format!("{prefix}{SEPARATOR}{tool}")), true)
+        };
+        if own_name_free && plain.len() <= max_len && !taken(&plain) {
             return QualifiedName(plain);
         }
         let keep = max_len.saturating_sub(HASH_SUFFIX_LEN).max(1);
@@ -89,6 +104,12 @@ pub fn sanitize(name: &str) -> String {
     name.chars()
         .map(|c| if is_name_char(c) { c } else { '_' })
         .collect()
+}
+
+/// Whether a server with `prefix = ""` may have `name` as it is: not empty, not a meta
+/// tool's, and not in the prefixed servers' `<prefix>__` space.
+fn is_free_for_unprefixed(name: &str) -> bool {
+    !name.is_empty() && !name.contains(SEPARATOR) && !RESERVED.contains(&name)
 }
 
 /// Whether `name` could be a qualified name under `max_len`.
@@ -171,6 +192,38 @@ mod tests {
         let second = QualifiedName::assign("s", "s", &tool, 20, |n| n == first.as_str());
         assert_ne!(first, second);
         assert_eq!(second.as_str().len(), 20);
+    }
+
+    #[test]
+    fn an_unprefixed_server_keeps_its_own_names_sanitized() {
+        let name = QualifiedName::assign("everything", "", "test_simple_text", 64, free);
+        assert_eq!(name.as_str(), "test_simple_text");
+        let name = QualifiedName::assign("everything", "", "read.file", 64, free);
+        assert_eq!(name.as_str(), "read_file");
+    }
+
+    #[test]
+    fn an_unprefixed_server_never_gets_a_meta_tool_name_or_one_with_the_separator() {
+        for tool in RESERVED.into_iter().chain(["gh__create_issue", ""]) {
+            let name = QualifiedName::assign("everything", "", tool, 64, free);
+            assert_ne!(name.as_str(), tool);
+            assert!(is_valid(name.as_str(), 64), "invalid: {name}");
+            // The hash suffix, so the name is the same every run.
+            let hash = format!("_{:08x}", fnv1a(format!("everything/{tool}").as_bytes()));
+            assert!(name.as_str().ends_with(&hash), "{name}");
+            assert_eq!(
+                name,
+                QualifiedName::assign("everything", "", tool, 64, free)
+            );
+        }
+    }
+
+    #[test]
+    fn an_unprefixed_name_that_is_taken_or_too_long_gets_the_hash() {
+        let taken = QualifiedName::assign("s", "", "echo", 64, |n| n == "echo");
+        assert!(taken.as_str().starts_with("echo_"));
+        let long = QualifiedName::assign("s", "", &"c".repeat(70), 64, free);
+        assert_eq!(long.as_str().len(), 64);
     }
 
     proptest! {

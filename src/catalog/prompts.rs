@@ -84,6 +84,7 @@ impl PromptCatalog {
                         self.max_name_length,
                         |candidate| self.by_name.contains_key(candidate),
                     );
+                    super::warn_if_renamed(server, "prompt", &prompt.name, &name);
                     let at = self.entries.len();
                     self.by_name.insert(name.clone(), at);
                     self.by_original.insert(key, at);

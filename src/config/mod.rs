@@ -342,6 +342,8 @@ pub struct ServerConfig {
     pub name: String,
     /// What qualified names start with: `prefix` if set, else the name. Never contains `__`
     /// and never starts or ends with `_`, so `<prefix>__<tool>` splits back unambiguously.
+    /// Empty (`prefix = ""`, one server at most): the server's tools and prompts keep their
+    /// own names (`catalog::QualifiedName::assign`).
     pub prefix: String,
     /// One line for the catalog in the instructions.
     pub description: Option<String>,

@@ -897,6 +897,38 @@ fn duplicate_prefixes_name_both_servers() {
 }
 
 #[test]
+fn an_empty_prefix_keeps_own_names_for_one_server_only() {
+    // A name that could not serve as a prefix is fine: no name starts with it.
+    let config = ok(&lines(&[
+        "[mcp_servers.my__srv]",
+        "command = \"a\"",
+        "prefix = \"\"",
+        "[mcp_servers.gh]",
+        "command = \"gh-mcp\"",
+    ]));
+    assert_eq!(config.servers[0].prefix, "");
+    assert_eq!(config.servers[1].prefix, "gh");
+    fails(
+        &lines(&[
+            "[mcp_servers.everything]",
+            "url = \"http://127.0.0.1:3000/mcp\"",
+            "prefix = \"\"",
+            "[mcp_servers.time]",
+            "command = \"mcp-server-time\"",
+            "prefix = \"\"",
+        ]),
+        4,
+        &[
+            "[mcp_servers.time]",
+            "[mcp_servers.everything]",
+            "line 1",
+            "only one server can keep its own tool and prompt names",
+            "set `prefix = \"...\"` in one of the two tables",
+        ],
+    );
+}
+
+#[test]
 fn settings_values_are_checked() {
     fails(
         &lines(&["[settings]", "client_era = \"handshak\""]),

@@ -50,6 +50,20 @@ pub(super) fn build(
         }
         .build(raw, &settings)?;
         if let Some((first, first_span)) = built.iter().find(|(s, _)| s.prefix == server.prefix) {
+            if server.prefix.is_empty() {
+                return Err(source.error(
+                    span,
+                    format!(
+                        "{} has `prefix = \"\"`, as has {} (line {}); only one server can keep \
+                         its own tool and prompt names, or a tool both servers have would be \
+                         two tools under one name, so set `prefix = \"...\"` in one of the two \
+                         tables",
+                        server_table(&server.name),
+                        server_table(&first.name),
+                        source.line(first_span.start),
+                    ),
+                ));
+            }
             return Err(source.error(
                 span,
                 format!(
@@ -440,6 +454,9 @@ impl Server<'_, '_> {
         let name = name.into_inner();
         self.check_name(&name, name_span.clone())?;
         let prefix = match prefix {
+            // `prefix = ""`: the server's tools and prompts keep their own names (one server
+            // only, checked in `build`; see `catalog::name` for the names it cannot have).
+            Some(prefix) if prefix.get_ref().is_empty() => prefix.into_inner(),
             Some(prefix) => {
                 self.check_prefix(prefix.get_ref(), settings.max_name_length)
                     .map_err(|why| {

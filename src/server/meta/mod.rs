@@ -221,6 +221,12 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn no_server_tool_can_be_given_a_meta_tool_name() {
+        let names: Vec<&str> = MetaTool::ALL.iter().map(|m| m.name()).collect();
+        assert_eq!(names, crate::catalog::RESERVED);
+    }
+
+    #[test]
     fn definitions_are_fixed_and_carry_always_load() {
         for meta in MetaTool::ALL {
             let a = serde_json::to_string(&meta.definition(ExposureMode::Deferred, true)).ok();

@@ -1,0 +1,177 @@
+//! `prefix = ""` (issue 24): a user who moves one server behind mcp-defer keeps its tool and
+//! prompt names. Through `serve --http` with `exposure = "all"`, over plain HTTP (reqwest), the
+//! fixture's tools and prompts are listed and called by their own names, next to a prefixed
+//! server's; names it cannot have (a meta tool's) get the hash suffix; two such servers are
+//! refused at load with both tables named. The conformance suite's server scenarios run the
+//! same way in `.ci/conformance-server`.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::http::{Server, open_session, post, result_of, tools_list};
+use crate::util::{Dir, fixture, stderr};
+
+/// Sends one request in `session` and returns its `result` (panics on an error answer).
+async fn request(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    id: u64,
+    body: Value,
+) -> Value {
+    let (status, _, text) = post(client, url, &[("mcp-session-id", session)], &body).await;
+    assert_eq!(status, 200, "{body}: {text}");
+    result_of(&text, id)
+}
+
+fn names(list: &Value, key: &str) -> Vec<String> {
+    list[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {list}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// The tool names listed once `want` is among them (servers connect after `initialize`).
+async fn listed_with(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    want: &str,
+) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for id in 100.. {
+        let listed = names(
+            &request(client, url, session, id, tools_list(id)).await,
+            "tools",
+        );
+        if listed.iter().any(|n| n == want) {
+            return listed;
+        }
+        assert!(Instant::now() < deadline, "{want} never listed: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    unreachable!("the loop returns or panics")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[settings]\nexposure = \"all\"\n\n{}\n{}",
+        fixture("fx", &["--prompt", "brief"], "prefix = \"\""),
+        fixture("other", &[], ""),
+    ));
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let url = &server.url;
+    let session = open_session(&client, url, &[]).await;
+
+    let listed = listed_with(&client, url, &session, "other__echo").await;
+    let listed = if listed.iter().any(|n| n == "echo") {
+        listed
+    } else {
+        listed_with(&client, url, &session, "echo").await
+    };
+    assert!(listed.contains(&"add".to_owned()), "{listed:?}");
+    assert!(
+        !listed.iter().any(|n| n.starts_with("fx__")),
+        "the unprefixed server's tools keep their names: {listed:?}"
+    );
+
+    let echoed = request(
+        &client,
+        url,
+        &session,
+        2,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"said": "bare"}}}),
+    )
+    .await;
+    assert_eq!(
+        echoed["structuredContent"],
+        json!({"said": "bare"}),
+        "{echoed}"
+    );
+    let other = request(
+        &client,
+        url,
+        &session,
+        3,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": "other__add", "arguments": {"a": 2, "b": 3}}}),
+    )
+    .await;
+    assert_eq!(other["structuredContent"], json!({"sum": 5.0}), "{other}");
+
+    let prompts = request(
+        &client,
+        url,
+        &session,
+        4,
+        json!({"jsonrpc": "2.0", "id": 4, "method": "prompts/list"}),
+    )
+    .await;
+    assert_eq!(names(&prompts, "prompts"), ["brief"], "{prompts}");
+    let prompt = request(
+        &client,
+        url,
+        &session,
+        5,
+        json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/get",
+               "params": {"name": "brief", "arguments": {"topic": "names"}}}),
+    )
+    .await;
+    assert!(prompt["messages"].is_array(), "{prompt}");
+
+    // A tool the server adds later under a meta tool's name cannot have it: it gets the hash
+    // suffix (the same every run), the warning says why, and the meta tool is untouched.
+    request(
+        &client,
+        url,
+        &session,
+        6,
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+               "params": {"name": "grow", "arguments": {"name": "search_tools"}}}),
+    )
+    .await;
+    server.wait_for_log("cannot keep its own name");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let renamed = loop {
+        let listed = names(
+            &request(&client, url, &session, 7, tools_list(7)).await,
+            "tools",
+        );
+        if let Some(name) = listed.iter().find(|n| n.starts_with("search_tools_")) {
+            break name.clone();
+        }
+        assert!(Instant::now() < deadline, "never listed: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(renamed.len(), "search_tools_".len() + 8, "{renamed}");
+    let log = server.log();
+    assert!(log.contains(&format!("name={renamed}")), "{log}");
+}
+
+#[test]
+fn two_unprefixed_servers_are_refused_naming_both_tables() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "{}\n{}",
+        fixture("everything", &[], "prefix = \"\""),
+        fixture("time", &[], "prefix = \"\""),
+    ));
+    let out = dir.run(&["check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    for part in [
+        "[mcp_servers.time]",
+        "[mcp_servers.everything]",
+        "only one server can keep its own tool and prompt names",
+        "set `prefix = \"...\"` in one of the two tables",
+    ] {
+        assert!(err.contains(part), "{part:?} missing from: {err}");
+    }
+}
