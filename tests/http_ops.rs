@@ -77,3 +77,39 @@ fn an_unknown_log_format_is_refused_with_the_choices() {
     assert!(text.contains("[possible values: text, json]"), "{text}");
 }
 
+#[tokio::test]
+async fn metrics_show_search_latency_and_meta_tool_calls() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], "required = true"));
+    let server = Server::start(&dir, &[]);
+    server.wait_for_log("tools listed");
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &server.url, &[]).await;
+    let headers = [("mcp-session-id", session.as_str())];
+    for id in [2, 3] {
+        let (status, _, body) = post(&client, &server.url, &headers, &search(id, "echo")).await;
+        assert_eq!(status, 200, "{body}");
+        assert!(result_of(&body, id)["structuredContent"]["tools"].is_array());
+    }
+    let base = server.url.trim_end_matches("/mcp");
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "# TYPE mcp_defer_search_duration_seconds histogram",
+        "mcp_defer_search_duration_seconds_bucket{le=\"+Inf\"} 2",
+        "mcp_defer_search_duration_seconds_count 2",
+        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"mcp-defer\"} 2",
+        "mcp_defer_http_request_errors_total{method=\"tools/call\",server=\"mcp-defer\"} 0",
+        "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
+        "mcp_defer_downstream_restart_attempt{server=\"fx\"} 0",
+    ] {
+        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
+    }
+}
+
