@@ -113,3 +113,146 @@ async fn metrics_show_search_latency_and_meta_tool_calls() {
     }
 }
 
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments}})
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn filtered_profile(dir: &Dir) {
+    let mut toml = fixture("alpha", &[], "");
+    toml += &fixture("beta", &[], "");
+    toml += "[profiles.safe]\nservers = [\"alpha\", \"beta\"]\n\
+             allow_tools = [\"alpha__*\", \"beta__echo\"]\n\
+             deny_tools = [\"*__crash\", \"alpha__sleep\"]\n";
+    dir.config(&toml);
+}
+
+#[tokio::test]
+async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
+    let dir = Dir::new();
+    filtered_profile(&dir);
+    let server = Server::start(&dir, &[]);
+    let safe = format!("{}/safe", server.url);
+    server.wait_for_log(&format!("url={safe}"));
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &safe, &[]).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    // Search: every allowed tool can be found, no filtered one.
+    let mut found = Vec::new();
+    for (id, query) in [
+        (2, "add two numbers"),
+        (3, "crash the server"),
+        (4, "echo sleep"),
+    ] {
+        let (_, _, body) = post(&client, &safe, &headers, &search(id, query)).await;
+        let result = result_of(&body, id);
+        for hit in result["structuredContent"]["tools"].as_array().unwrap() {
+            found.push(hit["name"].as_str().unwrap().to_owned());
+        }
+    }
+    assert!(found.iter().any(|n| n == "alpha__add"), "{found:?}");
+    for hidden in [
+        "beta__add",
+        "alpha__crash",
+        "beta__crash",
+        "alpha__sleep",
+        "beta__sleep",
+    ] {
+        assert!(
+            !found.iter().any(|n| n == hidden),
+            "{hidden} found: {found:?}"
+        );
+    }
+    // Select: a filtered tool is unknown; an allowed one loads and is listed.
+    let select = call(
+        5,
+        "select_tools",
+        json!({"names": ["beta__add", "beta__echo"]}),
+    );
+    let (_, _, body) = post(&client, &safe, &headers, &select).await;
+    let selected = result_of(&body, 5);
+    assert_eq!(
+        selected["structuredContent"]["unknown"][0]["name"], "beta__add",
+        "{selected}"
+    );
+    let (_, _, body) = post(&client, &safe, &headers, &tools_list(6)).await;
+    let listed: Vec<String> = (result_of(&body, 6)["tools"].as_array().unwrap().iter())
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(listed.contains(&"beta__echo".to_owned()), "{listed:?}");
+    assert!(!listed.contains(&"beta__add".to_owned()), "{listed:?}");
+    // Call, through call_tool and directly: refused as unknown; an allowed one runs.
+    let through = call(
+        7,
+        "call_tool",
+        json!({"name": "beta__add", "arguments": {"a": 1, "b": 2}}),
+    );
+    let (_, _, body) = post(&client, &safe, &headers, &through).await;
+    let refused = result_of(&body, 7);
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(text_of(&refused).contains("Unknown tool"), "{refused}");
+    let (_, _, body) = post(
+        &client,
+        &safe,
+        &headers,
+        &call(8, "alpha__crash", json!({})),
+    )
+    .await;
+    assert!(
+        body.contains("Unknown tool") || body.contains("\"error\""),
+        "{body}"
+    );
+    let allowed = call(
+        9,
+        "call_tool",
+        json!({"name": "alpha__add", "arguments": {"a": 1, "b": 2}}),
+    );
+    let (_, _, body) = post(&client, &safe, &headers, &allowed).await;
+    let added = result_of(&body, 9);
+    assert_ne!(added["isError"], true, "{added}");
+    assert!(text_of(&added).contains('3'), "{added}");
+    // The whole file's view at /mcp still has every tool.
+    let session = open_session(&client, &server.url, &[]).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let (_, _, body) = post(&client, &server.url, &headers, &through).await;
+    let result = result_of(&body, 7);
+    assert_ne!(result["isError"], true, "{result}");
+}
+
+#[test]
+fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
+    let dir = Dir::new();
+    let mut toml = fixture("alpha", &[], "");
+    toml += "[profiles.safe]\nservers = [\"alpha\"]\nallow_tools = [\"alpha/echo\"]\n";
+    dir.config(&toml);
+    let out = dir.run(&["check"]);
+    assert_eq!(out.status.code(), Some(2), "{}", crate::util::stderr(&out));
+    let text = crate::util::stderr(&out);
+    assert!(
+        text.contains("[profiles.safe] allow_tools: `alpha/echo` has `/`")
+            && text.contains("write `alpha__echo`"),
+        "{text}"
+    );
+    toml = fixture("alpha", &[], "");
+    toml += "[profiles.safe]\nservers = [\"alpha\"]\ndeny_tools = [\"echo\"]\n";
+    dir.config(&toml);
+    let text = crate::util::stderr(&dir.run(&["check"]));
+    assert!(
+        text.contains("`echo` matches no tool of the profile's servers")
+            && text.contains("write e.g. `alpha__echo` or `*__echo`"),
+        "{text}"
+    );
+}
