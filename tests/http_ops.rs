@@ -256,3 +256,57 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
         "{text}"
     );
 }
+
+/// Over stdio a request may reuse the id of one the client cancelled
+/// (`server/reused_ids.rs`); over HTTP the same client sees the same.
+#[tokio::test]
+async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &[], ""));
+    let server = Server::start(&dir, &[]);
+    server.wait_for_log("tools listed");
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &server.url, &[]).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", "2025-06-18"),
+    ];
+    let sleep = call(
+        7,
+        "call_tool",
+        json!({"name": "fx__sleep", "arguments": {"ms": 3000}}),
+    );
+    let mut first = client
+        .post(&server.url)
+        .header("content-type", "application/json")
+        .header("accept", crate::http::ACCEPT)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(sleep.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status().as_u16(), 200);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "user"}});
+    let (status, _, body) = post(&client, &server.url, &headers, &cancel).await;
+    assert_eq!(status, 202, "{body}");
+    let add = call(
+        7,
+        "call_tool",
+        json!({"name": "fx__add", "arguments": {"a": 2, "b": 3}}),
+    );
+    let (status, _, body) = post(&client, &server.url, &headers, &add).await;
+    assert_eq!(status, 200, "{body}");
+    let added = result_of(&body, 7);
+    assert_ne!(added["isError"], true, "{added}");
+    assert!(text_of(&added).contains('5'), "{added}");
+    // The cancelled call is not answered on its own stream either.
+    let mut rest = String::new();
+    while let Ok(Ok(Some(chunk))) =
+        tokio::time::timeout(Duration::from_secs(10), first.chunk()).await
+    {
+        rest.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(!rest.contains("\"result\""), "{rest}");
+}
