@@ -10,6 +10,10 @@
 use std::borrow::Cow;
 use std::sync::RwLock;
 
+mod json;
+
+pub use json::RedactingJsonStderr;
+
 /// What replaces a secret.
 pub const MASK: &str = "***";
 
@@ -117,10 +121,7 @@ fn params(text: &str) -> Option<String> {
         let lower = name.to_ascii_lowercase();
         // rmcp's span for an HTTP session names its id plainly: `..._session{id="..."}`.
         let session_span = lower == "id" && before[..name_start].ends_with("_session{");
-        let secret = session_span
-            || lower
-                .split(['_', '-', '.'])
-                .any(|word| SECRET_PARAMS.iter().any(|p| word.ends_with(p)));
+        let secret = session_span || secret_name(&lower);
         out.push_str(before);
         out.push('=');
         // A secret's quoted value (a `tracing` field logged with `?`: `session_id="..."`)
@@ -147,6 +148,14 @@ fn params(text: &str) -> Option<String> {
     }
     out.push_str(rest);
     changed.then_some(out)
+}
+
+/// Whether a parameter or field named `name` holds a credential: one of its
+/// `_`/`-`/`.`-separated words (case folded) is or ends with a [`SECRET_PARAMS`] word.
+fn secret_name(name: &str) -> bool {
+    name.to_ascii_lowercase()
+        .split(['_', '-', '.'])
+        .any(|word| SECRET_PARAMS.iter().any(|p| word.ends_with(p)))
 }
 
 /// `Bearer <token>` (any case) becomes `Bearer ***`.

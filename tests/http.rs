@@ -27,11 +27,24 @@ impl Server {
 
     /// Starts it and waits for the URL it serves at; on exit, the log.
     pub fn try_start(dir: &Dir, addr: &str, envs: &[(&str, &str)]) -> Result<Server, String> {
+        Server::try_start_with(dir, addr, &[], envs)
+    }
+
+    /// [`Server::try_start`] with more arguments after `serve` (`--log-format json`: the
+    /// URL is then found in its JSON form too).
+    pub fn try_start_with(
+        dir: &Dir,
+        addr: &str,
+        args: &[&str],
+        envs: &[(&str, &str)],
+    ) -> Result<Server, String> {
         // MCP_DEFER_TEST_BIN: run these tests against another build (a base commit's, to
         // see a test fail before its fix).
         let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| BIN.to_owned());
         let mut child = Command::new(bin)
-            .args(["serve", "--http", addr, "--config"])
+            .args(["serve", "--http", addr])
+            .args(args)
+            .arg("--config")
             .arg(dir.file("servers.toml"))
             .current_dir(dir.path())
             .env("RUST_LOG", "warn,mcp_defer=debug")
@@ -56,9 +69,11 @@ impl Server {
         let mut child = child;
         loop {
             let text = log.lock().unwrap().clone();
-            if let Some(start) = text.find("url=http://") {
-                let url = text[start + 4..]
-                    .split_whitespace()
+            let found = (text.find("url=http://").map(|i| i + 4))
+                .or_else(|| text.find("\"url\":\"http://").map(|i| i + 7));
+            if let Some(start) = found {
+                let url = text[start..]
+                    .split(|c: char| c.is_whitespace() || c == '"')
                     .next()
                     .unwrap()
                     .to_owned();

@@ -22,6 +22,7 @@ mod framing;
 mod fuzz;
 mod http;
 mod http_limits;
+mod http_ops;
 mod import;
 #[cfg(unix)]
 mod import_formats;

@@ -33,6 +33,17 @@ pub struct Cli {
     /// Only errors on stderr.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
+    /// How log lines on stderr look: `text` for people, `json` (one object a line, with
+    /// level, target, fields and spans) for a log collector.
+    #[arg(
+        long,
+        value_enum,
+        global = true,
+        default_value_t = LogFormat::Text,
+        env = "MCP_DEFER_LOG_FORMAT",
+        value_name = "FORMAT"
+    )]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -124,7 +135,7 @@ struct ConfigArg {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose, cli.quiet);
+    init_logging(cli.verbose, cli.quiet, cli.log_format);
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -335,9 +346,17 @@ fn write_stdout(out: &str) -> std::io::Result<()> {
     stdout.flush()
 }
 
+/// The shape of a log line (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
 /// Logs go to stderr, never stdout: stdout is the protocol. Every line passes through
-/// [`crate::redact`], whatever its level or origin.
-fn init_logging(verbose: u8, quiet: bool) {
+/// [`crate::redact`], whatever its level or origin (a JSON line value by value, so it
+/// stays JSON: [`crate::redact::RedactingJsonStderr`]).
+fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
     // rmcp logs every handshake at info; ours are the lines a user wants by default. Its
     // transport worker logs each connection's end as an ERROR with no server name ("worker
     // quit with fatal: ... AuthRequired"); the supervisor says the same under the server's
@@ -350,9 +369,14 @@ fn init_logging(verbose: u8, quiet: bool) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_writer(crate::redact::RedactingStderr)
+    let builder = tracing_subscriber::fmt()
         .with_ansi(false)
-        .with_env_filter(filter)
-        .init();
+        .with_env_filter(filter);
+    match format {
+        LogFormat::Text => builder.with_writer(crate::redact::RedactingStderr).init(),
+        LogFormat::Json => builder
+            .json()
+            .with_writer(crate::redact::RedactingJsonStderr)
+            .init(),
+    }
 }

@@ -53,9 +53,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub mod diff;
+pub use tool_filter::ToolFilter;
 mod error;
 mod expand;
 mod raw;
+mod tool_filter;
 mod validate;
 
 pub use error::ConfigError;
@@ -167,6 +169,9 @@ pub struct Config {
     pub servers: Vec<ServerConfig>,
     /// `[profiles.<name>]` tables in file order.
     pub profiles: Vec<Profile>,
+    /// The tools this view shows: a profile's `allow_tools`/`deny_tools`
+    /// ([`Config::for_profile`]); empty, showing every tool, for the whole file.
+    pub tools: ToolFilter,
 }
 
 /// `[profiles.<name>] servers = [...]`: a subset of the servers, served as its own MCP server
@@ -177,6 +182,8 @@ pub struct Profile {
     pub name: String,
     /// Server table names, each one that exists.
     pub servers: Vec<String>,
+    /// `allow_tools` and `deny_tools`: which of their tools its clients see.
+    pub tools: ToolFilter,
 }
 
 impl Config {
@@ -204,6 +211,7 @@ impl Config {
             settings: self.settings.clone(),
             servers: positions.iter().map(|&i| self.servers[i].clone()).collect(),
             profiles: Vec::new(),
+            tools: profile.tools.clone(),
         };
         Ok((config, positions))
     }

@@ -28,6 +28,8 @@ pub(super) struct RawFile {
 pub(super) struct RawProfile {
     pub name: S<String>,
     pub servers: Option<S<Vec<S<String>>>>,
+    pub allow_tools: Option<S<Vec<S<String>>>>,
+    pub deny_tools: Option<S<Vec<S<String>>>>,
 }
 
 #[derive(Default)]
@@ -140,7 +142,7 @@ pub(super) struct RawServer {
 
 const TOP_KEYS: &[&str] = &["mcp_servers", "settings", "profiles"];
 
-const PROFILE_KEYS: &[&str] = &["servers"];
+const PROFILE_KEYS: &[&str] = &["servers", "allow_tools", "deny_tools"];
 
 const SETTINGS_KEYS: &[&str] = &[
     "exposure",
@@ -279,10 +281,14 @@ fn decode_profile(
     let mut profile = RawProfile {
         name: Spanned::new(name.span(), name.get_ref().to_string()),
         servers: None,
+        allow_tools: None,
+        deny_tools: None,
     };
     for (key, value) in in_file_order(table) {
         match key.get_ref().as_ref() {
             "servers" => profile.servers = Some(cx.strings(key, value)?),
+            "allow_tools" => profile.allow_tools = Some(cx.strings(key, value)?),
+            "deny_tools" => profile.deny_tools = Some(cx.strings(key, value)?),
             other => return Err(cx.unknown(key, other, PROFILE_KEYS)),
         }
     }

@@ -15,13 +15,14 @@ use super::expand::{ExpandError, expand};
 use super::raw::{
     Pairs, RawAlwaysLoad, RawFile, RawHttp, RawProfile, RawServer, RawSettings, RawToolOverride, S,
 };
+use super::tool_filter;
 use super::{
     AlwaysLoad, ClientEra, Config, DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_STARTUP_TIMEOUT,
     DEFAULT_TOOL_TIMEOUT, ExposureMode, HttpSettings, LAUNCHER_STARTUP_TIMEOUT,
     MAX_CONCURRENT_REQUESTS_RANGE, MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE,
     MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC,
     MAX_WAIT_MS, OAuthClient, PREFIX_ROOM, Profile, SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE,
-    ServerConfig, Settings, Start, TokenSource, ToolOverride, Transport,
+    ServerConfig, Settings, Start, TokenSource, ToolFilter, ToolOverride, Transport,
 };
 use crate::catalog::is_name_char;
 use crate::search::Semantic;
@@ -87,6 +88,7 @@ pub(super) fn build(
         settings,
         profiles,
         servers,
+        tools: ToolFilter::default(),
     })
 }
 
@@ -1249,8 +1251,15 @@ fn build_profiles(
     source: &Source<'_>,
 ) -> Result<Vec<Profile>, ConfigError> {
     let known: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    let all_servers = servers;
     let mut profiles = Vec::with_capacity(raw.len());
-    for RawProfile { name, servers } in raw {
+    for RawProfile {
+        name,
+        servers,
+        allow_tools,
+        deny_tools,
+    } in raw
+    {
         if name.get_ref().is_empty() || !name.get_ref().chars().all(is_name_char) {
             return Err(source.error(
                 name.span(),
@@ -1287,9 +1296,36 @@ fn build_profiles(
             }
             names.push(server.into_inner());
         }
+        let prefixes: Vec<&str> = (all_servers.iter())
+            .filter(|s| names.contains(&s.name))
+            .map(|s| s.prefix.as_str())
+            .collect();
+        let patterns = |key: &str, list: Option<S<Vec<S<String>>>>| {
+            let Some(list) = list else {
+                return Ok(None);
+            };
+            let mut checked = Vec::new();
+            for pattern in list.into_inner() {
+                if let Err(why) = tool_filter::check_pattern(pattern.get_ref(), &prefixes) {
+                    return Err(source.error(
+                        pattern.span(),
+                        format!(
+                            "[profiles.{}] {key}: `{}` {why}",
+                            name.get_ref(),
+                            pattern.get_ref()
+                        ),
+                    ));
+                }
+                checked.push(pattern.into_inner());
+            }
+            Ok(Some(checked))
+        };
+        let allow = patterns("allow_tools", allow_tools)?;
+        let deny = patterns("deny_tools", deny_tools)?.unwrap_or_default();
         profiles.push(Profile {
             name: name.into_inner(),
             servers: names,
+            tools: ToolFilter::new(allow, deny),
         });
     }
     Ok(profiles)

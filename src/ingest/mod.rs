@@ -24,7 +24,7 @@ use crate::catalog::{
     self, Catalog, CatalogEntry, EntryId, PromptCatalog, QualifiedName, ResourceCatalog, ServerKey,
     ServerTool, ToolJson,
 };
-use crate::config::Config;
+use crate::config::{Config, ToolFilter};
 use crate::downstream::Event;
 use crate::search::{Document, SearchError, SearchIndex, ToolDoc};
 use crate::sync::{lock, read, write};
@@ -46,6 +46,10 @@ pub struct Registry {
     /// Per server, whether its tools are in the committed index. The catalog has them a
     /// moment earlier; a search that waited for the server must not find an empty index.
     searchable: Mutex<Vec<bool>>,
+    /// The profile's `allow_tools`/`deny_tools`, as at start (a reload keeps `[profiles]`):
+    /// a tool it filters out never enters this catalog, so no search, list or call of
+    /// this view can reach it.
+    tools: ToolFilter,
 }
 
 /// One server's complete tool list and the `instructions` of its handshake.
@@ -213,6 +217,7 @@ impl Registry {
             prompts: RwLock::new(PromptCatalog::new(max_name_length)),
             resources: RwLock::new(ResourceCatalog::new()),
             searchable: Mutex::new(vec![false; config.servers.len()]),
+            tools: config.tools.clone(),
             config: RwLock::new(config),
         })
     }
@@ -287,10 +292,21 @@ impl Registry {
     fn enter_catalog(&self, config: &Config, list: ToolList) -> Option<Entered> {
         let ToolList {
             server,
-            tools,
+            mut tools,
             instructions,
         } = list;
         let config = config.servers.get(server)?;
+        if !self.tools.is_empty() {
+            tools.retain(|tool| {
+                let plain = catalog::sanitize(&format!(
+                    "{}{}{}",
+                    config.prefix,
+                    catalog::SEPARATOR,
+                    tool.name()
+                ));
+                self.tools.allows(&plain)
+            });
+        }
         let (server_text, new_instructions) = {
             let mut known = lock(&self.instructions);
             let changed = known[server] != instructions;

@@ -27,6 +27,7 @@ mod error;
 mod handler;
 mod http;
 mod instructions;
+mod latency;
 pub mod meta;
 mod output_limit;
 mod passthrough;

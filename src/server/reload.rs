@@ -229,6 +229,8 @@ impl Reloader {
             settings: self.settings.clone(),
             servers: plan.servers.clone(),
             profiles: self.profiles.clone(),
+            // Each view's registry keeps the filter it started with.
+            tools: crate::config::ToolFilter::default(),
         });
         let handles: Vec<ServerHandle> = pool.iter().cloned().collect();
         for view in &self.views {

@@ -57,7 +57,18 @@ struct Live {
     /// The JSON-RPC ids of its requests in flight: a second request with one of them
     /// would take over the first one's stream, leaving the first unanswered.
     ids: std::collections::HashSet<String>,
+    /// Ids the client cancelled (JSON text): a request reusing one is aliased
+    /// (`reused.rs`). Bounded: ids are otherwise unique in a session (MCP), and a client
+    /// reuses one right after cancelling it, if at all.
+    cancelled: std::collections::HashSet<String>,
+    /// The client's id -> the alias its request runs under, while that request runs.
+    aliases: HashMap<String, String>,
+    /// Aliases given so far.
+    next_alias: u64,
 }
+
+/// Cancelled ids remembered per session, at most.
+const CANCELLED_REMEMBERED: usize = 1024;
 
 /// A principal's place in its session cap while its `initialize` runs; given back on drop
 /// unless [`Sessions::bind`] turned it into the session's own.
@@ -209,6 +220,42 @@ impl Sessions {
         }
     }
 
+    /// A `notifications/cancelled` for `request` (JSON text) in session `id`: remembered,
+    /// so a request reusing it is aliased; the alias it must name instead, when the request
+    /// it cancels runs under one.
+    pub fn cancelled(&self, id: &str, request: &str) -> Option<String> {
+        let mut live = lock(&self.live);
+        let session = live.get_mut(id)?;
+        if session.cancelled.len() >= CANCELLED_REMEMBERED {
+            session.cancelled.clear();
+        }
+        session.cancelled.insert(request.to_owned());
+        session.aliases.get(request).cloned()
+    }
+
+    /// The alias a request with the cancelled id `request` (JSON text) runs under, if it
+    /// reuses one; noted until [`Sessions::unalias`].
+    pub fn alias_for(&self, id: &str, request: &str) -> Option<String> {
+        let mut live = lock(&self.live);
+        let session = live.get_mut(id)?;
+        if !session.cancelled.remove(request) {
+            return None;
+        }
+        session.next_alias += 1;
+        let alias = super::reused::alias(session.next_alias);
+        session.aliases.insert(request.to_owned(), alias.clone());
+        Some(alias)
+    }
+
+    /// The aliased request with the client's id `request` has ended.
+    pub fn unalias(&self, id: &str, request: &str, alias: &str) {
+        if let Some(session) = lock(&self.live).get_mut(id)
+            && session.aliases.get(request).is_some_and(|a| a == alias)
+        {
+            session.aliases.remove(request);
+        }
+    }
+
     fn touch(&self, id: &SessionId) {
         if let Some(session) = lock(&self.live).get_mut(id) {
             session.last_used = Instant::now();
@@ -260,6 +307,9 @@ impl SessionManager for Sessions {
                 in_flight: Arc::new(Semaphore::new(self.max_in_flight)),
                 owner: None,
                 ids: std::collections::HashSet::new(),
+                cancelled: std::collections::HashSet::new(),
+                aliases: HashMap::new(),
+                next_alias: 0,
             },
         );
         Ok((id, transport))

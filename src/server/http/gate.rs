@@ -193,6 +193,9 @@ struct HeadParams {
     name: Option<String>,
     #[serde(default)]
     arguments: Option<HeadArguments>,
+    /// A `notifications/cancelled`'s target.
+    #[serde(default, rename = "requestId")]
+    request_id: Option<serde_json::Value>,
 }
 
 #[derive(serde::Deserialize)]
@@ -348,7 +351,7 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
                 .into_response();
         }
     };
-    let (bytes, head) = match parse(bytes) {
+    let (mut bytes, head) = match parse(bytes) {
         Ok(parsed) => parsed,
         Err(response) => return *response,
     };
@@ -368,10 +371,40 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
             tool.as_deref(),
             started,
         )),
+        alias: None,
     };
+    // An id reused after its cancel runs under an alias; a cancel of it names the alias.
+    let mut unalias = None;
+    let mut admitted_id = request_id.clone();
+    if let Some(id) = &session {
+        let cancelled = (head.as_ref())
+            .filter(|h| h.method.as_deref() == Some("notifications/cancelled"))
+            .and_then(|h| h.params.as_ref()?.request_id.as_ref())
+            .map(serde_json::Value::to_string);
+        if let Some(target) = cancelled
+            && let Some(alias) = gate.sessions.cancelled(id, &target)
+            && let Some(rewritten) = super::reused::rewrite(&bytes, "/params/requestId", &alias)
+        {
+            bytes = rewritten;
+        }
+        if let Some(client_id) = &request_id
+            && let Some(alias) = gate.sessions.alias_for(id, client_id)
+            && let Some(rewritten) = super::reused::rewrite(&bytes, "/id", &alias)
+        {
+            bytes = rewritten;
+            unalias = Some(super::reused::Unalias::new(&alias, client_id));
+            guard.alias = Some(Aliased {
+                sessions: gate.sessions.clone(),
+                session: id.clone(),
+                client_id: client_id.clone(),
+                alias: alias.clone(),
+            });
+            admitted_id = Some(alias);
+        }
+    }
     let mut reservation = None;
     match &session {
-        Some(id) => match gate.sessions.admit(id, request_id.clone()) {
+        Some(id) => match gate.sessions.admit(id, admitted_id) {
             // Unknown sessions go on to rmcp, which answers 404 as the spec says.
             Admission::Unknown => {}
             Admission::Admitted(permit, id) => {
@@ -439,6 +472,7 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
         parts,
         Body::new(Held {
             body,
+            unalias,
             _guard: guard,
         }),
     )
@@ -458,11 +492,29 @@ struct Guard {
     permit: Option<OwnedSemaphorePermit>,
     id: Option<IdInFlight>,
     timing: Option<super::metrics::Timing>,
+    alias: Option<Aliased>,
 }
 
-/// A response body that holds its request's [`Guard`] until it ends or is dropped.
+/// A request running under an alias (`reused.rs`): the alias is forgotten when it ends.
+struct Aliased {
+    sessions: Arc<Sessions>,
+    session: String,
+    client_id: String,
+    alias: String,
+}
+
+impl Drop for Aliased {
+    fn drop(&mut self) {
+        self.sessions
+            .unalias(&self.session, &self.client_id, &self.alias);
+    }
+}
+
+/// A response body that holds its request's [`Guard`] until it ends or is dropped, and
+/// writes an aliased request's answer back under the client's id.
 struct Held {
     body: Body,
+    unalias: Option<super::reused::Unalias>,
     _guard: Guard,
 }
 
@@ -474,7 +526,14 @@ impl http_body::Body for Held {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.body).poll_frame(cx);
+        match &this.unalias {
+            None => polled,
+            Some(unalias) => polled.map(|frame| {
+                frame.map(|frame| frame.map(|frame| frame.map_data(|data| unalias.frame(data))))
+            }),
+        }
     }
 
     fn is_end_stream(&self) -> bool {

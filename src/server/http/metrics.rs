@@ -3,9 +3,10 @@
 //!
 //! One set of counters for the process: connections, sessions, requests and errors by
 //! JSON-RPC method and server (the server a `tools/call` went to, from the qualified
-//! tool name), request latency histograms by method, and each downstream server's state
-//! and restart attempt. Labels come from a closed set (the methods below, the configured
-//! server names), so a client cannot grow the series without bound.
+//! tool name), request latency histograms by method, `search_tools`' own latency
+//! ([`crate::server::latency`]), and each downstream server's state and restart attempt.
+//! Labels come from a closed set (the methods below, the configured server names), so a
+//! client cannot grow the series without bound.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -229,6 +230,11 @@ pub(super) fn render(sessions: usize, servers: &[ServerHandle]) -> String {
         );
     }
     drop(requests);
+    crate::server::latency::SEARCH.render(
+        &mut out,
+        "mcp_defer_search_duration_seconds",
+        "search_tools from the call to its result (waits for starting servers included).",
+    );
     out.push_str(
         "# HELP mcp_defer_downstream_up Whether the server is connected (1) or not (0), \
          with its state.\n# TYPE mcp_defer_downstream_up gauge\n",

@@ -26,6 +26,7 @@ mod gate;
 mod listen;
 mod metrics;
 mod probes;
+mod reused;
 
 pub use error::HttpError;
 

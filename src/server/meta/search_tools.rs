@@ -83,6 +83,7 @@ pub fn output_schema() -> Value {
 /// Runs a search for the model, noting servers that are not serving. With the transformer
 /// tier the query is embedded first, on the blocking pool and before any lock is taken.
 pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
+    let _timer = crate::server::latency::SEARCH.start();
     let encoder = state.registry.index().query_encoder();
     let model_query = match encoder {
         Some(encoder) => {
