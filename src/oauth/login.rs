@@ -12,7 +12,7 @@ use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
 };
 
-use super::callback::{Callback, CallbackError};
+use super::callback::{Callback, CallbackError, query_value};
 use super::store::{ServerCredentials, StoreError, TokenFile};
 use crate::config::OAuthClient;
 
@@ -35,6 +35,10 @@ pub enum LoginError {
     Exchange(AuthError),
     #[error(transparent)]
     Callback(#[from] CallbackError),
+    /// rmcp always puts a `state` in the authorization URL; without it no callback could
+    /// be told from a forged one.
+    #[error("the authorization URL has no `state` parameter, so the callback could not be checked")]
+    NoState,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -121,8 +125,11 @@ pub async fn login(
             url: target.url.to_owned(),
             source,
         })?;
-    prompt.show(session.get_authorization_url(), &redirect_uri);
-    let callback_url = callback.wait(target.name, timeout).await?;
+    let authorization_url = session.get_authorization_url();
+    // The state rmcp put in the URL: the one callback that may end the wait carries it.
+    let state = query_value(authorization_url, "state").ok_or(LoginError::NoState)?;
+    prompt.show(authorization_url, &redirect_uri);
+    let callback_url = callback.wait(target.name, &state, timeout).await?;
     // Exchanges the code (checking `state` and sending the PKCE verifier) and saves the
     // tokens through `ServerCredentials`.
     session
