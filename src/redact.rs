@@ -107,7 +107,9 @@ fn bare_userinfo(text: &str) -> Option<String> {
         return None;
     }
     let delimiter = |c: char| {
-        c.is_whitespace() || is_quote(c) || matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | ',' | ';' | '=')
+        c.is_whitespace()
+            || is_quote(c)
+            || matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | ',' | ';' | '=')
     };
     let mut out = String::with_capacity(text.len());
     let mut changed = false;
@@ -166,8 +168,10 @@ fn percent_decoded(text: &str) -> String {
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
         if bytes[i] == b'%'
-            && let (Some(Some(hi)), Some(Some(lo))) =
-                (bytes.get(i + 1).map(|&b| hex(b)), bytes.get(i + 2).map(|&b| hex(b)))
+            && let (Some(Some(hi)), Some(Some(lo))) = (
+                bytes.get(i + 1).map(|&b| hex(b)),
+                bytes.get(i + 2).map(|&b| hex(b)),
+            )
         {
             out.push((hi * 16 + lo) as u8);
             i += 3;
@@ -323,10 +327,15 @@ mod tests {
     #[test]
     fn userinfo_without_a_scheme_is_masked_and_mail_addresses_kept() {
         assert_eq!(
-            redact(r#"checkout waiting for idle connection: ("http", alice:pw-9f3@127.0.0.1:8080)"#),
+            redact(
+                r#"checkout waiting for idle connection: ("http", alice:pw-9f3@127.0.0.1:8080)"#
+            ),
             r#"checkout waiting for idle connection: ("http", ***@127.0.0.1:8080)"#
         );
-        assert_eq!(redact("mail bob@example.com at 10:30"), "mail bob@example.com at 10:30");
+        assert_eq!(
+            redact("mail bob@example.com at 10:30"),
+            "mail bob@example.com at 10:30"
+        );
         assert_eq!(redact("http://***@h and x"), "http://***@h and x");
     }
 

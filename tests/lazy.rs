@@ -210,8 +210,9 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
         &[],
         "start = \"lazy\"\ndisabled_tools = [\"add\"]",
     ));
+    let config = dir.file("servers.toml");
     let start = || {
-        Session::start_with(&dir.file("servers.toml"), |command| {
+        Session::start_with(&config, |command| {
             command
                 .env_remove("MCP_DEFER_CACHE_DIR")
                 .env("XDG_CACHE_HOME", &cache_home);

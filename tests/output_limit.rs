@@ -103,7 +103,10 @@ async fn resource_links_count_against_the_budget() {
         .iter()
         .map(|b| serde_json::to_vec(b).unwrap().len())
         .sum();
-    assert!(size <= 400, "{size} bytes of links through a 400-byte budget");
+    assert!(
+        size <= 400,
+        "{size} bytes of links through a 400-byte budget"
+    );
     assert!(!links.is_empty(), "the links that fit bare are kept");
     for (i, link) in links.iter().enumerate() {
         let link = link.as_resource_link().unwrap();

@@ -56,5 +56,4 @@ mod shutdown;
 #[cfg(target_os = "linux")]
 mod soak;
 mod stats;
-mod terminal_text;
 mod tool_fidelity;

@@ -142,7 +142,8 @@ fn big_result(args: &JsonObject) -> CallToolResult {
         content.push(Content::image("iVBORw0K".repeat(500), "image/png"));
     }
     for i in 0..count("links") {
-        let mut link = rmcp::model::Resource::new(format!("file:///big/{i}.txt"), format!("{i}.txt"));
+        let mut link =
+            rmcp::model::Resource::new(format!("file:///big/{i}.txt"), format!("{i}.txt"));
         link.mime_type = Some("text/plain".to_owned());
         link.description = Some("d".repeat(count("link_chars")));
         content.push(Content::resource_link(link));

@@ -70,7 +70,10 @@ pub async fn login(
         url: target.url.to_owned(),
         source,
     };
-    let mut manager = AuthorizationManager::new(target.url)
+    // The resource is the URL without credentials: a `user:password@` there would go into
+    // every discovery request's URL (and an HTTP client's logs) and into the `resource`
+    // parameter of the authorization URL printed on stdout.
+    let mut manager = AuthorizationManager::new(without_userinfo(target.url).as_str())
         .await
         .map_err(discovery)?;
     manager.set_credential_store(ServerCredentials {
@@ -143,6 +146,19 @@ pub async fn login(
         file.save(target.url, login)?;
     }
     Ok(())
+}
+
+/// `url` without its `user:password@`, if it has one (unparseable: as it is, for rmcp to
+/// refuse with its own error).
+fn without_userinfo(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// The server's `WWW-Authenticate` challenge to an unauthenticated `initialize`, which

@@ -141,7 +141,10 @@ fn cut_link(link: &mut Resource, left: &mut usize, cut: &mut Cut) -> bool {
         *left -= size;
         return true;
     }
-    let mut bare = Resource::new(std::mem::take(&mut link.uri), std::mem::take(&mut link.name));
+    let mut bare = Resource::new(
+        std::mem::take(&mut link.uri),
+        std::mem::take(&mut link.name),
+    );
     bare.mime_type = link.mime_type.take();
     bare.size = link.size;
     let bare_size = serialized_len(&bare) + TAG;
@@ -388,8 +391,15 @@ mod tests {
             .filter_map(|b| b.as_resource_link())
             .collect();
         assert_eq!(kept.len(), 2, "{:?}", result.content);
-        assert_eq!(kept[0].description.as_deref(), Some("dddddddddd"), "fits whole");
-        assert_eq!((kept[1].uri.as_str(), kept[1].description.as_ref()), ("file:///1", None));
+        assert_eq!(
+            kept[0].description.as_deref(),
+            Some("dddddddddd"),
+            "fits whole"
+        );
+        assert_eq!(
+            (kept[1].uri.as_str(), kept[1].description.as_ref()),
+            ("file:///1", None)
+        );
         let size: usize = result.content[..2]
             .iter()
             .map(|b| serde_json::to_vec(b).unwrap().len())
@@ -397,7 +407,9 @@ mod tests {
         assert!(size <= 160, "{size}");
         let note = texts(&result).pop().unwrap();
         assert!(
-            note.contains("the description, title and metadata of 1 resource link and 1 resource link"),
+            note.contains(
+                "the description, title and metadata of 1 resource link and 1 resource link"
+            ),
             "{note}"
         );
     }
