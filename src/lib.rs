@@ -49,7 +49,8 @@
 //!   it names `libc` or `std::os::{unix,windows}` (`.ci/check-platform`).
 //! - Leaves every layer may use: [`server_tool`] (a tool as its server lists it, JSON text),
 //!   [`lines`] (bounded JSON-RPC lines for both sides), [`redact`] (the one rule for masking
-//!   secrets in whatever we show).
+//!   secrets in whatever we show), [`printable`] (control characters from elsewhere shown,
+//!   never obeyed by the terminal).
 //!
 //! The arrows that must never exist: `catalog`, `search` and `exposure` never import
 //! `downstream`; `downstream` never imports `catalog`, `search` or `exposure` (it hands
@@ -66,6 +67,7 @@ pub mod ingest;
 pub mod lines;
 pub mod oauth;
 pub mod platform;
+pub mod printable;
 pub mod redact;
 pub mod report;
 pub mod search;

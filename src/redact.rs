@@ -68,7 +68,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
             }
         }
     }
-    for rule in [userinfo, params, bearer] {
+    for rule in [userinfo, bare_userinfo, params, bearer] {
         if let Some(changed) = rule(&out) {
             out = Cow::Owned(changed);
         }
@@ -100,6 +100,91 @@ fn userinfo(text: &str) -> Option<String> {
     }
     out.push_str(rest);
     changed.then_some(out)
+}
+
+/// `user:password@host` without a scheme, as an HTTP client logs a connection pool's key
+/// (hyper-util at trace: `("http", user:password@host:port)`), becomes `***@host`. A word
+/// (up to whitespace, a quote, a bracket, `,`, `;` or `=`) whose part before its last `@`
+/// has a `:` and no `/`; an e-mail address has no `:` there and is kept.
+fn bare_userinfo(text: &str) -> Option<String> {
+    if !text.contains('@') {
+        return None;
+    }
+    let delimiter = |c: char| {
+        c.is_whitespace()
+            || is_quote(c)
+            || matches!(c, '(' | ')' | '[' | ']' | '{' | '}' | ',' | ';' | '=')
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest.find(delimiter).unwrap_or(rest.len());
+        let word = &rest[..end];
+        match word.rfind('@') {
+            Some(at)
+                if at > 0
+                    && word[..at].contains(':')
+                    && !word[..at].contains('/')
+                    && word[..at] != *MASK
+                    && word[at + 1..].starts_with(|c: char| c.is_alphanumeric() || c == '[') =>
+            {
+                out.push_str(MASK);
+                out.push_str(&word[at..]);
+                changed = true;
+            }
+            _ => out.push_str(word),
+        }
+        // The delimiter itself (one character), then on.
+        let next = rest[end..].chars().next().map_or(0, char::len_utf8);
+        out.push_str(&rest[end..end + next]);
+        rest = &rest[end + next..];
+    }
+    changed.then_some(out)
+}
+
+/// Registers the credentials in a URL's userinfo (`https://user:password@host`, or a
+/// token as the user: `https://TOKEN@host`) as secrets, as written and percent-decoded:
+/// an HTTP client may log them in any shape (a pool key without the scheme, a decoded
+/// basic-auth pair), and the shape rules cannot know every one.
+pub fn register_url_credentials(url: &str) {
+    let Some((_, rest)) = url.split_once("://") else {
+        return;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let Some(at) = authority.rfind('@') else {
+        return;
+    };
+    let userinfo = &authority[..at];
+    let secret = match userinfo.split_once(':') {
+        Some((_, password)) => password,
+        None => userinfo,
+    };
+    register_secret(secret);
+    register_secret(&percent_decoded(secret));
+}
+
+/// `%XX` escapes decoded; anything else (a lone `%`, invalid UTF-8) kept as it is.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(Some(hi)), Some(Some(lo))) = (
+                bytes.get(i + 1).map(|&b| hex(b)),
+                bytes.get(i + 2).map(|&b| hex(b)),
+            )
+        {
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
 /// `name=value` where `name` looks like a credential, after `?`, `&`, `;`, a space or the
@@ -192,14 +277,17 @@ fn is_quote(c: char) -> bool {
 }
 
 /// A `MakeWriter` for the log: every line written to stderr goes through [`redact`] first, so
-/// no log line at any level (ours, rmcp's, reqwest's, a child's stderr) carries a secret.
+/// no log line at any level (ours, rmcp's, reqwest's, a child's stderr) carries a secret,
+/// nor a control character the terminal would act on.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RedactingStderr;
 
 impl std::io::Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        std::io::stderr().write_all(redact(&text).as_bytes())?;
+        // Control characters from a server's stderr or error body are shown, not obeyed.
+        let text = redact(&text);
+        std::io::stderr().write_all(crate::printable::printable(&text).as_bytes())?;
         Ok(buf.len())
     }
 
@@ -242,6 +330,31 @@ mod tests {
         assert_eq!(
             redact("see http://example.com/a?q=1"),
             "see http://example.com/a?q=1"
+        );
+    }
+
+    #[test]
+    fn userinfo_without_a_scheme_is_masked_and_mail_addresses_kept() {
+        assert_eq!(
+            redact(
+                r#"checkout waiting for idle connection: ("http", alice:pw-9f3@127.0.0.1:8080)"#
+            ),
+            r#"checkout waiting for idle connection: ("http", ***@127.0.0.1:8080)"#
+        );
+        assert_eq!(
+            redact("mail bob@example.com at 10:30"),
+            "mail bob@example.com at 10:30"
+        );
+        assert_eq!(redact("http://***@h and x"), "http://***@h and x");
+    }
+
+    #[test]
+    fn url_credentials_registered_are_masked_in_any_shape() {
+        register_url_credentials("https://carol:p%40ss-word-42@host.example/mcp");
+        register_url_credentials("https://ghp_tokenvalue99@host.example/mcp");
+        assert_eq!(
+            redact("basic carol p@ss-word-42 / ghp_tokenvalue99"),
+            "basic carol *** / ***"
         );
     }
 

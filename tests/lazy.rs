@@ -191,3 +191,87 @@ async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
     assert!(text(&now).contains("\"timezone\": \"UTC\""), "{now:?}");
     session.close().await;
 }
+
+/// Issue 24 (e) and (f): the tool cache was 0644 in a 0755 directory, and a tool written
+/// into it by hand was listed and its calls forwarded until the server first ran. Now the
+/// directory is 0700 (an older one is tightened) and the file 0600; what the config
+/// filters out stays out whatever the file says, and a call reaches the server only for a
+/// tool the running server listed itself.
+#[tokio::test]
+async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() {
+    use crate::util::os::{mode, set_mode};
+    let dir = Dir::new();
+    let cache_home = dir.file("xdg-cache");
+    let ours = cache_home.join("mcp-defer");
+    std::fs::create_dir_all(&ours).expect("mkdir");
+    set_mode(&ours, 0o755); // as an older version left it
+    dir.config(&fixture(
+        "fx",
+        &[],
+        "start = \"lazy\"\ndisabled_tools = [\"add\"]",
+    ));
+    let config = dir.file("servers.toml");
+    let start = || {
+        Session::start_with(&config, |command| {
+            command
+                .env_remove("MCP_DEFER_CACHE_DIR")
+                .env("XDG_CACHE_HOME", &cache_home);
+        })
+    };
+    let cached = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&ours)
+            .expect("read cache dir")
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect()
+    };
+
+    // First run: listed once, cached.
+    let session = start().await;
+    until("the list is cached", || !cached().is_empty()).await;
+    session.close().await;
+    let file = cached().pop().expect("one cache file");
+    assert_eq!(mode(&ours), 0o700, "the cache directory");
+    assert_eq!(mode(&file), 0o600, "{}", file.display());
+
+    // By hand: the disabled `add`, and a tool the server does not have.
+    let mut body: Value =
+        serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+    let tools = body["tools"].as_array_mut().expect("tools");
+    let echo = tools
+        .iter()
+        .find(|t| t["name"] == "echo")
+        .expect("echo cached")
+        .clone();
+    for name in ["add", "planted"] {
+        let mut tool = echo.clone();
+        tool["name"] = json!(name);
+        tools.push(tool);
+    }
+    std::fs::write(&file, body.to_string()).expect("write");
+
+    let session = start().await;
+    let found = structured(&session.call("search_tools", json!({"query": "add"})).await);
+    assert!(
+        !hits(&found).contains(&"fx__add".to_owned()),
+        "a filtered tool from the file: {found:#}"
+    );
+    let added = session
+        .call(
+            "call_tool",
+            json!({"name": "fx__add", "arguments": {"a": 1, "b": 2}}),
+        )
+        .await;
+    assert_eq!(added.is_error, Some(true), "{added:?}");
+    assert!(!text(&added).contains('3'), "{added:?}");
+    let planted = session
+        .call("call_tool", json!({"name": "fx__planted", "arguments": {}}))
+        .await;
+    assert_eq!(planted.is_error, Some(true), "{planted:?}");
+    assert!(
+        text(&planted).contains("does not list a tool 'planted'"),
+        "{planted:?}"
+    );
+    session.close().await;
+}

@@ -315,3 +315,108 @@ fn login_uses_the_registered_client_and_its_fixed_callback_port() {
     );
     assert!(!server.seen().contains("/register"), "{}", server.seen());
 }
+
+/// One `GET` of `url` (a loopback `http://` URL); the status line of the answer.
+fn get_status(url: &str) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, target) = rest.split_at(rest.find('/').unwrap());
+    let addr = host.replace("localhost", "127.0.0.1");
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.lines().next().unwrap_or_default().to_owned()
+}
+
+/// Issue 24 (c): a `/callback` with a wrong `state` (or none) ended the login. Now it is
+/// answered 400 and the login waits on for the one with its own state.
+#[test]
+fn a_callback_with_another_state_is_refused_and_the_login_waits_on() {
+    use std::io::BufRead;
+    let server = Protected::start();
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n",
+        serde_json::to_string(&server.url()).unwrap()
+    ));
+    let mut login = crate::util::Killed(
+        dir.command(&["login", "remote", "--timeout", "60", "--no-browser"])
+            .env("XDG_DATA_HOME", dir.file("data"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = std::io::BufReader::new(login.0.stdout.take().unwrap()).lines();
+    let (mut state, mut redirect) = (None, None);
+    while redirect.is_none() {
+        let line = lines.next().expect("login ended early").unwrap();
+        if let Some(at) = line.find("state=") {
+            let value = &line[at + "state=".len()..];
+            state = Some(value.split('&').next().unwrap().to_owned());
+        }
+        if let Some(rest) = line.strip_prefix("Waiting for the browser to come back to ") {
+            redirect = Some(rest.trim_end_matches(" ...").to_owned());
+        }
+    }
+    let (state, redirect) = (state.expect("a state in the URL"), redirect.unwrap());
+
+    for forged in [
+        format!("{redirect}?code=forged-1&state=not-{state}"),
+        format!("{redirect}?code=forged-2"),
+        format!("{redirect}?error=access_denied&state=x{state}"),
+    ] {
+        let status = get_status(&forged);
+        assert!(status.contains(" 400 "), "{forged}: {status}");
+    }
+    assert!(
+        login.0.try_wait().unwrap().is_none(),
+        "the login still waits"
+    );
+    assert!(!server.seen().contains("/token"), "{}", server.seen());
+
+    let status = get_status(&format!("{redirect}?code=the-real-one&state={state}"));
+    assert!(status.contains(" 200 "), "{status}");
+    // The test's token endpoint refuses every code: the login ends, having sent ours.
+    let status = login.0.wait().unwrap();
+    assert_eq!(status.code(), Some(2));
+    let seen = server.seen();
+    assert!(seen.contains("code=the-real-one"), "{seen}");
+    assert!(!seen.contains("forged"), "{seen}");
+}
+
+/// Issue 24 (d): `login` at `RUST_LOG=trace` printed a URL's password (hyper-util's
+/// connection pool logs its key, `user:password@host:port`, without a scheme). Two
+/// passwords: a long one (registered as a secret at load) and one too short to register,
+/// which only the shape rule masks.
+#[test]
+fn login_at_trace_never_prints_a_url_password() {
+    for password in ["pw-SECRET-5d1e", "Zq9x"] {
+        let server = Protected::start();
+        let url = server
+            .url()
+            .replace("http://", &format!("http://alice:{password}@"));
+        let dir = Dir::new();
+        dir.config(&format!(
+            "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n",
+            serde_json::to_string(&url).unwrap()
+        ));
+        let out = dir
+            .command(&["login", "remote", "--timeout", "1", "--no-browser"])
+            .env("XDG_DATA_HOME", dir.file("data"))
+            .env("RUST_LOG", "trace")
+            .output()
+            .unwrap();
+        let (said, log) = (stdout(&out), stderr(&out));
+        assert!(
+            log.contains("pool") && log.lines().count() > 20,
+            "trace logging was on: {log}"
+        );
+        assert!(!log.contains(password), "{password} in stderr:\n{log}");
+        assert!(!said.contains(password), "{password} in stdout:\n{said}");
+    }
+}

@@ -80,3 +80,45 @@ async fn results_over_the_budget_are_cut_with_a_note() {
     assert!(note.contains("max_output_tokens = 200"), "{note}");
     session.close().await;
 }
+
+/// Issue 24 (a): resource links count against the budget. Ten links with 100 KB
+/// descriptions went through a 400-byte budget whole (1,000,790 bytes).
+#[tokio::test]
+async fn resource_links_count_against_the_budget() {
+    let dir = Dir::new();
+    dir.config(&fixture("fx", &["--big-tool"], "max_output_tokens = 100"));
+    let session = Session::start(&dir.file("servers.toml")).await;
+    let cut = session
+        .call(
+            "fx__big",
+            json!({"chars": 0, "links": 10, "link_chars": 100_000}),
+        )
+        .await;
+    assert_ne!(cut.is_error, Some(true));
+    let (links, note): (Vec<_>, Vec<_>) = cut
+        .content
+        .iter()
+        .partition(|b| b.as_resource_link().is_some());
+    let size: usize = links
+        .iter()
+        .map(|b| serde_json::to_vec(b).unwrap().len())
+        .sum();
+    assert!(
+        size <= 400,
+        "{size} bytes of links through a 400-byte budget"
+    );
+    assert!(!links.is_empty(), "the links that fit bare are kept");
+    for (i, link) in links.iter().enumerate() {
+        let link = link.as_resource_link().unwrap();
+        assert_eq!(link.uri, format!("file:///big/{i}.txt"), "in order");
+        assert!(link.description.is_none(), "kept bare: {link:?}");
+    }
+    let note = note
+        .iter()
+        .filter_map(|b| b.as_text())
+        .map(|t| t.text.as_str())
+        .find(|t| t.contains("max_output_tokens = 100"))
+        .unwrap_or_else(|| panic!("no note: {:?}", cut.content));
+    assert!(note.contains("resource link"), "{note}");
+    session.close().await;
+}

@@ -108,7 +108,8 @@ struct Args {
     #[arg(long)]
     raw_close_stdout: bool,
     /// Also list `big`, whose result is as large as asked: `chars` characters of text (with
-    /// two-byte characters in it), `items` items in `structuredContent`, `images` images.
+    /// two-byte characters in it), `items` items in `structuredContent`, `images` images,
+    /// `links` resource links with descriptions of `link_chars` characters.
     #[arg(long)]
     big_tool: bool,
     /// Serve Streamable HTTP at http://ADDR/mcp (one session per client) instead of stdio:
@@ -126,7 +127,9 @@ fn big_tool() -> Value {
             "properties": {
                 "chars": {"type": "integer", "minimum": 0},
                 "items": {"type": "integer", "minimum": 0},
-                "images": {"type": "integer", "minimum": 0}
+                "images": {"type": "integer", "minimum": 0},
+                "links": {"type": "integer", "minimum": 0},
+                "link_chars": {"type": "integer", "minimum": 0}
             }
         }
     })
@@ -143,6 +146,13 @@ fn big_result(args: &JsonObject) -> CallToolResult {
     let mut content = vec![Content::text(text)];
     for _ in 0..count("images") {
         content.push(Content::image("iVBORw0K".repeat(500), "image/png"));
+    }
+    for i in 0..count("links") {
+        let mut link =
+            rmcp::model::Resource::new(format!("file:///big/{i}.txt"), format!("{i}.txt"));
+        link.mime_type = Some("text/plain".to_owned());
+        link.description = Some("d".repeat(count("link_chars")));
+        content.push(Content::resource_link(link));
     }
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(json!({"count": items.len(), "items": items}));

@@ -50,7 +50,10 @@ async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
     let (failed_required, failed) = (names(failed_required), names(failed));
     write_stdout(&table)?;
     for warning in &warnings {
-        eprintln!("mcp-defer: warning: {warning}");
+        eprintln!(
+            "mcp-defer: warning: {}",
+            crate::printable::one_line(warning)
+        );
     }
     pool.shutdown().await;
     let plural = |n: usize| if n == 1 { "" } else { "s" };
@@ -139,7 +142,7 @@ async fn show_progress(pool: &Pool) {
         let name = &names[index];
         waiting.retain(|n| n != name);
         if !terminal {
-            eprintln!("{name}: {state}");
+            eprintln!("{name}: {}", crate::printable::one_line(&state.to_string()));
         }
     }
     if terminal {
@@ -266,7 +269,9 @@ fn render(rows: &[Row]) -> String {
     };
     let mut out = line(header);
     for r in rows {
-        out.push_str(&line([&r.name, r.status, &r.tools, &r.ready_ms, &r.cause]));
+        // The cause may quote a remote server's answer: one line, its escapes shown.
+        let cause = crate::printable::one_line(&r.cause);
+        out.push_str(&line([&r.name, r.status, &r.tools, &r.ready_ms, &cause]));
     }
     out
 }

@@ -134,7 +134,8 @@ impl Prompt for Terminal {
             self.server
         );
         println!();
-        println!("  {authorization_url}");
+        // Built from the authorization server's metadata: shown, never obeyed.
+        println!("  {}", crate::printable::one_line(authorization_url));
         println!();
         println!("Waiting for the browser to come back to {redirect_uri} ...");
         use std::io::Write;

@@ -140,7 +140,9 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             let text = format!("{err:#}");
-            eprintln!("mcp-defer: {}", crate::redact::redact(&text));
+            // A remote server's error body may carry terminal escapes: shown, not obeyed.
+            let text = crate::redact::redact(&text);
+            eprintln!("mcp-defer: {}", crate::printable::printable(&text));
             ExitCode::from(2)
         }
     }

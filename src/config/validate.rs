@@ -1003,6 +1003,7 @@ impl Server<'_, '_> {
         if let Some(token) = &bearer_token {
             crate::redact::register_secret(token);
         }
+        crate::redact::register_url_credentials(&url);
         let mut headers = BTreeMap::new();
         for (name, value) in http_headers.map(S::into_inner).unwrap_or_default() {
             let key = format!("http_headers.{}", name.get_ref());

@@ -208,6 +208,13 @@ pub enum DownstreamError {
     Disconnected { server: String, cause: String },
     #[error("the call was cancelled")]
     Cancelled,
+    /// A tool known from the tool cache or an earlier list that the running server does not
+    /// list: never forwarded (a cache file edited by hand must not reach a server).
+    #[error(
+        "server '{server}' does not list a tool '{tool}' now that it runs (it came from the \
+         tool cache or an earlier list); search_tools shows the tools it has"
+    )]
+    NotListed { server: String, tool: String },
     #[error("server '{server}' answered with an error: {message}")]
     Service {
         server: String,
@@ -451,7 +458,15 @@ pub(crate) struct Live {
     /// The `tool_timeout` of the config this connection was made with (a reload may
     /// change it; the handle outlives the connection).
     tool_timeout: Duration,
+    /// The tools this connection's server listed (after the config's filters), replaced at
+    /// each re-list: a call goes only to one of these, never to one that only the tool
+    /// cache or an older list named.
+    listed: Listed,
 }
+
+/// The names of the tools a running server listed last; shared by the supervisor (which
+/// replaces them) and the connection's [`Live`] handles.
+pub(crate) type Listed = Arc<Mutex<Arc<std::collections::HashSet<String>>>>;
 
 /// A cheap, cloneable way to reach one server.
 #[derive(Clone)]
@@ -772,6 +787,19 @@ impl ServerHandle {
             Some(live) => live,
             None => self.start_on_demand(&options.cancel).await?,
         };
+        if let ClientRequest::CallToolRequest(call) = &request {
+            let listed = live
+                .listed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            if !listed.contains(call.params.name.as_ref()) {
+                return Err(DownstreamError::NotListed {
+                    server: self.name.to_string(),
+                    tool: call.params.name.to_string(),
+                });
+            }
+        }
         let in_flight = options.origin.map(|origin| live.calls.begin(origin));
         let mut handle = match live
             .peer

@@ -3,8 +3,8 @@
 //!
 //! The supervisor alone writes the server's state and its `Live` slot; calls read clones.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::Prompt;
@@ -26,7 +26,7 @@ use super::progress::{ProgressRoutes, ProgressTap};
 use super::session_watch::{BrokenCause, SessionWatch};
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
-use super::{Demand, Event, Live, ServerState, StopCause, Subscriptions};
+use super::{Demand, Event, Listed, Live, ServerState, StopCause, Subscriptions};
 use crate::config::{ServerConfig, Start, Transport};
 use crate::server_tool::ServerTool;
 
@@ -496,6 +496,7 @@ impl Supervisor {
         let instructions = running.peer_info().and_then(|i| i.instructions.clone());
         let peer = running.peer().clone();
         let (ended_tx, ended) = watch::channel(None);
+        let listed: Listed = Arc::new(Mutex::new(names(&offer.tools)));
         if let Ok(mut live) = self.live.lock() {
             *live = Some(Live {
                 peer: peer.clone(),
@@ -503,6 +504,7 @@ impl Supervisor {
                 calls,
                 ended,
                 tool_timeout: self.config.tool_timeout,
+                listed: listed.clone(),
             });
         }
         let ready_after = started.elapsed();
@@ -548,7 +550,7 @@ impl Supervisor {
                         due.insert(more);
                     }
                     for kind in due {
-                        self.relist(kind, &peer, &instructions).await;
+                        self.relist(kind, &peer, &instructions, &listed).await;
                     }
                 }
                 () = self.stop.cancelled() => {
@@ -638,12 +640,16 @@ impl Supervisor {
         kind: Relist,
         peer: &rmcp::Peer<RoleClient>,
         instructions: &Option<String>,
+        listed: &Listed,
     ) {
         let after = self.config.startup_timeout;
         match kind {
             Relist::Tools => {
                 match tokio::time::timeout(after, listing::tools(peer, &self.config)).await {
-                    Ok(Ok(tools)) => self.publish(tools, instructions.clone(), None),
+                    Ok(Ok(tools)) => {
+                        *listed.lock().unwrap_or_else(PoisonError::into_inner) = names(&tools);
+                        self.publish(tools, instructions.clone(), None);
+                    }
                     Ok(Err(err)) => tracing::warn!(cause = %err, "re-listing tools failed"),
                     Err(_) => tracing::warn!("re-listing tools timed out"),
                 }
@@ -766,6 +772,11 @@ impl Supervisor {
             };
         });
     }
+}
+
+/// The names in a tool list, for [`Live`]'s check that a call names a listed tool.
+fn names(tools: &[ServerTool]) -> Arc<HashSet<String>> {
+    Arc::new(tools.iter().map(|t| t.name().to_owned()).collect())
 }
 
 enum StartError {

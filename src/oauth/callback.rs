@@ -1,7 +1,12 @@
 //! The loopback redirect of a login: a one-shot HTTP listener on `127.0.0.1` at an
 //! ephemeral port (RFC 8252 section 7.3) that waits for the browser to come back to
 //! `/callback` with the authorization code, answers it with a short page, and hands the
-//! full callback URL to rmcp, which checks `state` and exchanges the code.
+//! full callback URL to rmcp, which exchanges the code.
+//!
+//! Only a callback whose `state` is the one of the login under way ends the wait. Any
+//! other page or program on the machine can reach the port: a `/callback` with another
+//! state (or none) is answered 400 and the wait goes on, so it can neither end the login
+//! nor plant a code of its own.
 
 use std::time::Duration;
 
@@ -67,12 +72,18 @@ impl Callback {
         &self.redirect_uri
     }
 
-    /// Waits for `GET /callback?...` and returns the full URL it asked for. Other requests
-    /// (a browser's `/favicon.ico`) get a 404 and the wait goes on.
+    /// Waits for `GET /callback?...` with `state` and returns the full URL it asked for.
+    /// Other paths (a browser's `/favicon.ico`) get a 404, a callback with another state
+    /// or none a 400, and the wait goes on.
     ///
     /// # Errors
     /// [`CallbackError::Timeout`] when nothing came back within `timeout`.
-    pub async fn wait(self, server: &str, timeout: Duration) -> Result<String, CallbackError> {
+    pub async fn wait(
+        self,
+        server: &str,
+        state: &str,
+        timeout: Duration,
+    ) -> Result<String, CallbackError> {
         let accept = async {
             loop {
                 let Ok((mut socket, _)) = self.listener.accept().await else {
@@ -89,6 +100,18 @@ impl Callback {
                 let path = target.split('?').next().unwrap_or_default();
                 if path != CALLBACK_PATH {
                     let _ = respond(&mut socket, "404 Not Found", "Not found.").await;
+                    continue;
+                }
+                if query_value(&target, "state").as_deref() != Some(state) {
+                    tracing::warn!(
+                        "a callback came with another state than this login's; answered 400, \
+                         still waiting for the browser"
+                    );
+                    let page = format!(
+                        "This is not the login to {server} under way (its state does not \
+                         match). The login is still waiting; finish it in the tab it opened."
+                    );
+                    let _ = respond(&mut socket, "400 Bad Request", &page).await;
                     continue;
                 }
                 let page = if target.contains("error=") {
@@ -108,6 +131,18 @@ impl Callback {
             .await
             .map_err(|_| CallbackError::Timeout(timeout))
     }
+}
+
+/// The first value of `name` in the query of `target` (`/callback?code=..&state=..`, or a
+/// whole URL), percent-decoded.
+pub(super) fn query_value(target: &str, name: &str) -> Option<String> {
+    let query = target.split_once('?')?.1;
+    let query = query.split('#').next().unwrap_or_default();
+    reqwest::Url::parse(&format!("http://127.0.0.1/?{query}"))
+        .ok()?
+        .query_pairs()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
 }
 
 /// The target of a `GET` request line (`/callback?code=...`), once its head has arrived.
@@ -141,4 +176,17 @@ async fn respond(
     );
     socket.write_all(response.as_bytes()).await?;
     socket.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_value;
+
+    #[test]
+    fn the_state_is_read_decoded_from_the_query() {
+        let target = "/callback?code=abc&state=a%2Bb%3D&x=1";
+        assert_eq!(query_value(target, "state").as_deref(), Some("a+b="));
+        assert_eq!(query_value("/callback?code=abc", "state"), None);
+        assert_eq!(query_value("/callback", "state"), None);
+    }
 }

@@ -12,7 +12,7 @@ use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
 };
 
-use super::callback::{Callback, CallbackError};
+use super::callback::{Callback, CallbackError, query_value};
 use super::store::{ServerCredentials, StoreError, TokenFile};
 use crate::config::OAuthClient;
 
@@ -35,6 +35,10 @@ pub enum LoginError {
     Exchange(AuthError),
     #[error(transparent)]
     Callback(#[from] CallbackError),
+    /// rmcp always puts a `state` in the authorization URL; without it no callback could
+    /// be told from a forged one.
+    #[error("the authorization URL has no `state` parameter, so the callback could not be checked")]
+    NoState,
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -66,7 +70,10 @@ pub async fn login(
         url: target.url.to_owned(),
         source,
     };
-    let mut manager = AuthorizationManager::new(target.url)
+    // The resource is the URL without credentials: a `user:password@` there would go into
+    // every discovery request's URL (and an HTTP client's logs) and into the `resource`
+    // parameter of the authorization URL printed on stdout.
+    let mut manager = AuthorizationManager::new(without_userinfo(target.url).as_str())
         .await
         .map_err(discovery)?;
     manager.set_credential_store(ServerCredentials {
@@ -121,8 +128,11 @@ pub async fn login(
             url: target.url.to_owned(),
             source,
         })?;
-    prompt.show(session.get_authorization_url(), &redirect_uri);
-    let callback_url = callback.wait(target.name, timeout).await?;
+    let authorization_url = session.get_authorization_url();
+    // The state rmcp put in the URL: the one callback that may end the wait carries it.
+    let state = query_value(authorization_url, "state").ok_or(LoginError::NoState)?;
+    prompt.show(authorization_url, &redirect_uri);
+    let callback_url = callback.wait(target.name, &state, timeout).await?;
     // Exchanges the code (checking `state` and sending the PKCE verifier) and saves the
     // tokens through `ServerCredentials`.
     session
@@ -136,6 +146,19 @@ pub async fn login(
         file.save(target.url, login)?;
     }
     Ok(())
+}
+
+/// `url` without its `user:password@`, if it has one (unparseable: as it is, for rmcp to
+/// refuse with its own error).
+fn without_userinfo(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// The server's `WWW-Authenticate` challenge to an unauthenticated `initialize`, which

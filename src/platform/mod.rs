@@ -31,6 +31,7 @@ use windows as imp;
 
 #[cfg(test)]
 pub(crate) use imp::mode_of;
+pub(crate) use imp::restrict_dir_to_owner;
 pub(crate) use imp::{Hangup, Tree, exit_signal, is_not_executable, terminated};
 pub(crate) use imp::{create_new_with_mode, file_mode, raise_fd_limit, set_mode};
 pub(crate) use imp::{create_private_dir, private_file_options, restrict_to_owner};

@@ -147,6 +147,19 @@ pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))
 }
 
+/// Makes an existing `dir` of ours owner-only (0700) when others could read or enter it:
+/// one an older version created with the default mode.
+///
+/// # Errors
+/// When its mode cannot be read or changed.
+pub(crate) fn restrict_dir_to_owner(dir: &Path) -> io::Result<()> {
+    let mode = std::fs::metadata(dir)?.permissions().mode();
+    if mode & 0o077 == 0 {
+        return Ok(());
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))
+}
+
 /// The permission bits of a file, for tests that pin them.
 #[cfg(test)]
 pub(crate) fn mode_of(path: &Path) -> Option<u32> {

@@ -128,6 +128,14 @@ pub(crate) fn create_private_dir(dir: &Path) -> io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
+/// As [`create_private_dir`]: the folder's ACL is the profile's, never widened by us.
+///
+/// # Errors
+/// Never.
+pub(crate) fn restrict_dir_to_owner(_dir: &Path) -> io::Result<()> {
+    Ok(())
+}
+
 /// Windows has no permission bits.
 #[cfg(test)]
 pub(crate) fn mode_of(_path: &Path) -> Option<u32> {

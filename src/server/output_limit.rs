@@ -8,7 +8,10 @@
 //! - **Content blocks**, in order, share the budget. Text (and an embedded text resource) is
 //!   cut at a character boundary where the budget ends; later text blocks are dropped.
 //!   Images, audio and blob resources are never cut: one that does not fit whole is dropped.
-//!   Resource links are kept (a few bytes, and the way to the rest).
+//!   A resource link counts its serialized size like any block: one that does not fit
+//!   whole is kept bare (`uri`, `name`, `mimeType`, `size`: the way to the rest) when that
+//!   fits, and dropped otherwise. Its text fields (a description can be any size) are no
+//!   way around the budget.
 //! - **`structuredContent`** is never cut mid-value: whole trailing items of its arrays are
 //!   dropped, largest array first, until it fits. Objects keep every key, so required fields
 //!   stay and the tool's `outputSchema` still holds (unless it sets `minItems`). A value that
@@ -16,7 +19,7 @@
 //!   contract, and cutting a string or a key would break it.
 //! - The note is appended as a last text block. It is not counted against the budget.
 
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::{CallToolResult, ContentBlock, Resource, ResourceContents};
 use serde_json::Value;
 
 use crate::tokens;
@@ -30,6 +33,11 @@ struct Cut {
     text_total_chars: usize,
     /// Images, audio and blob resources dropped.
     media: usize,
+    /// Resource links kept without their description, title, icons and metadata, and
+    /// those dropped whole; the bytes both removed.
+    links_bare: usize,
+    links_dropped: usize,
+    link_bytes: usize,
     /// Items dropped from `structuredContent` arrays, and the items they had.
     items: usize,
     items_total: usize,
@@ -39,7 +47,11 @@ struct Cut {
 
 impl Cut {
     fn any(&self) -> bool {
-        self.text_bytes > 0 || self.media > 0 || self.items > 0
+        self.text_bytes > 0
+            || self.media > 0
+            || self.items > 0
+            || self.links_bare > 0
+            || self.links_dropped > 0
     }
 }
 
@@ -77,7 +89,9 @@ fn cut_content(blocks: &mut Vec<ContentBlock>, budget: usize, cut: &mut Cut) {
             },
             ContentBlock::Image(image) => fits_whole(image.data.len(), &mut left, cut),
             ContentBlock::Audio(audio) => fits_whole(audio.data.len(), &mut left, cut),
-            // Resource links (and kinds rmcp may add) are small: kept, not counted.
+            ContentBlock::ResourceLink(link) => cut_link(link, &mut left, cut),
+            // Kinds rmcp may add: kept, not counted.
+            #[allow(unreachable_patterns)]
             _ => true,
         };
         if keep {
@@ -115,6 +129,40 @@ fn fits_whole(size: usize, left: &mut usize, cut: &mut Cut) -> bool {
         cut.media += 1;
         false
     }
+}
+
+/// A resource link's serialized size against what is `left`: kept whole when it fits,
+/// else kept bare (what it takes to read the resource) when that fits, else dropped.
+fn cut_link(link: &mut Resource, left: &mut usize, cut: &mut Cut) -> bool {
+    // The block's tag, which the link's own serialization lacks.
+    const TAG: usize = r#""type":"resource_link","#.len();
+    let size = serialized_len(link) + TAG;
+    if size <= *left {
+        *left -= size;
+        return true;
+    }
+    let mut bare = Resource::new(
+        std::mem::take(&mut link.uri),
+        std::mem::take(&mut link.name),
+    );
+    bare.mime_type = link.mime_type.take();
+    bare.size = link.size;
+    let bare_size = serialized_len(&bare) + TAG;
+    *link = bare;
+    if bare_size <= *left {
+        *left -= bare_size;
+        cut.links_bare += 1;
+        cut.link_bytes += size - bare_size;
+        true
+    } else {
+        cut.links_dropped += 1;
+        cut.link_bytes += size;
+        false
+    }
+}
+
+fn serialized_len(value: &impl serde::Serialize) -> usize {
+    serde_json::to_vec(value).map_or(0, |v| v.len())
 }
 
 /// Drops trailing array items, largest array first, until `value` serializes within
@@ -172,7 +220,7 @@ fn array_pointers(value: &Value, at: String, out: &mut Vec<String>) {
 }
 
 fn json_len(value: &Value) -> usize {
-    serde_json::to_vec(value).map_or(0, |v| v.len())
+    serialized_len(value)
 }
 
 /// What was cut, in figures, and how to get the rest.
@@ -191,6 +239,24 @@ fn note(cut: &Cut, max_tokens: usize) -> String {
             "{} image, audio or binary block{}",
             cut.media,
             if cut.media == 1 { "" } else { "s" }
+        ));
+    }
+    if cut.links_bare + cut.links_dropped > 0 {
+        let links = |n: usize| format!("{n} resource link{}", if n == 1 { "" } else { "s" });
+        let mut said = Vec::new();
+        if cut.links_bare > 0 {
+            said.push(format!(
+                "the description, title and metadata of {}",
+                links(cut.links_bare)
+            ));
+        }
+        if cut.links_dropped > 0 {
+            said.push(links(cut.links_dropped));
+        }
+        parts.push(format!(
+            "{} (≈{} tokens)",
+            said.join(" and "),
+            tokens::estimate(cut.link_bytes)
         ));
     }
     if cut.items > 0 {
@@ -305,6 +371,45 @@ mod tests {
         let note = texts(&result).pop().unwrap();
         assert!(
             note.contains(&format!("the last {} of 52 items", 50 - kept.len())),
+            "{note}"
+        );
+    }
+
+    #[test]
+    fn resource_links_count_and_are_kept_bare_or_dropped() {
+        let link = |i: usize, chars: usize| {
+            let mut link = Resource::new(format!("file:///{i}"), format!("{i}"));
+            link.description = Some("d".repeat(chars));
+            ContentBlock::resource_link(link)
+        };
+        let mut result =
+            CallToolResult::success(vec![link(0, 10), link(1, 100_000), link(2, 100_000)]);
+        apply(&mut result, Some(40)); // 160 bytes
+        let kept: Vec<_> = result
+            .content
+            .iter()
+            .filter_map(|b| b.as_resource_link())
+            .collect();
+        assert_eq!(kept.len(), 2, "{:?}", result.content);
+        assert_eq!(
+            kept[0].description.as_deref(),
+            Some("dddddddddd"),
+            "fits whole"
+        );
+        assert_eq!(
+            (kept[1].uri.as_str(), kept[1].description.as_ref()),
+            ("file:///1", None)
+        );
+        let size: usize = result.content[..2]
+            .iter()
+            .map(|b| serde_json::to_vec(b).unwrap().len())
+            .sum();
+        assert!(size <= 160, "{size}");
+        let note = texts(&result).pop().unwrap();
+        assert!(
+            note.contains(
+                "the description, title and metadata of 1 resource link and 1 resource link"
+            ),
             "{note}"
         );
     }
