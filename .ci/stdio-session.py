@@ -5,16 +5,29 @@
 
 Runs the command, speaks newline-delimited JSON-RPC on its stdin/stdout as a client does,
 and exits non-zero (saying why) unless the handshake answers and the list carries the meta
-tools. Bounded: every answer must come within 30 s.
+tools. Bounded: every answer must come within 30 s. With STDIO_SESSION_TRANSCRIPT=1 each
+message sent (>) and received (<) is printed to stderr, cut at 400 characters. With
+STDIO_SESSION_CALL='<JSON>' it then sends `call_tool` with those arguments (e.g.
+'{"name": "fx__add", "arguments": {"a": 2, "b": 3}}': a downstream server is spawned and
+answers) and fails unless the result is a success.
 """
 
 import json
+import os
 import selectors
 import subprocess
 import sys
 import time
 
 TIMEOUT_S = 30
+TRANSCRIPT = os.environ.get("STDIO_SESSION_TRANSCRIPT") == "1"
+
+
+def show(direction, text):
+    if TRANSCRIPT:
+        text = text.strip()
+        cut = text if len(text) <= 400 else text[:400] + f"... ({len(text)} chars)"
+        print(f"{direction} {cut}", file=sys.stderr, flush=True)
 
 
 def main():
@@ -27,6 +40,7 @@ def main():
     buf = b""
 
     def send(message):
+        show(">", json.dumps(message))
         proc.stdin.write((json.dumps(message) + "\n").encode())
         proc.stdin.flush()
 
@@ -36,6 +50,7 @@ def main():
         while True:
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
+                show("<", line.decode(errors="replace"))
                 message = json.loads(line)
                 if message.get("id") == id_ and "method" not in message:
                     return message
@@ -75,6 +90,21 @@ def main():
             f"stdio session: initialize -> {server.get('name')} {server.get('version')}, "
             f"tools/list -> {len(names)} tools ({', '.join(names)})"
         )
+        call = os.environ.get("STDIO_SESSION_CALL")
+        if call:
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "method": "tools/call",
+                    "params": {"name": "call_tool", "arguments": json.loads(call)},
+                }
+            )
+            result = answer(3).get("result", {})
+            texts = [c.get("text", "") for c in result.get("content", [])]
+            if not result or result.get("isError"):
+                sys.exit(f"call_tool {call} failed: {result}")
+            print(f"stdio session: call_tool {call} -> {' '.join(texts)}")
     finally:
         proc.stdin.close()
         try:

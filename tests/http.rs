@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::util::{BIN, Dir, FIXTURE, Killed, fixture, peers};
+#[cfg(target_os = "linux")]
+use crate::util::FIXTURE;
+use crate::util::{BIN, Dir, Killed, fixture, peers};
 
 /// A running `mcp-defer serve --http 127.0.0.1:0` and everything it logged so far.
 pub struct Server {

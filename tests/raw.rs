@@ -249,7 +249,8 @@ impl RawClient {
         .await
     }
 
-    /// mcp-defer's process id, while it runs.
+    /// mcp-defer's process id, while it runs (the Linux-only soak test reads its memory).
+    #[cfg(target_os = "linux")]
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
     }
