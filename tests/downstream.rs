@@ -88,11 +88,12 @@ async fn calls_return_the_downstream_result_unchanged() {
         .expect("an error result is still a result");
     assert_eq!(failed.is_error, Some(true));
 
+    // A name the running server does not list is never forwarded (issue 24 f).
     let unknown = fx
         .call(request("nope", json!({})), CallOptions::default())
         .await;
     assert!(
-        matches!(unknown, Err(DownstreamError::Service { .. })),
+        matches!(unknown, Err(DownstreamError::NotListed { .. })),
         "{unknown:?}"
     );
     pool.shutdown().await;

@@ -533,6 +533,9 @@ impl SearchIndex {
             });
             if let Some((hits, static_weight)) = fused {
                 ranking.tier = Tier::Transformer;
+                // The last vectors may have landed since `waiting` was read: the
+                // transformer ranks only once every tool has one.
+                ranking.waiting = 0;
                 ranking.shares = shares(fusion, static_weight, named_part(self.boosts.named));
                 ranking.fits = self.fits(Tier::Transformer, &hits);
                 ranking.hits = hits;
