@@ -24,6 +24,7 @@ use anyhow::{Context, bail};
 use serde_json::Value as Json;
 
 use crate::config::Config;
+use crate::printable::one_line;
 
 mod claude;
 mod codex;
@@ -165,7 +166,7 @@ impl Imported {
     /// A note for stderr; control characters (a newline in a server name or a path) are
     /// escaped, so no note can pose as another line.
     fn note(&mut self, note: String) {
-        let note = printable(&note);
+        let note = one_line(&note).into_owned();
         if !self.notes.contains(&note) {
             self.notes.push(note);
         }
@@ -297,7 +298,7 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if found == 0 {
         eprintln!(
             "mcp-defer: no MCP servers found in {}",
-            printable(&list(&sources, " and "))
+            one_line(&list(&sources, " and "))
         );
     }
     if let Some(target) = &args.write {
@@ -306,13 +307,13 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(_) => eprintln!(
                 "mcp-defer: added {written} server{} to {} (it had its own; {} already there)",
                 plural(written),
-                printable(&target.display().to_string()),
+                one_line(&target.display().to_string()),
                 found - written
             ),
             None => eprintln!(
                 "mcp-defer: wrote {written} server{} to {}",
                 plural(written),
-                printable(&target.display().to_string())
+                one_line(&target.display().to_string())
             ),
         }
     }
@@ -557,21 +558,6 @@ fn write_file(target: &Path, text: &str) -> anyhow::Result<()> {
     written.map_err(cannot)
 }
 
-/// `text` with control characters escaped (`\n`, `\u{1b}`): for comments in the output and
-/// lines on stderr, which a newline in a path or name would otherwise break out of.
-pub(super) fn printable(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect()
-}
-
 /// A server name as our config accepts it and as a prefix of qualified tool names: each run
 /// of characters outside `[A-Za-z0-9-]` (`_` included) as one `_`, none at either end, so
 /// the name never holds the `__` that separates prefix and tool.
@@ -615,7 +601,7 @@ fn render(client: Client, sources: &[PathBuf], servers: &[(String, toml::Table)]
          # Check it with `mcp-defer check --config <this file>`; settings and mcp-defer's own\n\
          # keys (description, prefix, always_load, search_hints) are in the README.\n",
         client.name(),
-        printable(&list(sources, " and "))
+        one_line(&list(sources, " and "))
     );
     out.push_str(&tables(servers));
     out
@@ -629,7 +615,7 @@ fn render_added(client: Client, sources: &[PathBuf], servers: &[(String, toml::T
     format!(
         "\n# Added by `mcp-defer import {}` from {}.\n{}",
         client.name(),
-        printable(&list(sources, " and ")),
+        one_line(&list(sources, " and ")),
         tables(servers)
     )
 }
