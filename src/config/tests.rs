@@ -18,6 +18,7 @@ fn env(name: &str) -> Option<String> {
         "DOCS_KEY" => Some(DOCS_KEY.into()),
         "TENANT_KEY" => Some(HEADER_SECRET.into()),
         "HOME" => Some("/home/me".into()),
+        "LOCALAPPDATA" => Some(r"C:\Users\me\AppData\Local".into()),
         "EMPTY" => Some(String::new()),
         _ => None,
     }
@@ -997,7 +998,13 @@ fn settings_values_are_checked() {
         2,
         &[
             "`semantic = \"model\"`",
-            "/home/me/.local/share/mcp-defer/models/all-MiniLM-L6-v2 does not exist",
+            if cfg!(windows) {
+                r"C:\Users\me\AppData\Local\mcp-defer\models\all-MiniLM-L6-v2 does not exist"
+            } else if cfg!(target_os = "macos") {
+                "/home/me/Library/Application Support/mcp-defer/models/all-MiniLM-L6-v2 does not exist"
+            } else {
+                "/home/me/.local/share/mcp-defer/models/all-MiniLM-L6-v2 does not exist"
+            },
             "mcp-defer model fetch",
         ],
     );

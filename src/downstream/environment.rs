@@ -151,10 +151,20 @@ mod tests {
         }
     }
 
+    /// The user's home folder variable among [`DEFAULT_ENV_VARS`]: Windows has no `HOME`.
+    const HOME: &str = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+
+    /// `names` as [`ChildEnv::describe`] lists them: sorted, as the variable map is.
+    fn listed(names: &[&str]) -> String {
+        let mut names = names.to_vec();
+        names.sort_unstable();
+        names.join(", ")
+    }
+
     fn ours(name: &str) -> Option<OsString> {
         match name {
             "PATH" => Some("/bin".into()),
-            "HOME" => Some("/home/me".into()),
+            HOME => Some("/home/me".into()),
             "GITHUB_TOKEN" => Some("ghp_x".into()),
             "WANTED" => Some("yes".into()),
             _ => None,
@@ -167,7 +177,7 @@ mod tests {
             ChildEnv::for_transport(&stdio(&[("API", "k")], &["WANTED", "UNSET"], false), &ours);
         let env = env.unwrap_or_else(|| panic!("stdio"));
         assert!(!env.inherit);
-        assert_eq!(env.describe(), "API, HOME, PATH, WANTED");
+        assert_eq!(env.describe(), listed(&["API", HOME, "PATH", "WANTED"]));
         assert!(!env.vars.contains_key(&OsString::from("GITHUB_TOKEN")));
     }
 
@@ -184,7 +194,7 @@ mod tests {
         let env = env.unwrap_or_else(|| panic!("stdio"));
         assert_eq!(
             env.describe(),
-            "HOME, HTTPS_PROXY, PATH, SSL_CERT_FILE, no_proxy"
+            listed(&[HOME, "HTTPS_PROXY", "PATH", "SSL_CERT_FILE", "no_proxy"])
         );
         assert_eq!(
             crate::redact::redact("proxy said: bad password proxy-pass-9931"),

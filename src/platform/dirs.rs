@@ -44,6 +44,23 @@ pub(crate) fn data_dir() -> Option<PathBuf> {
     xdg_or("XDG_DATA_HOME", ::dirs::data_local_dir()).map(|d| d.join(APP))
 }
 
+/// As [`data_dir`], reading the variables through `env` instead of asking the OS: the
+/// config loader checks `semantic = "model"`'s default directory with an injected
+/// environment, and it must name the same place `mcp-defer model fetch` fills. The OS's
+/// places by their variables: `%LOCALAPPDATA%` on Windows, `~/Library/Application Support`
+/// on macOS, `~/.local/share` elsewhere.
+pub(crate) fn data_dir_in(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let os_default = if cfg!(windows) {
+        var("LOCALAPPDATA")
+    } else if cfg!(target_os = "macos") {
+        var("HOME").map(|h| h.join("Library").join("Application Support"))
+    } else {
+        var("HOME").map(|h| h.join(".local").join("share"))
+    };
+    choose(env("XDG_DATA_HOME").map(OsString::from), os_default).map(|d| d.join(APP))
+}
+
 /// `$var` when it is an absolute path (the XDG rule: a relative one is ignored), else the
 /// OS's own place. On Linux `dirs` already reads the variable; this makes macOS agree.
 fn xdg_or(var: &str, os_default: Option<PathBuf>) -> Option<PathBuf> {
@@ -77,6 +94,24 @@ mod tests {
         assert_eq!(choose(Some("relative".into()), os.clone()), os);
         assert_eq!(choose(Some("".into()), os.clone()), os);
         assert_eq!(choose(None, None), None);
+    }
+
+    #[test]
+    fn the_data_directory_read_from_variables_is_the_os_place() {
+        let env = |name: &str| match name {
+            "HOME" => Some("/home/me".to_owned()),
+            "LOCALAPPDATA" => Some(r"C:\Users\me\AppData\Local".to_owned()),
+            _ => None,
+        };
+        let expected = if cfg!(windows) {
+            PathBuf::from(r"C:\Users\me\AppData\Local\mcp-defer")
+        } else if cfg!(target_os = "macos") {
+            PathBuf::from("/home/me/Library/Application Support/mcp-defer")
+        } else {
+            PathBuf::from("/home/me/.local/share/mcp-defer")
+        };
+        assert_eq!(data_dir_in(&env), Some(expected));
+        assert_eq!(data_dir_in(&|_| None), None);
     }
 
     #[test]

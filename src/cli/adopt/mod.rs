@@ -6,7 +6,7 @@
 //! (3) registers mcp-defer in that client for every project (Claude Code: user scope with
 //! `alwaysLoad`), and (4) turns the adopted servers off there. Before anything is written,
 //! each file it will touch is copied into a private state directory
-//! (`$XDG_DATA_HOME/mcp-defer/adopt/<client>/`, mode 0700) with a manifest that `--undo`
+//! (`<data>/mcp-defer/adopt/<client>/`, `crate::platform::dirs`; mode 0700) with a manifest that `--undo`
 //! follows. Every write is atomic; servers.toml is written 0600, since env values and
 //! headers copied from the client may be secrets. Nothing here prints a value of a file.
 
@@ -122,25 +122,19 @@ const CONFIG_BACKUP: &str = "servers.toml.bak";
 const CONFIG_WRITTEN: &str = "servers.toml.adopted";
 
 pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-        .context("HOME is not set; adopt edits the client's files under it")?;
-    let state = state_dir(&home)?.join(args.client.name());
+    let home = crate::platform::dirs::home_dir().context(
+        "no home directory (HOME, or USERPROFILE on Windows, is not set); \
+         adopt edits the client's files under it",
+    )?;
+    let state = crate::platform::dirs::data_dir()
+        .context("no data directory to keep adopt's backups in; set XDG_DATA_HOME")?
+        .join("adopt")
+        .join(args.client.name());
     if args.undo {
         undo(args.client, &state)
     } else {
         adopt(args.client, args.config, &home, &state)
     }
-}
-
-/// `$XDG_DATA_HOME/mcp-defer/adopt`, else `~/.local/share/mcp-defer/adopt`.
-fn state_dir(home: &Path) -> anyhow::Result<PathBuf> {
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home.join(".local/share"));
-    Ok(data.join("mcp-defer").join("adopt"))
 }
 
 /// The servers.toml adopt writes: `--config`, `$MCP_DEFER_CONFIG`, else the user-level one
@@ -150,11 +144,8 @@ fn config_path(given: Option<PathBuf>, home: &Path, cwd: &Path) -> PathBuf {
     let path = given
         .or_else(|| std::env::var_os("MCP_DEFER_CONFIG").map(PathBuf::from))
         .unwrap_or_else(|| {
-            std::env::var_os("XDG_CONFIG_HOME")
-                .filter(|d| !d.is_empty())
-                .map(PathBuf::from)
-                .unwrap_or_else(|| home.join(".config"))
-                .join("mcp-defer")
+            crate::platform::dirs::config_dir()
+                .unwrap_or_else(|| home.join(".config").join("mcp-defer"))
                 .join("servers.toml")
         });
     if path.is_absolute() {

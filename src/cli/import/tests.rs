@@ -207,10 +207,14 @@ fn gemini_and_qwen_map_http_url_tools_and_timeouts() {
             ),
             "{text}"
         );
-        assert!(
-            text.contains("cwd = \"/work/app/mcp-servers/python\""),
-            "{text}"
-        );
+        // Joined to the settings file's project with the OS's separator; TOML keeps a
+        // backslash literal in single quotes.
+        let cwd = if cfg!(windows) {
+            r"cwd = '/work/app\mcp-servers/python'"
+        } else {
+            "cwd = \"/work/app/mcp-servers/python\""
+        };
+        assert!(text.contains(cwd), "{text}");
         assert!(
             text.contains("tool_timeout_sec = 15\nenabled_tools = [\"safe_tool\"]"),
             "{text}"
