@@ -104,7 +104,7 @@ impl Server {
     }
 
     /// Waits until the log contains `needle` at least `times` times.
-    fn wait_for_log_times(&self, needle: &str, times: usize) {
+    pub fn wait_for_log_times(&self, needle: &str, times: usize) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while self.log().matches(needle).count() < times {
             assert!(

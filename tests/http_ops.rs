@@ -310,3 +310,56 @@ async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
     }
     assert!(!rest.contains("\"result\""), "{rest}");
 }
+
+/// Issue 24: `/metrics` labels a call with the server that owns the name in the catalog,
+/// not the text before `__`: a tool of a `prefix = ""` server was counted under `unknown`,
+/// one of a `prefix = "gh"` server under `gh`. A name no server has is `unknown`, so a
+/// client cannot add labels by inventing names.
+#[tokio::test]
+async fn metrics_label_a_call_with_the_server_that_owns_the_name() {
+    let dir = Dir::new();
+    dir.config(&format!(
+        "{}\n{}",
+        fixture("bare", &[], "prefix = \"\""),
+        fixture("github", &[], "prefix = \"gh\""),
+    ));
+    let server = Server::start(&dir, &[]);
+    server.wait_for_log_times("tools listed", 2);
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &server.url, &[]).await;
+    let headers = [("mcp-session-id", session.as_str())];
+    for (id, name) in [
+        (2, "echo"),
+        (3, "gh__echo"),
+        (4, "gh__echo"),
+        (5, "made__up"),
+    ] {
+        let (status, _, body) = post(
+            &client,
+            &server.url,
+            &headers,
+            &call(id, name, json!({"said": "hi"})),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let base = server.url.trim_end_matches("/mcp");
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"bare\"} 1",
+        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"github\"} 2",
+        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"unknown\"} 1",
+    ] {
+        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
+    }
+    for label in ["server=\"gh\"", "server=\"made\"", "server=\"echo\""] {
+        assert!(!metrics.contains(label), "{label}:\n{metrics}");
+    }
+}

@@ -2,7 +2,8 @@
 //! `logging`, its `logging/setLevel` reaches every server (one that is still starting
 //! too), and each server's `notifications/message` reaches it before the call's result,
 //! with the server's name in `logger`. A 2026-07-28 request gets its call's messages only
-//! when its `_meta` asks (`io.modelcontextprotocol/logLevel`).
+//! when its `_meta` asks (`io.modelcontextprotocol/logLevel`), over stdio and over
+//! `serve --http` (on its own response stream; after a parked call's retry, on the retry's).
 //! Real processes throughout: mcp-defer, the rmcp fixture (`--log-tool`, which filters by
 //! the level it was set to, as a real server does) and server-everything.
 
@@ -205,34 +206,40 @@ async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name()
     raw.close().await;
 }
 
-/// Over `serve --http` a handshake-era session (the Python SDK's client) sets its level and
-/// gets the messages a call logs; rmcp sends them on the session's GET stream.
+/// Over `serve --http`, the Python SDK's client in both eras: a handshake-era session sets
+/// its level and gets the messages a call logs (rmcp sends them on the session's GET stream);
+/// a 2026-07-28 client opts in with `log_level` and has the call's messages, on the call's own
+/// stream, by the time its result arrives.
 #[test]
-fn the_python_sdk_gets_server_logs_over_http_at_its_level() {
+fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
     let Some(peers) = util::peers() else { return };
     let dir = Dir::new();
     dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
     let server = crate::http::Server::start(&dir, &[]);
-    let out = peers.python(
-        "logging_http.py",
-        &[
-            server.url.as_ref(),
-            "alpha__log".as_ref(),
-            "warning".as_ref(),
-            "2".as_ref(),
-        ],
-    );
-    let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(seen["text"], "level warning", "{seen}");
-    assert_eq!(
-        seen["logs"],
-        json!([
-            log("warning", "alpha/fixture", "warning from alpha"),
-            log("error", "alpha/fixture", "error from alpha"),
-        ]),
-        "{seen}"
-    );
+    // The 2026-07-28 client first: the legacy one's setLevel reaches the shared server.
+    for (era, text) in [("2026-07-28", "level unset"), ("legacy", "level warning")] {
+        let out = peers.python(
+            "logging_http.py",
+            &[
+                server.url.as_ref(),
+                "alpha__log".as_ref(),
+                "warning".as_ref(),
+                "2".as_ref(),
+                era.as_ref(),
+            ],
+        );
+        let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_eq!(seen["text"], text, "{era}: {seen}");
+        assert_eq!(
+            seen["logs"],
+            json!([
+                log("warning", "alpha/fixture", "warning from alpha"),
+                log("error", "alpha/fixture", "error from alpha"),
+            ]),
+            "{era}: {seen}"
+        );
+    }
 }
 
 /// The Python SDK's client over stdio in both eras: `logging/setLevel` in the handshake era,
@@ -267,4 +274,145 @@ fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
             "{era}: {seen}"
         );
     }
+}
+
+/// Over `serve --http`, a 2026-07-28 request (stateless: no session, its envelope in
+/// `_meta`) that asks with `io.modelcontextprotocol/logLevel` gets its call's messages on its
+/// own response stream, before its result; raw HTTP, the SSE body read whole.
+#[tokio::test]
+async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
+    let dir = Dir::new();
+    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let server = crate::http::Server::start(&dir, &[]);
+    server.wait_for_log("tools listed");
+    let client = reqwest::Client::new();
+    let version = ("mcp-protocol-version", "2026-07-28");
+    let headers = [
+        version,
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "call_tool"),
+    ];
+    let call = |id: u64, meta: Value| {
+        let mut meta_all = claude_envelope();
+        meta_all
+            .as_object_mut()
+            .unwrap()
+            .extend(meta.as_object().unwrap().clone());
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "call_tool", "arguments": {"name": "alpha__log", "arguments": {}},
+            "_meta": meta_all}})
+    };
+    let messages = sse_messages;
+    let (status, _, body) = crate::http::post(
+        &client,
+        &server.url,
+        &[version, ("mcp-method", "server/discover")],
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover",
+                "params": {"_meta": claude_envelope()}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let discovered = messages(&body).pop().unwrap_or_default();
+    assert_eq!(
+        discovered["result"]["capabilities"]["logging"],
+        json!({}),
+        "{body}"
+    );
+
+    let (status, _, body) =
+        crate::http::post(&client, &server.url, &headers, &call(2, json!({}))).await;
+    assert_eq!(status, 200, "{body}");
+    let got = messages(&body);
+    assert_eq!(got.len(), 1, "only the result when it did not ask: {body}");
+    assert_eq!(result_text(&got[0]), "level unset", "{body}");
+
+    let asked = json!({"io.modelcontextprotocol/logLevel": "warning"});
+    let (status, _, body) =
+        crate::http::post(&client, &server.url, &headers, &call(3, asked)).await;
+    assert_eq!(status, 200, "{body}");
+    let got = messages(&body);
+    let (result, logs) = got.split_last().unwrap_or_else(|| panic!("{body}"));
+    assert_eq!(result["id"], 3, "the result comes last: {body}");
+    assert_eq!(result_text(result), "level unset", "{body}");
+    let logs: Vec<Value> = logs
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect();
+    assert_eq!(
+        logs,
+        vec![
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ],
+        "{body}"
+    );
+}
+
+/// A 2026-07-28 call parked on `InputRequiredResult` logs after the client's retry: the
+/// message goes on the retry's stream (the first request's ended with the parked result),
+/// at the retry's level. Raw HTTP; the fixture's `ask` logs each answer it gets.
+#[tokio::test]
+async fn a_parked_2026_call_logs_to_the_retry_over_http() {
+    let dir = Dir::new();
+    dir.config(&fixture(
+        "alpha",
+        &["--log-tool", "--ask-tool", "--name", "alpha"],
+        "",
+    ));
+    let server = crate::http::Server::start(&dir, &[]);
+    server.wait_for_log("tools listed");
+    let client = reqwest::Client::new();
+    let headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "call_tool"),
+    ];
+    let mut meta = claude_envelope();
+    meta["io.modelcontextprotocol/logLevel"] = json!("warning");
+    let arguments = json!({"name": "alpha__ask", "arguments": {"asks": ["elicitation"]}});
+    let first = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "call_tool", "arguments": arguments, "_meta": meta}});
+    let (status, _, body) = crate::http::post(&client, &server.url, &headers, &first).await;
+    assert_eq!(status, 200, "{body}");
+    let got = sse_messages(&body);
+    let parked = &got.last().unwrap_or_else(|| panic!("{body}"))["result"];
+    let state = parked["requestState"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not parked: {body}"));
+    let key = parked["inputRequests"]
+        .as_object()
+        .and_then(|r| r.keys().next())
+        .unwrap_or_else(|| panic!("{body}"));
+    let retry = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "call_tool", "arguments": arguments, "_meta": meta,
+        "requestState": state,
+        "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}}});
+    let (status, _, body) = crate::http::post(&client, &server.url, &headers, &retry).await;
+    assert_eq!(status, 200, "{body}");
+    let got = sse_messages(&body);
+    let (result, before) = got.split_last().unwrap_or_else(|| panic!("{body}"));
+    assert_eq!(result["id"], 2, "{body}");
+    assert!(
+        result["result"]["structuredContent"]["answers"].is_array(),
+        "{body}"
+    );
+    let logs: Vec<&Value> = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| &m["params"])
+        .collect();
+    assert_eq!(
+        logs,
+        [&log("error", "alpha/fixture", "elicitation answered")],
+        "{body}"
+    );
+}
+
+/// The JSON-RPC messages of an SSE body, in order.
+fn sse_messages(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect()
 }

@@ -21,6 +21,11 @@ struct Protected {
 
 impl Protected {
     fn start() -> Protected {
+        Protected::answering(answer)
+    }
+
+    /// As [`Protected::start`], each request answered by `answer(base, request)`.
+    fn answering(answer: fn(&str, &str) -> String) -> Protected {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -419,4 +424,82 @@ fn login_at_trace_never_prints_a_url_password() {
         assert!(!log.contains(password), "{password} in stderr:\n{log}");
         assert!(!said.contains(password), "{password} in stdout:\n{said}");
     }
+}
+
+/// What a hostile server writes where a client quotes it: a screen clear, a cursor home, an
+/// OSC 52 write of `rm -rf ~` to the clipboard (ended by BEL), and a carriage return.
+const HOSTILE: &str = "nope\x1b[2J\x1b[H\x1b]52;c;cm0gLXJmIH4=\x07gone\r";
+
+/// A 400 with [`HOSTILE`] as its plain-text body for the MCP endpoint and the registration
+/// endpoint, the rest as [`answer`]: both bodies are quoted, `check`'s by rmcp's "HTTP 400
+/// Bad Request: <body>" for the initialize, `login`'s by its "HTTP 400: <body>" for the
+/// registration after discovery succeeded.
+fn hostile(base: &str, request: &str) -> String {
+    let target = request.split(' ').nth(1).unwrap_or("");
+    if target == "/mcp" || target == "/register" {
+        format!(
+            "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+             connection: close\r\n\r\n{HOSTILE}",
+            HOSTILE.len()
+        )
+    } else {
+        answer(base, request)
+    }
+}
+
+/// Issue 24 (b): `check` and `login` printed a remote server's error body raw, and the
+/// terminal obeyed its escapes. Both quote the hostile body (so the user sees what the server
+/// said) with every control character escaped: no ESC or BEL byte reaches stdout or stderr.
+#[test]
+fn check_and_login_show_a_hostile_error_body_escaped() {
+    let server = Protected::answering(hostile);
+    let (dir, data) = setup(&server.url());
+    let escaped = "nope\\u{1b}[2J\\u{1b}[H\\u{1b}]52;c;cm0gLXJmIH4=\\u{7}gone\\r";
+    let raw = |out: &std::process::Output| {
+        (out.stdout.iter().chain(&out.stderr))
+            .filter(|b| matches!(b, 0x1b | 0x07 | b'\r'))
+            .count()
+    };
+
+    let out = dir
+        .command(&["check"])
+        .env("XDG_DATA_HOME", &data)
+        .env("RUST_LOG", "debug")
+        .output()
+        .unwrap();
+    let (table, log) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{table}\n{log}");
+    let remote = row(&table, "remote");
+    assert_eq!(remote[1], "failed", "{table}");
+    assert!(remote[4].contains("400"), "{table}");
+    assert_eq!(
+        raw(&out),
+        0,
+        "control bytes reached the terminal:\n{table}\n{log}"
+    );
+    assert!(
+        remote[4].contains(escaped),
+        "the body is not quoted: {table}"
+    );
+
+    let out = dir
+        .command(&["login", "remote", "--timeout", "1", "--no-browser"])
+        .env("XDG_DATA_HOME", &data)
+        .env("RUST_LOG", "debug")
+        .output()
+        .unwrap();
+    let (said, log) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{said}\n{log}");
+    assert!(
+        server.seen().contains("POST /register"),
+        "{}",
+        server.seen()
+    );
+    assert!(log.contains("registration failed"), "{log}");
+    assert_eq!(
+        raw(&out),
+        0,
+        "control bytes reached the terminal:\n{said}\n{log}"
+    );
+    assert!(log.contains(escaped), "the body is not quoted: {log}");
 }

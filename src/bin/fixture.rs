@@ -71,7 +71,8 @@ struct Args {
     /// Also list `log`, which sends `notifications/message` at debug, info, warning and
     /// error (logger `fixture`, data `<level> from <name>`), each only when at or above
     /// the level set with `logging/setLevel` as a real server filters, then answers
-    /// `level <set level>` (or `level unset`). Declares `logging`.
+    /// `level <set level>` (or `level unset`). Declares `logging`. With `--ask-tool`,
+    /// `ask` also logs each answer it gets.
     #[arg(long)]
     log_tool: bool,
     /// `echo` also returns the `_meta` of the request as it arrived, under `"_meta"`: what
@@ -172,6 +173,19 @@ fn ask_tool() -> Value {
 }
 
 /// Sends the client one request of the kind `what` and describes the answer.
+/// With `--log-tool`, `ask` logs each answer (at error, logger `fixture`, data `<what>
+/// answered`): for a 2026-07-28 client, after its retry.
+#[expect(
+    deprecated,
+    reason = "acting a pre-2026-07-28 server that logs over MCP"
+)]
+async fn log_answered(context: &RequestContext<RoleServer>, what: &str) {
+    let data = json!(format!("{what} answered"));
+    let mut message = LoggingMessageNotificationParam::new(LoggingLevel::Error, data);
+    message.logger = Some("fixture".to_owned());
+    let _ = context.peer.notify_logging_message(message).await;
+}
+
 async fn ask(context: &RequestContext<RoleServer>, what: &str) -> Value {
     let request = match what {
         "sampling" => json!({"method": "sampling/createMessage", "params": {
@@ -471,6 +485,9 @@ impl ServerHandler for Fixture {
                 let mut answers = Vec::new();
                 for what in &asks {
                     answers.push(ask(&context, what).await);
+                    if self.log_tool {
+                        log_answered(&context, what).await;
+                    }
                 }
                 let answers = Value::Array(answers);
                 text_and_structured(answers.to_string(), json!({ "answers": answers }))

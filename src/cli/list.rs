@@ -25,11 +25,13 @@ async fn list(config: &Arc<Config>, as_json: bool) -> anyhow::Result<ExitCode> {
     for (handle, server) in pool.iter().zip(&config.servers) {
         let state = handle.state();
         if let ServerState::NeedsLogin { cause } = &state {
+            let cause = crate::printable::one_line(cause);
             eprintln!("mcp-defer: server '{}' {cause}", handle.name());
             failed_required |= server.required;
         } else if let ServerState::Failed { .. } | ServerState::Restarting { .. } = state {
             let cause = state.to_string();
             let cause = cause.strip_prefix("failed: ").unwrap_or(&cause);
+            let cause = crate::printable::one_line(cause);
             eprintln!("mcp-defer: server '{}' failed: {cause}", handle.name());
             failed_required |= server.required;
         }
@@ -65,6 +67,8 @@ fn render(catalog: &Catalog, as_json: bool) -> anyhow::Result<String> {
         for e in entries {
             let description = e.tool.description().unwrap_or_default();
             let first = description.lines().next().unwrap_or("").trim();
+            // Written by the server: its escapes shown, not obeyed by the terminal.
+            let first = crate::printable::one_line(first);
             let line = format!("{:<width$}  {first}", e.name.as_str());
             out.push_str(line.trim_end());
             out.push('\n');

@@ -91,7 +91,10 @@ fn table(found: &search_tools::Found) -> String {
     for hit in &found.tools {
         let line = format!(
             "{:>7.2}  {:<width$}  {}",
-            hit.score, hit.name, hit.description
+            hit.score,
+            hit.name,
+            // Written by the server: its escapes shown, not obeyed by the terminal.
+            crate::printable::one_line(&hit.description)
         );
         out.push_str(line.trim_end());
         out.push('\n');

@@ -5,7 +5,8 @@
 //! - [`ServerHandle::set_log_level`] asks one connected server that declares `logging`
 //!   to log at the client's level; a server that connects later is asked in its handshake
 //!   ([`apply_level`]), so the level holds across lazy starts and restarts;
-//! - [`LogTap`] hands every `notifications/message` a server sends to the [`Upstream`]
+//! - [`LogTap`] (a [`Tap`](super::tap::Tap) hook) hands every `notifications/message` a
+//!   server sends to the [`Upstream`]
 //!   as it is read off the connection, with the proxied call it came during. Read order
 //!   is kept: rmcp handles notifications on tasks of their own, while the answer to a
 //!   call goes straight to its caller, so a log sent right before a result could reach
@@ -28,10 +29,10 @@ use rmcp::RoleClient;
 use rmcp::model::{
     JsonRpcMessage, JsonRpcNotification, LoggingLevel, ServerNotification, SetLevelRequestParams,
 };
-use rmcp::service::{InboundStreamOrigin, RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
+use rmcp::service::{InboundStreamOrigin, RxJsonRpcMessage};
 
 use super::ServerHandle;
+use super::tap::Hook;
 use super::upstream::{ClientLink, InFlight};
 
 /// Longest a `logging/setLevel` waits for one server: the client's own `setLevel` waits
@@ -74,19 +75,17 @@ async fn set_level(peer: &rmcp::Peer<RoleClient>, server: &str, level: LoggingLe
     }
 }
 
-/// A client transport that hands each `notifications/message` to the client as it is
-/// read (see the module doc); every message still goes on to rmcp.
-pub struct LogTap<T> {
-    inner: T,
+/// The hook that hands each `notifications/message` to the client as it is read (see the
+/// module doc); every message still goes on to rmcp.
+pub struct LogTap {
     server: Arc<str>,
     link: ClientLink,
     calls: Arc<InFlight>,
 }
 
-impl<T> LogTap<T> {
-    pub fn new(inner: T, server: Arc<str>, link: ClientLink, calls: Arc<InFlight>) -> LogTap<T> {
+impl LogTap {
+    pub fn new(server: Arc<str>, link: ClientLink, calls: Arc<InFlight>) -> LogTap {
         LogTap {
-            inner,
             server,
             link,
             calls,
@@ -94,21 +93,11 @@ impl<T> LogTap<T> {
     }
 }
 
-impl<T> Transport<RoleClient> for LogTap<T>
-where
-    T: Transport<RoleClient> + Send,
-{
-    type Error = T::Error;
-
-    fn send(
+impl Hook for LogTap {
+    async fn received(
         &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
+        message: RxJsonRpcMessage<RoleClient>,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
         if let JsonRpcMessage::Notification(JsonRpcNotification {
             notification: ServerNotification::LoggingMessageNotification(log),
             ..
@@ -125,9 +114,5 @@ where
                 .await;
         }
         Some(message)
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await
     }
 }

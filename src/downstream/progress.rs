@@ -4,8 +4,8 @@
 //! line is read, while the answer to a request goes straight to the caller: on a
 //! multi-thread runtime (`serve --http`) the last progress of a call could be handled after
 //! its answer, when the call's route was gone, and was lost (~5% of calls with a server
-//! that sends progress right before its result). [`ProgressTap`] wraps the connection's
-//! transport and routes each progress notification as it is read, in the order read: all
+//! that sends progress right before its result). [`ProgressTap`], a hook on the
+//! connection's [`Tap`](super::tap::Tap), routes each progress notification as it is read, in the order read: all
 //! of a call's progress is in its route's channel before rmcp even sees the answer.
 //!
 //! A call's route is known only once rmcp has put its own progress token on the request,
@@ -22,9 +22,9 @@ use rmcp::model::{
     ProgressToken, ServerNotification,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
 
 use super::ProgressRoute;
+use super::tap::Hook;
 
 /// Progress that may wait for a route that is not installed yet: more than a call's
 /// worth is a server sending progress for a token nobody will claim.
@@ -91,53 +91,39 @@ impl ProgressRoutes {
     }
 }
 
-/// A client transport that routes progress as it is read (see the module doc).
-pub struct ProgressTap<T> {
-    inner: T,
+/// The hook that routes progress as it is read (see the module doc).
+pub struct ProgressTap {
     routes: Arc<ProgressRoutes>,
 }
 
-impl<T> ProgressTap<T> {
-    pub fn new(inner: T, routes: Arc<ProgressRoutes>) -> ProgressTap<T> {
-        ProgressTap { inner, routes }
+impl ProgressTap {
+    pub fn new(routes: Arc<ProgressRoutes>) -> ProgressTap {
+        ProgressTap { routes }
     }
 }
 
-impl<T> Transport<RoleClient> for ProgressTap<T>
-where
-    T: Transport<RoleClient> + Send,
-{
-    type Error = T::Error;
-
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        if let JsonRpcMessage::Request(request) = &item
+impl Hook for ProgressTap {
+    fn sending(&mut self, message: &TxJsonRpcMessage<RoleClient>) {
+        if let JsonRpcMessage::Request(request) = message
             && let ClientRequest::CallToolRequest(_) = &request.request
             && let Some(token) = request.request.get_meta().get_progress_token()
         {
             self.routes.expect(token);
         }
-        self.inner.send(item)
     }
 
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        loop {
-            let message = self.inner.receive().await?;
-            if let JsonRpcMessage::Notification(JsonRpcNotification {
-                notification: ServerNotification::ProgressNotification(progress),
-                ..
-            }) = &message
-                && self.routes.forward(progress.params.clone())
-            {
-                continue;
-            }
-            return Some(message);
+    async fn received(
+        &mut self,
+        message: RxJsonRpcMessage<RoleClient>,
+    ) -> Option<RxJsonRpcMessage<RoleClient>> {
+        if let JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ServerNotification::ProgressNotification(progress),
+            ..
+        }) = &message
+            && self.routes.forward(progress.params.clone())
+        {
+            return None;
         }
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await
+        Some(message)
     }
 }

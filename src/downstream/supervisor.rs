@@ -24,6 +24,7 @@ use super::logging::{LogTap, apply_level};
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
 use super::progress::{ProgressRoutes, ProgressTap};
 use super::session_watch::{BrokenCause, SessionWatch};
+use super::tap::Tap;
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
 use super::{Demand, Event, Listed, Live, ServerState, StopCause, Subscriptions};
@@ -328,12 +329,7 @@ impl Supervisor {
                 };
                 let start = handshake(
                     handler,
-                    LogTap::new(
-                        ProgressTap::new(spawned.transport, progress.clone()),
-                        self.name.clone(),
-                        link.clone(),
-                        calls.clone(),
-                    ),
+                    tapped(spawned.transport, &self.name, link, &progress, &calls),
                     ct.clone(),
                     &self.config,
                 );
@@ -407,32 +403,28 @@ impl Supervisor {
                     match login {
                         Some(manager) => {
                             let client = rmcp::transport::AuthClient::new(http, manager);
-                            let transport = LogTap::new(
-                                ProgressTap::new(
-                                    SessionWatch::new(
-                                        StreamableHttpClientTransport::with_client(client, config),
-                                        broken.clone(),
-                                    ),
-                                    progress.clone(),
+                            let transport = tapped(
+                                SessionWatch::new(
+                                    StreamableHttpClientTransport::with_client(client, config),
+                                    broken.clone(),
                                 ),
-                                self.name.clone(),
-                                link.clone(),
-                                calls.clone(),
+                                &self.name,
+                                link,
+                                &progress,
+                                &calls,
                             );
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
                         None => {
-                            let transport = LogTap::new(
-                                ProgressTap::new(
-                                    SessionWatch::new(
-                                        StreamableHttpClientTransport::with_client(http, config),
-                                        broken.clone(),
-                                    ),
-                                    progress.clone(),
+                            let transport = tapped(
+                                SessionWatch::new(
+                                    StreamableHttpClientTransport::with_client(http, config),
+                                    broken.clone(),
                                 ),
-                                self.name.clone(),
-                                link.clone(),
-                                calls.clone(),
+                                &self.name,
+                                link,
+                                &progress,
+                                &calls,
                             );
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
@@ -886,4 +878,19 @@ fn http_headers(
             Ok((key, value))
         })
         .collect()
+}
+
+/// A connection's transport with its taps: progress routed, then log messages forwarded,
+/// each as it is read (`progress.rs`, `logging.rs`).
+fn tapped<T>(
+    inner: T,
+    server: &Arc<str>,
+    link: &ClientLink,
+    progress: &Arc<ProgressRoutes>,
+    calls: &Arc<InFlight>,
+) -> Tap<Tap<T, ProgressTap>, LogTap> {
+    Tap::new(
+        Tap::new(inner, ProgressTap::new(progress.clone())),
+        LogTap::new(server.clone(), link.clone(), calls.clone()),
+    )
 }

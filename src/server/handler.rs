@@ -135,10 +135,9 @@ impl ServerHandler for DeferServer {
         self.state.client.note(&context);
         let mut info = self.get_info();
         // Deprecated in 2026-07-28 yet there: a request's `_meta` level asks for the log
-        // messages of that request, which reach a stdio client (`passthrough/logging.rs`).
-        if self.state.client.one_client() {
-            info.capabilities.logging = Some(JsonObject::default());
-        }
+        // messages of that request, which reach it on its own stream, over stdio and HTTP
+        // alike (`passthrough/logging.rs`).
+        info.capabilities.logging = Some(JsonObject::default());
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
             info,

@@ -1,11 +1,15 @@
 """MCP logging through `mcp-defer serve --http`, with the official Python SDK's Streamable HTTP
-client in the handshake era: `logging/setLevel`, then a tool that logs at four levels.
+client: a tool that logs at four levels.
 
-Usage: python logging_http.py URL TOOL LEVEL COUNT
-Sets LEVEL, calls TOOL through `call_tool`, and waits (at most 20 s) for COUNT
-`notifications/message` (they ride the session's GET stream, so they may come after the
-result). Prints one JSON line: the call's text and the messages seen, in order.
-Exits non-zero with a message on any failure.
+Usage: python logging_http.py URL TOOL LEVEL COUNT [ERA]
+ERA "legacy" (the default): the `initialize` handshake, then `logging/setLevel LEVEL`; waits
+(at most 20 s) for COUNT `notifications/message` (they ride the session's GET stream, so they
+may come after the result).
+ERA "2026-07-28": no session and no setLevel; the client opts in with `log_level=LEVEL`, which
+the SDK stamps as `io.modelcontextprotocol/logLevel` on every request, and the messages come on
+the call's own response stream: only those seen by the time the result came are reported.
+Calls TOOL through `call_tool` and prints one JSON line: the call's text and the messages
+seen, in order. Exits non-zero with a message on any failure.
 """
 
 import json
@@ -26,22 +30,27 @@ def check(condition, message):
         sys.exit(1)
 
 
-async def main(url, tool, level, count):
+async def main(url, tool, level, count, era):
     seen = []
 
     async def on_log(params):
         seen.append(params.model_dump(mode="json", by_alias=True, exclude_none=True))
 
-    async with Client(url, mode="legacy", logging_callback=on_log) as client:
-        await client.set_logging_level(level)
+    opt_in = None if era == "legacy" else level
+    async with Client(url, mode=era, logging_callback=on_log, log_level=opt_in) as client:
+        if era == "legacy":
+            await client.set_logging_level(level)
         result = await client.call_tool("call_tool", {"name": tool, "arguments": {}})
         check(not result.is_error, f"call failed: {result}")
         text = "".join(c.text for c in result.content if getattr(c, "text", None))
-        with anyio.move_on_after(WAIT):
-            while len(seen) < count:
-                await anyio.sleep(0.05)
-    print(json.dumps({"text": text, "logs": seen}))
+        if era == "legacy":
+            with anyio.move_on_after(WAIT):
+                while len(seen) < count:
+                    await anyio.sleep(0.05)
+        logs = list(seen)
+    print(json.dumps({"text": text, "logs": logs}))
 
 
 if __name__ == "__main__":
-    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    era = sys.argv[5] if len(sys.argv) > 5 else "legacy"
+    anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), era)

@@ -33,6 +33,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::error::HttpError;
 use super::expiry::{Admission, IdInFlight, Owner, Principal, Sessions};
 use crate::config::{HttpSettings, TokenSource};
+use crate::ingest::Registry;
 use crate::sync::lock;
 
 /// The accepted bearer tokens. `Debug` shows how many, never what.
@@ -112,6 +113,10 @@ pub(super) struct Gate {
     /// Stateless (2026-07-28) requests in flight, per principal: they have no session to
     /// count under, so each token gets `max_concurrent_requests` of them.
     stateless: Arc<Mutex<HashMap<Principal, Arc<Semaphore>>>>,
+    /// The catalog names are looked up in, for the server a `tools/call` goes to in the
+    /// metrics: a tool's name need not begin with its server's (`prefix = ""`, `prefix =
+    /// "gh"`). None for the probes' gate, which sees no calls.
+    registry: Option<Arc<Registry>>,
 }
 
 /// The numbers the gate enforces, from `[settings]` and `[settings.http]`.
@@ -129,7 +134,23 @@ impl Gate {
             sessions,
             limits,
             stateless: Arc::default(),
+            registry: None,
         }
+    }
+
+    /// This gate's calls are labelled with the server that owns the name in `registry`.
+    pub fn naming(self, registry: Arc<Registry>) -> Gate {
+        Gate {
+            registry: Some(registry),
+            ..self
+        }
+    }
+
+    /// The configured name of the server whose tool is listed as `tool`, if the catalog
+    /// has it.
+    fn owner(&self, tool: &str) -> Option<Arc<str>> {
+        let registry = self.registry.as_ref()?;
+        registry.catalog().by_name(tool).map(|e| e.server.clone())
     }
 
     /// Who sent `headers`: `Err` with the 401 when tokens are configured and none of
@@ -368,7 +389,7 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
         id: None,
         timing: Some(super::metrics::Timing::new(
             method.as_deref(),
-            tool.as_deref(),
+            tool.as_deref().map(|t| (t, gate.owner(t))),
             started,
         )),
         alias: None,

@@ -2,8 +2,8 @@
 //! the same tokens as `/mcp`).
 //!
 //! One set of counters for the process: connections, sessions, requests and errors by
-//! JSON-RPC method and server (the server a `tools/call` went to, from the qualified
-//! tool name), request latency histograms by method, `search_tools`' own latency
+//! JSON-RPC method and server (the server a `tools/call` went to: the catalog's owner of
+//! the name), request latency histograms by method, `search_tools`' own latency
 //! ([`crate::server::latency`]), and each downstream server's state and restart attempt.
 //! Labels come from a closed set (the methods below, the configured server names), so a
 //! client cannot grow the series without bound.
@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::downstream::{ServerHandle, ServerState};
@@ -101,17 +101,22 @@ pub(super) struct Timing {
 }
 
 impl Timing {
-    pub fn new(method: Option<&str>, tool: Option<&str>, started: Instant) -> Timing {
+    /// `tool`: the name a `tools/call` gave, with the server that owns it in the catalog
+    /// (`None` for a name the catalog does not have, counted as `unknown`).
+    pub fn new(
+        method: Option<&str>,
+        tool: Option<(&str, Option<Arc<str>>)>,
+        started: Instant,
+    ) -> Timing {
         let method = method
             .and_then(|m| METHODS.iter().find(|known| **known == m).copied())
             .unwrap_or("other");
         let server = match tool {
-            Some(tool) if META_TOOLS.contains(&tool) => "mcp-defer".to_owned(),
-            // `server__tool`: the server's name is configured, so the set is closed.
-            Some(tool) => tool
-                .split_once("__")
-                .map_or("unknown", |(server, _)| server)
-                .to_owned(),
+            Some((tool, _)) if META_TOOLS.contains(&tool) => "mcp-defer".to_owned(),
+            // The server's name is configured, so the set is closed: not the text before
+            // `__`, which a client chooses and a `prefix` changes.
+            Some((_, Some(owner))) => owner.to_string(),
+            Some((_, None)) => "unknown".to_owned(),
             None => String::new(),
         };
         // An error until [`Timing::status`] says otherwise: the gate's own refusals

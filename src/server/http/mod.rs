@@ -210,12 +210,13 @@ impl View<'_> {
             // Reachable from elsewhere under names we cannot know; tokens guard it.
             http.disable_allowed_hosts()
         };
+        let registry = shared.registry.clone();
         let service = StreamableHttpService::new(
             move || Ok(DeferServer::session(&shared, None, None)),
             sessions.clone(),
             http,
         );
-        let gate = Gate::new(self.tokens, sessions.clone(), limits(settings));
+        let gate = Gate::new(self.tokens, sessions.clone(), limits(settings)).naming(registry);
         let router = axum::Router::new()
             .route_service(path, service)
             .layer(axum::middleware::from_fn_with_state(gate, gate::admit));

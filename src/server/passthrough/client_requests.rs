@@ -109,6 +109,8 @@ type Reply = oneshot::Sender<Result<ClientResult, ErrorData>>;
 
 /// A downstream call running for a 2026-07-28 client, driven across its retries.
 struct Running {
+    /// Its number in the table of calls.
+    number: u64,
     inputs: mpsc::UnboundedReceiver<Pending>,
     done: oneshot::Receiver<CallToolResult>,
     cancel: CancellationToken,
@@ -238,13 +240,11 @@ impl ClientRequests {
         let (inputs_tx, inputs) = mpsc::unbounded_channel();
         let (done_tx, done) = oneshot::channel();
         let cancel = CancellationToken::new();
-        // A 2026-07-28 request opts in to the call's log messages with its `_meta` level;
-        // only over stdio can they reach it (rmcp sends none on an HTTP request's stream).
-        let log = context
-            .meta
-            .log_level()
-            .filter(|_| !self.inner.many_clients)
-            .map(|least| (context.peer.clone(), LogLevel::fixed(least)));
+        // A 2026-07-28 request opts in to the call's log messages with its `_meta` level.
+        // They go out on that request's own stream: rmcp gives each stateless HTTP request
+        // a connection of its own whose every message before the result goes on its SSE
+        // response, and over stdio the one connection carries them.
+        let log = requested_log(context);
         let registered = self.register(number, capabilities, Via::InputRequired(inputs_tx), log);
         let running = call(origin, cancel.child_token());
         tokio::spawn(async move {
@@ -253,6 +253,7 @@ impl ClientRequests {
             let _ = done_tx.send(result);
         });
         let running = Running {
+            number,
             inputs,
             done,
             cancel,
@@ -290,6 +291,11 @@ impl ClientRequests {
                 ),
                 None,
             ));
+        }
+        // The first request's stream ended with its InputRequiredResult: the call's log
+        // messages from now on go to this retry, as its own `_meta` asks.
+        if let Some(call) = lock(&self.inner.calls).get_mut(&parked.running.number) {
+            call.log = requested_log(context);
         }
         let responses = request.input_responses.clone().unwrap_or_default();
         for (key, kind, reply) in parked.replies {
@@ -413,12 +419,6 @@ impl ClientRequests {
         let peer = lock(&self.inner.session).clone()?;
         let level = lock(&self.inner.session_level).clone()?;
         Some((peer, level))
-    }
-
-    /// Whether one client is served (stdio), whose every request's log messages can reach
-    /// it; over HTTP rmcp sends none on a 2026-07-28 request's stream.
-    pub fn one_client(&self) -> bool {
-        !self.inner.many_clients
     }
 
     /// Sets the level servers are asked to log at (`None`: no session set one).
@@ -553,6 +553,12 @@ impl Upstream for ClientRequests {
     fn log_level(&self) -> Option<LoggingLevel> {
         *lock(&self.inner.downstream_level)
     }
+}
+
+/// Where a 2026-07-28 request's call sends its log messages: to that request, at the level
+/// its `_meta` names; nowhere when it names none (the spec's MUST NOT).
+fn requested_log(context: &RequestContext<RoleServer>) -> Option<(Peer<RoleServer>, LogLevel)> {
+    (context.meta.log_level()).map(|least| (context.peer.clone(), LogLevel::fixed(least)))
 }
 
 /// Removes a call from the table when it ends.

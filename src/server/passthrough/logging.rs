@@ -12,9 +12,10 @@
 //!
 //! 2026-07-28 deprecates logging (SEP-2577) and drops `logging/setLevel`: a request asks
 //! for its own messages with `io.modelcontextprotocol/logLevel` in its `_meta`, and gets
-//! none without it. Over stdio such a call's messages reach it at that level
-//! ([`LogLevel::fixed`]); over HTTP rmcp puts no notification on a 2026-07-28 request's
-//! stream, so `serve --http` does not offer logging to that era.
+//! none without it. Such a call's messages reach it at that level ([`LogLevel::fixed`]),
+//! over stdio on the one connection, over HTTP on the request's own SSE response (rmcp
+//! serves each stateless request on a connection of its own, whose every message before
+//! the result goes on that response); after an `InputRequiredResult`, on the retry's.
 #![expect(
     deprecated,
     reason = "MCP logging is deprecated by SEP-2577, yet handshake-era clients and servers use it"
