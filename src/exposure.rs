@@ -34,6 +34,12 @@ pub fn listed_form(entry: &CatalogEntry, claude_always_load: bool) -> Tool {
     tool
 }
 
+/// The [`ListedTool`] of `entry`: its [`listed_form`], with the fields rmcp's `Tool` does
+/// not carry (a 2025-11-25 task tool's `execution`) as its server listed them.
+pub fn listed_tool(entry: &CatalogEntry, claude_always_load: bool) -> ListedTool {
+    ListedTool::with_extra(&listed_form(entry, claude_always_load), entry.tool.extra())
+}
+
 /// Adds `"anthropic/alwaysLoad": true` to the tool's `_meta`, keeping its other keys.
 pub fn mark_always_load(tool: &mut Tool) {
     tool.meta
@@ -63,6 +69,17 @@ impl ListedTool {
             object_output: tool.output_schema.as_ref().is_none_or(|schema| {
                 schema.get("type").and_then(serde_json::Value::as_str) == Some("object")
             }),
+        }
+    }
+
+    /// `tool` with `extra` after its own fields (see [`listed_tool`]).
+    pub fn with_extra(tool: &Tool, extra: crate::server_tool::Extra) -> ListedTool {
+        if extra.is_empty() {
+            return ListedTool::new(tool);
+        }
+        ListedTool {
+            json: crate::server_tool::with_extra(tool, extra).into(),
+            ..ListedTool::new(tool)
         }
     }
 

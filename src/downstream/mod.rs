@@ -45,6 +45,7 @@ mod progress;
 mod session_watch;
 mod stderr_cause;
 mod supervisor;
+pub mod tasks;
 pub mod tool_cache;
 mod upstream;
 pub mod watchdog;

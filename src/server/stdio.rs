@@ -270,15 +270,17 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
             }
             _ => {}
         }
-        let sent = encode(item, tools)
-            .map_err(FramedError::from)
-            .and_then(|mut bytes| {
-                bytes.push(b'\n');
-                if self.gone.is_cancelled() {
-                    return Err(FramedError::Closed);
-                }
-                self.out.send(bytes).map_err(|_| FramedError::Closed)
-            });
+        let encoded = match super::tasks::offer(&item) {
+            Some(bytes) => Ok(bytes),
+            None => encode(item, tools),
+        };
+        let sent = encoded.map_err(FramedError::from).and_then(|mut bytes| {
+            bytes.push(b'\n');
+            if self.gone.is_cancelled() {
+                return Err(FramedError::Closed);
+            }
+            self.out.send(bytes).map_err(|_| FramedError::Closed)
+        });
         std::future::ready(sent)
     }
 
@@ -408,6 +410,9 @@ fn judge(line: Line, max: usize) -> Verdict {
         .get("method")
         .and_then(Value::as_str)
         .map(str::to_owned);
+    if let Some(task) = super::tasks::as_custom(&value) {
+        return Verdict::Pass(Box::new(task));
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(JsonRpcMessage::Request(request))
             if matches!(request.request, ClientRequest::CustomRequest(_))

@@ -13,7 +13,7 @@ use super::{MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
 use crate::downstream::ServerState;
-use crate::exposure::{ExposedList, ListedTool, listed_form};
+use crate::exposure::{ExposedList, listed_form, listed_tool};
 use crate::server::State;
 use crate::server::availability::Unknown;
 
@@ -202,7 +202,9 @@ pub fn run(
             }
             Resolution::Found(entry) => {
                 let tool = listed_form(entry, claude_always_load);
-                if exposure != ExposureMode::Proxy && exposed.append(ListedTool::new(&tool)) {
+                if exposure != ExposureMode::Proxy
+                    && exposed.append(listed_tool(entry, claude_always_load))
+                {
                     appended += 1;
                 }
                 if !selection.loaded.iter().any(|t| t.name == tool.name) {
