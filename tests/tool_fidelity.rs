@@ -289,6 +289,15 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
         json!(task_id),
         "{result}"
     );
+    // The server's status notifications reach the client, the task named as it knows it.
+    let is_status = |m: &Value| {
+        m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == json!(task_id)
+    };
+    while !raw.received.iter().any(is_status) {
+        raw.next_within(TASK_WAIT)
+            .await
+            .unwrap_or_else(|| panic!("no notifications/tasks/status for {task_id}"));
+    }
     let tasks = raw.request("tasks/list", json!({})).await;
     assert!(
         tasks["result"]["tasks"]

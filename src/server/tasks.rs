@@ -16,11 +16,11 @@
 //! first `:` splits it.
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, CustomRequest, CustomResult, ErrorCode, JsonRpcMessage,
-    JsonRpcRequest, ProtocolVersion, ServerResult,
+    ClientJsonRpcMessage, ClientRequest, CustomNotification, CustomRequest, CustomResult,
+    ErrorCode, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, ServerNotification, ServerResult,
 };
 use rmcp::service::{RequestContext, TxJsonRpcMessage};
-use rmcp::{ErrorData as McpError, RoleServer};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{Value, json};
 
 use super::{State, meta};
@@ -29,6 +29,9 @@ use crate::downstream::{DownstreamError, ServerHandle};
 
 /// The `_meta` key of a `tasks/result` answer naming its task (SEP-1686).
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// How long a status notification may wait for a client that is not reading.
+const FORWARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most `tasks/list` pages read from one server for one client `tasks/list`.
 const MAX_LIST_PAGES: usize = 100;
@@ -71,7 +74,7 @@ pub(super) fn offer(item: &TxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
 }
 
 /// The client's id of the task `id` of `server`.
-pub(crate) fn outward(server: &str, id: &str) -> String {
+pub(super) fn outward(server: &str, id: &str) -> String {
     format!("{server}:{id}")
 }
 
@@ -258,6 +261,27 @@ impl State {
 fn set(params: &mut Value, key: &str, value: String) {
     if let Some(object) = params.as_object_mut() {
         object.insert(key.to_owned(), Value::String(value));
+    }
+}
+
+/// Sends a server's `notifications/tasks/status` to a 2025-11-25 client, the task named
+/// as the client knows it.
+pub(super) async fn forward_status(peer: Peer<RoleServer>, server: String, mut task: Value) {
+    let era = peer.peer_info().map(|info| info.protocol_version.clone());
+    if era != Some(ProtocolVersion::V_2025_11_25) {
+        return;
+    }
+    if let Some(id) = task.get_mut("taskId") {
+        rename(id, &server);
+    }
+    let notification = ServerNotification::CustomNotification(CustomNotification::new(
+        "notifications/tasks/status",
+        Some(task),
+    ));
+    match tokio::time::timeout(FORWARD_TIMEOUT, peer.send_notification(notification)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::debug!(%server, error = %err, "task status not delivered"),
+        Err(_) => tracing::debug!(%server, "task status dropped: the client is not reading"),
     }
 }
 

@@ -549,6 +549,18 @@ impl Upstream for ClientRequests {
         }
     }
 
+    /// Over stdio only: that one client is the one offered tasks (`server/tasks.rs`).
+    fn task_status(&self, server: &str, task: serde_json::Value) -> LogFuture {
+        match lock(&self.inner.session).clone() {
+            Some(peer) if self.one_client() => Box::pin(crate::server::tasks::forward_status(
+                peer,
+                server.into(),
+                task,
+            )),
+            _ => Box::pin(std::future::ready(())),
+        }
+    }
+
     #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
     fn log_level(&self) -> Option<LoggingLevel> {
         *lock(&self.inner.downstream_level)
