@@ -324,6 +324,61 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
     raw.close().await;
 }
 
+/// Over `serve --http` tasks are not carried yet (docs/design.md section 12): a 2025-11-25
+/// session is offered no `tasks`, the task tool is listed without `execution` (so a
+/// client does not ask for a task), and `tasks/list` is an unknown method: many clients
+/// share one connection to each server, whose tasks would all be each client's.
+#[tokio::test]
+async fn over_http_tasks_are_neither_offered_nor_served() {
+    use crate::http::{Server, post, result_of};
+    let Some(peers) = peers() else { return };
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
+        peers.everything
+    ));
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": initialize_params()});
+    let (status, session, body) = post(&client, &server.url, &[], &init).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        result_of(&body, 1)["capabilities"].get("tasks"),
+        None,
+        "{body}"
+    );
+    let session = session.unwrap_or_else(|| panic!("no Mcp-Session-Id: {body}"));
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", TASKS_ERA),
+    ];
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(&client, &server.url, &headers, &initialized).await;
+    let select = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "select_tools", "arguments": {"names": ["everything__simulate-research-query"]}}});
+    let (_, _, body) = post(&client, &server.url, &headers, &select).await;
+    assert!(result_of(&body, 2)["isError"] != json!(true), "{body}");
+    let (_, _, body) = post(&client, &server.url, &headers, &crate::http::tools_list(3)).await;
+    let tools = result_of(&body, 3)["tools"].clone();
+    let tool = tools
+        .as_array()
+        .and_then(|tools| {
+            tools
+                .iter()
+                .find(|t| t["name"] == "everything__simulate-research-query")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("not listed: {body}"));
+    assert_eq!(tool.get("execution"), None, "{tool}");
+    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/list", "params": {}});
+    let (_, _, body) = post(&client, &server.url, &headers, &list).await;
+    assert!(
+        body.contains("-32601"),
+        "tasks/list is unknown over HTTP: {body}"
+    );
+}
+
 /// MCP Apps: a tool's `_meta.ui` (its `resourceUri`) and the `ui://` resource it names
 /// arrive as the server gives them, through the rmcp fixture.
 #[tokio::test]

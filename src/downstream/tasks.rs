@@ -16,8 +16,8 @@ use std::collections::HashSet;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientRequest, CustomRequest, CustomResult, JsonRpcMessage, JsonRpcResponse, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    ClientNotification, ClientRequest, CustomRequest, CustomResult, JsonRpcMessage,
+    JsonRpcResponse, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::TxJsonRpcMessage;
 use serde_json::Value;
@@ -36,6 +36,13 @@ impl RawAnswers {
     /// Notes `item` when it is a request whose answer must be read raw: `tools/list` (its
     /// tools' `execution`) and the custom requests of [`ServerHandle::forward`].
     pub(super) fn note(&mut self, item: &TxJsonRpcMessage<RoleClient>) {
+        // A request we cancel (the client did, or its time ran out) may never be answered.
+        if let JsonRpcMessage::Notification(notification) = item
+            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
+            && let Some(id) = &cancelled.params.request_id
+        {
+            self.0.remove(id);
+        }
         if let JsonRpcMessage::Request(request) = item {
             let raw = match &request.request {
                 ClientRequest::ListToolsRequest(_) => true,

@@ -90,6 +90,11 @@ impl State {
         request: &CustomRequest,
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<CustomResult, McpError>> {
+        // Over HTTP many clients share one connection to each server, whose tasks would
+        // all be each client's (`tasks/list`); no `tasks` is offered there, none is served.
+        if !self.client.one_client() {
+            return None;
+        }
         let params = request.params.clone().unwrap_or_else(|| json!({}));
         let answer = match request.method.as_str() {
             "tools/call" => self.task_call(params, context).await,
