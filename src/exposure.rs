@@ -40,6 +40,31 @@ pub fn listed_tool(entry: &CatalogEntry, claude_always_load: bool) -> ListedTool
     ListedTool::with_extra(&listed_form(entry, claude_always_load), entry.tool.extra())
 }
 
+/// The `_meta` key a typed tool carries its fields `Tool` has no place for under, on the
+/// way to a transport that writes typed results (Streamable HTTP): `server/http/tasks.rs`
+/// puts them back at the top level of the answer. Never reaches a client.
+pub const EXTRA_KEY: &str = "mcp-defer/extra";
+
+/// Moves the fields under `_meta` [`EXTRA_KEY`] of the tool `tool` (JSON) back to its top
+/// level, dropping a `_meta` left empty.
+pub fn unmark_extra(tool: &mut serde_json::Value) {
+    let Some(object) = tool.as_object_mut() else {
+        return;
+    };
+    let Some(meta) = object.get_mut("_meta").and_then(|m| m.as_object_mut()) else {
+        return;
+    };
+    let Some(serde_json::Value::Object(extra)) = meta.remove(EXTRA_KEY) else {
+        return;
+    };
+    if meta.is_empty() {
+        object.remove("_meta");
+    }
+    for (key, value) in extra {
+        object.entry(key).or_insert(value);
+    }
+}
+
 /// Adds `"anthropic/alwaysLoad": true` to the tool's `_meta`, keeping its other keys.
 pub fn mark_always_load(tool: &mut Tool) {
     tool.meta
@@ -81,6 +106,22 @@ impl ListedTool {
             json: crate::server_tool::with_extra(tool, extra).into(),
             ..ListedTool::new(tool)
         }
+    }
+
+    /// [`ListedTool::to_tool`] with the fields `Tool` does not carry under `_meta`
+    /// [`EXTRA_KEY`], for Streamable HTTP (see there).
+    pub fn to_tool_marked(&self) -> Tool {
+        let mut tool = self.to_tool();
+        let extra = serde_json::from_str::<serde_json::Value>(&self.json)
+            .map(|value| crate::server_tool::split_extra(&value))
+            .unwrap_or_default();
+        if !extra.is_empty() {
+            tool.meta
+                .get_or_insert_with(MetaObject::default)
+                .0
+                .insert(EXTRA_KEY.to_owned(), serde_json::Value::Object(extra));
+        }
+        tool
     }
 
     /// Whether a client of the handshake era is shown these bytes unchanged; when not,

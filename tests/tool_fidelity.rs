@@ -324,12 +324,12 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
     raw.close().await;
 }
 
-/// Over `serve --http` tasks are not carried yet (docs/design.md section 12): a 2025-11-25
-/// session is offered no `tasks`, the task tool is listed without `execution` (so a
-/// client does not ask for a task), and `tasks/list` is an unknown method: many clients
-/// share one connection to each server, whose tasks would all be each client's.
+/// The same task over `serve --http` (docs/design.md section 12): a 2025-11-25 session is
+/// offered `tasks`, sees `execution`, creates a task, polls it to `completed`, reads its
+/// result, lists and cancels; another session, sharing the one connection to the server,
+/// neither lists nor reaches that session's tasks.
 #[tokio::test]
-async fn over_http_tasks_are_neither_offered_nor_served() {
+async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
     use crate::http::{Server, post, result_of};
     let Some(peers) = peers() else { return };
     let dir = Dir::new();
@@ -339,29 +339,50 @@ async fn over_http_tasks_are_neither_offered_nor_served() {
     ));
     let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                      "params": initialize_params()});
-    let (status, session, body) = post(&client, &server.url, &[], &init).await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(
-        result_of(&body, 1)["capabilities"].get("tasks"),
-        None,
-        "{body}"
-    );
-    let session = session.unwrap_or_else(|| panic!("no Mcp-Session-Id: {body}"));
+    let open = || async {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                          "params": initialize_params()});
+        let (status, session, body) = post(&client, &server.url, &[], &init).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            result_of(&body, 1)["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            "{body}"
+        );
+        let session = session.unwrap_or_else(|| panic!("no Mcp-Session-Id: {body}"));
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let headers = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", TASKS_ERA),
+        ];
+        post(&client, &server.url, &headers, &initialized).await;
+        session
+    };
+    let session = open().await;
     let headers = [
         ("mcp-session-id", session.as_str()),
         ("mcp-protocol-version", TASKS_ERA),
     ];
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    post(&client, &server.url, &headers, &initialized).await;
-    let select = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "select_tools", "arguments": {"names": ["everything__simulate-research-query"]}}});
-    let (_, _, body) = post(&client, &server.url, &headers, &select).await;
-    assert!(result_of(&body, 2)["isError"] != json!(true), "{body}");
-    let (_, _, body) = post(&client, &server.url, &headers, &crate::http::tools_list(3)).await;
-    let tools = result_of(&body, 3)["tools"].clone();
-    let tool = tools
+    let mut id = 1;
+    let mut ask = async |method: &str, params: Value| {
+        id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let (_, _, body) = post(&client, &server.url, &headers, &request).await;
+        body.lines()
+            .map(|l| l.strip_prefix("data: ").unwrap_or(l))
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {method}: {body}"))
+    };
+    let selected = ask(
+        "tools/call",
+        json!({"name": "select_tools",
+               "arguments": {"names": ["everything__simulate-research-query"]}}),
+    )
+    .await;
+    assert_ne!(selected["result"]["isError"], json!(true), "{selected}");
+    let listed = ask("tools/list", json!({})).await;
+    let tool = listed["result"]["tools"]
         .as_array()
         .and_then(|tools| {
             tools
@@ -369,14 +390,79 @@ async fn over_http_tasks_are_neither_offered_nor_served() {
                 .find(|t| t["name"] == "everything__simulate-research-query")
         })
         .cloned()
-        .unwrap_or_else(|| panic!("not listed: {body}"));
-    assert_eq!(tool.get("execution"), None, "{tool}");
-    let list = json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/list", "params": {}});
-    let (_, _, body) = post(&client, &server.url, &headers, &list).await;
-    assert!(
-        body.contains("-32601"),
-        "tasks/list is unknown over HTTP: {body}"
+        .unwrap_or_else(|| panic!("not listed: {listed}"));
+    assert_eq!(
+        tool["execution"],
+        json!({"taskSupport": "required"}),
+        "{tool}"
     );
+    assert_eq!(
+        tool["_meta"].get(mcp_defer::exposure::EXTRA_KEY),
+        None,
+        "{tool}"
+    );
+
+    let task_call = json!({"name": "everything__simulate-research-query",
+                           "arguments": {"topic": "tides"}, "task": {"ttl": 60000}});
+    let created = ask("tools/call", task_call.clone()).await;
+    let task_id = created["result"]["task"]["taskId"].clone();
+    assert!(
+        task_id
+            .as_str()
+            .is_some_and(|id| id.starts_with("everything:")),
+        "{created}"
+    );
+    let deadline = tokio::time::Instant::now() + TASK_WAIT;
+    let status = loop {
+        let got = ask("tasks/get", json!({"taskId": task_id})).await;
+        assert_eq!(got["result"]["taskId"], task_id, "{got}");
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if status != "working" || tokio::time::Instant::now() > deadline {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(status, "completed");
+    let result = ask("tasks/result", json!({"taskId": task_id})).await;
+    assert!(
+        crate::raw::result_text(&result).contains("Research Report: tides"),
+        "{result}"
+    );
+    let tasks = ask("tasks/list", json!({})).await;
+    assert!(
+        tasks["result"]["tasks"]
+            .as_array()
+            .is_some_and(|tasks| tasks.iter().any(|t| t["taskId"] == task_id)),
+        "{tasks}"
+    );
+    let second = ask("tools/call", task_call).await;
+    let second_id = second["result"]["task"]["taskId"].clone();
+    let cancelled = ask("tasks/cancel", json!({"taskId": second_id})).await;
+    assert_eq!(
+        cancelled["result"]["status"],
+        json!("cancelled"),
+        "{cancelled}"
+    );
+
+    // Another client's session shares the connection to the server, not its tasks.
+    let other = open().await;
+    let other_headers = [
+        ("mcp-session-id", other.as_str()),
+        ("mcp-protocol-version", TASKS_ERA),
+    ];
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+                     "params": {"taskId": task_id}});
+    let (_, _, body) = post(&client, &server.url, &other_headers, &get).await;
+    assert!(
+        body.contains("-32602"),
+        "another session's task is unknown: {body}"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/list", "params": {}});
+    let (_, _, body) = post(&client, &server.url, &other_headers, &list).await;
+    assert_eq!(result_of(&body, 3)["tasks"], json!([]), "{body}");
 }
 
 /// MCP Apps: a tool's `_meta.ui` (its `resourceUri`) and the `ui://` resource it names

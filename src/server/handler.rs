@@ -299,7 +299,9 @@ impl ServerHandler for DeferServer {
                 lists.put(context.id.clone(), listed);
                 Vec::new()
             }
-            _ => listed.iter().map(|t| t.to_tool()).collect(),
+            Some(_) => listed.iter().map(|t| t.to_tool()).collect(),
+            // Streamable HTTP: `http/tasks.rs` moves the marked fields back.
+            None => listed.iter().map(|t| t.to_tool_marked()).collect(),
         };
         Ok(ListToolsResult::with_all_items(tools))
     }

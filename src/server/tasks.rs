@@ -26,6 +26,16 @@ use serde_json::{Value, json};
 use super::{State, meta};
 use crate::downstream::tasks::TASK_METHODS;
 use crate::downstream::{DownstreamError, ServerHandle};
+use crate::sync::lock;
+
+/// The method a task request has on its way through rmcp's HTTP transport, which would
+/// decode `tools/call`, `tasks/get` and `tasks/cancel` into its own shapes
+/// (`http/tasks.rs`): this prefix and the client's method.
+pub(super) const TASK_METHOD_PREFIX: &str = "mcp-defer/task:";
+
+/// The `tasks` capability mcp-defer offers a 2025-11-25 client, as JSON text.
+pub(super) const TASKS_CAPABILITY: &str =
+    r#"{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}"#;
 
 /// The `_meta` key of a `tasks/result` answer naming its task (SEP-1686).
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -68,7 +78,7 @@ pub(super) fn offer(item: &TxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
     let capabilities = value.pointer_mut("/result/capabilities")?.as_object_mut()?;
     capabilities.insert(
         "tasks".to_owned(),
-        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+        serde_json::from_str(TASKS_CAPABILITY).ok()?,
     );
     serde_json::to_vec(&value).ok()
 }
@@ -90,13 +100,10 @@ impl State {
         request: &CustomRequest,
         context: &RequestContext<RoleServer>,
     ) -> Option<Result<CustomResult, McpError>> {
-        // Over HTTP many clients share one connection to each server, whose tasks would
-        // all be each client's (`tasks/list`); no `tasks` is offered there, none is served.
-        if !self.client.one_client() {
-            return None;
-        }
+        let method = request.method.as_str();
+        let method = method.strip_prefix(TASK_METHOD_PREFIX).unwrap_or(method);
         let params = request.params.clone().unwrap_or_else(|| json!({}));
-        let answer = match request.method.as_str() {
+        let answer = match method {
             "tools/call" => self.task_call(params, context).await,
             "tasks/list" => Ok(self.task_list(context).await),
             method if TASK_METHODS.contains(&method) => {
@@ -163,6 +170,9 @@ impl State {
         };
         if let Some(id) = answer.pointer_mut("/task/taskId") {
             rename(id, handle.name());
+            if let Value::String(id) = id {
+                lock(&self.session.tasks).insert(id.clone());
+            }
         }
         Ok(answer)
     }
@@ -189,6 +199,9 @@ impl State {
                 None,
             )
         };
+        if !self.sees_task(&ours) {
+            return Err(unknown());
+        }
         let (server, theirs) = inward(&ours).ok_or_else(unknown)?;
         let handle = self.handle_named(server).ok_or_else(unknown)?;
         if !handle.is_connected() {
@@ -245,7 +258,9 @@ impl State {
                         if let Some(id) = task.get_mut("taskId") {
                             rename(id, handle.name());
                         }
-                        tasks.push(task);
+                        if task["taskId"].as_str().is_some_and(|id| self.sees_task(id)) {
+                            tasks.push(task);
+                        }
                     }
                 }
                 cursor = page.get("nextCursor").filter(|c| !c.is_null()).cloned();
@@ -255,6 +270,13 @@ impl State {
             }
         }
         json!({"tasks": tasks})
+    }
+
+    /// Whether this session may reach the task `ours`: over stdio, every task (one
+    /// client); over HTTP, where many clients share one connection to each server (and so
+    /// one task space on it), only the tasks this session created.
+    fn sees_task(&self, ours: &str) -> bool {
+        self.client.one_client() || lock(&self.session.tasks).contains(ours)
     }
 
     fn handle_named(&self, name: &str) -> Option<ServerHandle> {
