@@ -83,6 +83,8 @@ pub struct ListedTool {
     /// Its `outputSchema` is absent or an object: a handshake-era client gets it as it is
     /// (rmcp drops any other output schema for them, SEP-2106).
     object_output: bool,
+    /// Its text has fields `Tool` does not carry ([`ListedTool::with_extra`]).
+    extra: bool,
 }
 
 impl ListedTool {
@@ -91,6 +93,7 @@ impl ListedTool {
             name: tool.name.as_ref().into(),
             // A `Tool` is strings, numbers and JSON objects: it always serializes.
             json: serde_json::to_string(tool).unwrap_or_default().into(),
+            extra: false,
             object_output: tool.output_schema.as_ref().is_none_or(|schema| {
                 schema.get("type").and_then(serde_json::Value::as_str) == Some("object")
             }),
@@ -104,6 +107,7 @@ impl ListedTool {
         }
         ListedTool {
             json: crate::server_tool::with_extra(tool, extra).into(),
+            extra: true,
             ..ListedTool::new(tool)
         }
     }
@@ -112,6 +116,9 @@ impl ListedTool {
     /// [`EXTRA_KEY`], for Streamable HTTP (see there).
     pub fn to_tool_marked(&self) -> Tool {
         let mut tool = self.to_tool();
+        if !self.extra {
+            return tool;
+        }
         let extra = serde_json::from_str::<serde_json::Value>(&self.json)
             .map(|value| crate::server_tool::split_extra(&value))
             .unwrap_or_default();

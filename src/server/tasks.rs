@@ -5,9 +5,15 @@
 //! rmcp 3.11 knows none of these shapes (its tasks are the 2026-07-28 SEP-2663 ones, its
 //! `CallToolRequestParams` has no `task`), so each request reaches the handler as rmcp's
 //! `CustomRequest` with the client's method and params as written (`stdio.rs` frames them
-//! so, [`as_custom`]), and each answer leaves as `CustomResult`, the server's JSON with
-//! only task ids changed. The `tasks` capability is added to a 2025-11-25 `initialize`
-//! answer on the same wire ([`offer`]): rmcp's `ServerCapabilities` has no field for it.
+//! so, [`as_custom`]; over HTTP the gate renames the method, `http/tasks.rs`), and each
+//! answer leaves as `CustomResult`, the server's JSON with only task ids changed. The
+//! `tasks` capability is added to a 2025-11-25 `initialize` answer on the same wire
+//! ([`offer`], `http/tasks.rs`): rmcp's `ServerCapabilities` has no field for it.
+//!
+//! Over HTTP many clients share one connection to each server, so one task space on it: a
+//! session reaches only the tasks it created (`Session::tasks`); over stdio the one client
+//! reaches every task. Status notifications reach the stdio client only (they are
+//! optional in SEP-1686; over HTTP a client polls `tasks/get`).
 //!
 //! A task id is `<server>:<the server's id>` ([`outward`]): the client's id names the server
 //! that holds the task, so `tasks/get` after a reload, for a task listed by `tasks/list`
