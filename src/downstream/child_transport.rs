@@ -5,6 +5,8 @@
 //! a timeout. Here the line is drained, its id read from its head, and rmcp gets an error
 //! answer for that id at once, naming the size and the `max_message_bytes` limit. Lines that
 //! are not JSON-RPC (a server printing a banner on stdout) are skipped, as rmcp does.
+//! Answers to `tools/list` and to task requests are handed on raw (`tasks.rs`): rmcp's
+//! decoding would drop their 2025-11-25 fields.
 
 use rmcp::RoleClient;
 use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage, ServerJsonRpcMessage};

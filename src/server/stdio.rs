@@ -10,6 +10,10 @@
 //! instead of writing into the void, and refuses a request whose id is still in use by an
 //! unanswered one (rmcp would run both and answer only one).
 //!
+//! A 2025-11-25 task request (a `tools/call` with `task`, `tasks/*`) is handed to rmcp as a
+//! custom request with its params as written, and a 2025-11-25 `initialize` answer gets
+//! the `tasks` capability: rmcp has neither shape (`tasks.rs`).
+//!
 //! A `tools/list` answer is written from the exposed list's bytes ([`ToolLists`]): each
 //! listed tool was serialized once when it was appended, and here its text is copied into
 //! the answer, never parsed or serialized again per request.
