@@ -5,7 +5,8 @@
 //! Tool pages are taken tool by tool: one malformed tool is skipped with a warning naming it
 //! and why, and the server's other tools stay usable. (rmcp decodes a page as a whole; a
 //! single tool without an `inputSchema` makes the whole page fall through to its catch-all
-//! `CustomResult`, which is decoded here one tool at a time.)
+//! `CustomResult`, which is decoded here one tool at a time. A stdio server's pages always
+//! arrive so, raw (`tasks.rs`): each tool keeps the fields `Tool` drops, `execution`.)
 //!
 //! Each tool leaves here as [`ServerTool`] (its definition as JSON text), made page by page:
 //! the `Tool` trees rmcp decodes (~6 KB a tool) are dropped with their page, so what is
