@@ -291,6 +291,30 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// A task tool's `execution` survives the tool cache's round trip, is listed as the
+    /// server listed it, and over HTTP rides in `_meta` and comes back out unchanged.
+    #[test]
+    fn fields_tool_lacks_survive_the_cache_the_list_and_the_http_mark() {
+        use crate::server_tool::{ServerTool, split_extra};
+        let raw = serde_json::json!({"name": "research", "inputSchema": {"type": "object"},
+                                     "_meta": {"k": 1}, "execution": {"taskSupport": "required"}});
+        let parsed: Tool = serde_json::from_value(raw.clone()).unwrap_or_default();
+        let listed = ServerTool::with_extra(&parsed, split_extra(&raw));
+        let cached = serde_json::to_string(&listed).unwrap_or_default();
+        let back: ServerTool = serde_json::from_str(&cached).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, listed);
+        let shown = ListedTool::with_extra(&parsed, back.json().extra());
+        let shown_value: serde_json::Value = serde_json::from_str(shown.json()).unwrap_or_default();
+        assert_eq!(shown_value, raw);
+        let mut marked = serde_json::to_value(shown.to_tool_marked()).unwrap_or_default();
+        assert!(marked.get("execution").is_none());
+        unmark_extra(&mut marked);
+        assert_eq!(marked, raw);
+        // A tool without such fields is not marked at all.
+        let plain = ListedTool::new(&parsed);
+        assert_eq!(plain.to_tool_marked(), parsed);
+    }
+
     fn tool(name: &str, description: &str) -> Tool {
         let mut tool = Tool::default();
         tool.name = name.to_owned().into();
