@@ -240,7 +240,10 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
                    "arguments": {"names": ["everything__simulate-research-query"]}}),
         )
         .await;
-    assert!(selected.get("result").is_some(), "{selected}");
+    assert_eq!(
+        selected["result"]["structuredContent"]["loaded"][0]["execution"], tool["execution"],
+        "select_tools returns the schema as listed: {selected}"
+    );
     let listed = raw.request("tools/list", json!({})).await;
     let through = listed["result"]["tools"]
         .as_array()
@@ -380,7 +383,11 @@ async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
                "arguments": {"names": ["everything__simulate-research-query"]}}),
     )
     .await;
-    assert_ne!(selected["result"]["isError"], json!(true), "{selected}");
+    assert_eq!(
+        selected["result"]["structuredContent"]["loaded"][0]["execution"],
+        json!({"taskSupport": "required"}),
+        "{selected}"
+    );
     let listed = ask("tools/list", json!({})).await;
     let tool = listed["result"]["tools"]
         .as_array()
