@@ -34,6 +34,37 @@ pub fn listed_form(entry: &CatalogEntry, claude_always_load: bool) -> Tool {
     tool
 }
 
+/// The [`ListedTool`] of `entry`: its [`listed_form`], with the fields rmcp's `Tool` does
+/// not carry (a 2025-11-25 task tool's `execution`) as its server listed them.
+pub fn listed_tool(entry: &CatalogEntry, claude_always_load: bool) -> ListedTool {
+    ListedTool::with_extra(&listed_form(entry, claude_always_load), entry.tool.extra())
+}
+
+/// The `_meta` key a typed tool carries its fields `Tool` has no place for under, on the
+/// way to a transport that writes typed results (Streamable HTTP): `server/http/tasks.rs`
+/// puts them back at the top level of the answer. Never reaches a client.
+pub const EXTRA_KEY: &str = "mcp-defer/extra";
+
+/// Moves the fields under `_meta` [`EXTRA_KEY`] of the tool `tool` (JSON) back to its top
+/// level, dropping a `_meta` left empty.
+pub fn unmark_extra(tool: &mut serde_json::Value) {
+    let Some(object) = tool.as_object_mut() else {
+        return;
+    };
+    let Some(meta) = object.get_mut("_meta").and_then(|m| m.as_object_mut()) else {
+        return;
+    };
+    let Some(serde_json::Value::Object(extra)) = meta.remove(EXTRA_KEY) else {
+        return;
+    };
+    if meta.is_empty() {
+        object.remove("_meta");
+    }
+    for (key, value) in extra {
+        object.entry(key).or_insert(value);
+    }
+}
+
 /// Adds `"anthropic/alwaysLoad": true` to the tool's `_meta`, keeping its other keys.
 pub fn mark_always_load(tool: &mut Tool) {
     tool.meta
@@ -52,6 +83,8 @@ pub struct ListedTool {
     /// Its `outputSchema` is absent or an object: a handshake-era client gets it as it is
     /// (rmcp drops any other output schema for them, SEP-2106).
     object_output: bool,
+    /// Its text has fields `Tool` does not carry ([`ListedTool::with_extra`]).
+    extra: bool,
 }
 
 impl ListedTool {
@@ -60,10 +93,42 @@ impl ListedTool {
             name: tool.name.as_ref().into(),
             // A `Tool` is strings, numbers and JSON objects: it always serializes.
             json: serde_json::to_string(tool).unwrap_or_default().into(),
+            extra: false,
             object_output: tool.output_schema.as_ref().is_none_or(|schema| {
                 schema.get("type").and_then(serde_json::Value::as_str) == Some("object")
             }),
         }
+    }
+
+    /// `tool` with `extra` after its own fields (see [`listed_tool`]).
+    pub fn with_extra(tool: &Tool, extra: crate::server_tool::Extra) -> ListedTool {
+        if extra.is_empty() {
+            return ListedTool::new(tool);
+        }
+        ListedTool {
+            json: crate::server_tool::with_extra(tool, extra).into(),
+            extra: true,
+            ..ListedTool::new(tool)
+        }
+    }
+
+    /// [`ListedTool::to_tool`] with the fields `Tool` does not carry under `_meta`
+    /// [`EXTRA_KEY`], for Streamable HTTP (see there).
+    pub fn to_tool_marked(&self) -> Tool {
+        let mut tool = self.to_tool();
+        if !self.extra {
+            return tool;
+        }
+        let extra = serde_json::from_str::<serde_json::Value>(&self.json)
+            .map(|value| crate::server_tool::split_extra(&value))
+            .unwrap_or_default();
+        if !extra.is_empty() {
+            tool.meta
+                .get_or_insert_with(MetaObject::default)
+                .0
+                .insert(EXTRA_KEY.to_owned(), serde_json::Value::Object(extra));
+        }
+        tool
     }
 
     /// Whether a client of the handshake era is shown these bytes unchanged; when not,
@@ -225,6 +290,30 @@ impl<T: Listed + Clone> ClientList<T> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A task tool's `execution` survives the tool cache's round trip, is listed as the
+    /// server listed it, and over HTTP rides in `_meta` and comes back out unchanged.
+    #[test]
+    fn fields_tool_lacks_survive_the_cache_the_list_and_the_http_mark() {
+        use crate::server_tool::{ServerTool, split_extra};
+        let raw = serde_json::json!({"name": "research", "inputSchema": {"type": "object"},
+                                     "_meta": {"k": 1}, "execution": {"taskSupport": "required"}});
+        let parsed: Tool = serde_json::from_value(raw.clone()).unwrap_or_default();
+        let listed = ServerTool::with_extra(&parsed, split_extra(&raw));
+        let cached = serde_json::to_string(&listed).unwrap_or_default();
+        let back: ServerTool = serde_json::from_str(&cached).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(back, listed);
+        let shown = ListedTool::with_extra(&parsed, back.json().extra());
+        let shown_value: serde_json::Value = serde_json::from_str(shown.json()).unwrap_or_default();
+        assert_eq!(shown_value, raw);
+        let mut marked = serde_json::to_value(shown.to_tool_marked()).unwrap_or_default();
+        assert!(marked.get("execution").is_none());
+        unmark_extra(&mut marked);
+        assert_eq!(marked, raw);
+        // A tool without such fields is not marked at all.
+        let plain = ListedTool::new(&parsed);
+        assert_eq!(plain.to_tool_marked(), parsed);
+    }
 
     fn tool(name: &str, description: &str) -> Tool {
         let mut tool = Tool::default();

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// A tool definition as compact JSON text: how the catalog keeps it. A parsed [`Tool`] is
 /// a tree of `serde_json` maps, about 6x its text (10k real tools: 62 MB against ~10 MB),
@@ -20,6 +21,22 @@ impl ToolJson {
     pub fn new(tool: &Tool) -> ToolJson {
         // A `Tool` is strings, numbers and JSON objects: it always serializes.
         ToolJson(serde_json::to_string(tool).unwrap_or_default().into())
+    }
+
+    /// `tool` with `extra`, the fields its server listed that `Tool` does not carry, after
+    /// its own (a field `Tool` has always wins).
+    pub fn with_extra(tool: &Tool, extra: Extra) -> ToolJson {
+        if extra.is_empty() {
+            return ToolJson::new(tool);
+        }
+        ToolJson(with_extra(tool, extra).into())
+    }
+
+    /// The fields of the definition that `Tool` does not carry, as listed (`execution`).
+    pub fn extra(&self) -> Extra {
+        serde_json::from_str::<Value>(&self.0)
+            .map(|value| split_extra(&value))
+            .unwrap_or_default()
     }
 
     /// The definition as a [`Tool`].
@@ -69,6 +86,14 @@ impl ServerTool {
         }
     }
 
+    /// `tool` as its server listed it, with the fields `Tool` does not carry ([`Extra`]).
+    pub fn with_extra(tool: &Tool, extra: Extra) -> ServerTool {
+        ServerTool {
+            name: tool.name.as_ref().into(),
+            json: ToolJson::with_extra(tool, extra),
+        }
+    }
+
     /// The tool's name on its server.
     pub fn name(&self) -> &str {
         &self.name
@@ -85,17 +110,64 @@ impl ServerTool {
 }
 
 /// As the tool's JSON object (what `downstream::tool_cache` keeps on disk): parsed to write,
-/// made compact again when read.
+/// made compact again when read; the fields `Tool` does not carry go along.
 impl Serialize for ServerTool {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.json.parse().serialize(serializer)
+        serde_json::from_str::<Value>(self.json.as_str())
+            .map_err(serde::ser::Error::custom)?
+            .serialize(serializer)
     }
 }
 
 impl<'de> Deserialize<'de> for ServerTool {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Tool::deserialize(deserializer).map(ServerTool::from)
+        let value = Value::deserialize(deserializer)?;
+        let extra = split_extra(&value);
+        let tool = Tool::deserialize(value).map_err(serde::de::Error::custom)?;
+        Ok(ServerTool::with_extra(&tool, extra))
     }
+}
+
+/// Fields of a tool definition that rmcp's `Tool` does not carry, by name: 2025-11-25's
+/// `execution` (`{"taskSupport": ...}`, SEP-1686) and whatever later revisions add. Kept
+/// beside the parsed tool so the client is shown the tool as its server listed it.
+pub type Extra = serde_json::Map<String, Value>;
+
+/// The fields `Tool` knows, as they are spelled on the wire.
+const TOOL_FIELDS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "_meta",
+];
+
+/// The fields of the tool definition `raw` that `Tool` would drop.
+pub fn split_extra(raw: &Value) -> Extra {
+    raw.as_object()
+        .map(|object| {
+            object
+                .iter()
+                .filter(|(key, _)| !TOOL_FIELDS.contains(&key.as_str()))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The JSON text of `tool` with `extra` after its own fields.
+pub fn with_extra(tool: &Tool, extra: Extra) -> String {
+    // A `Tool` is strings, numbers and JSON objects: it always serializes, as an object.
+    let mut value = serde_json::to_value(tool).unwrap_or_default();
+    if let Value::Object(object) = &mut value {
+        for (key, field) in extra {
+            object.entry(key).or_insert(field);
+        }
+    }
+    value.to_string()
 }
 
 impl From<Tool> for ServerTool {

@@ -183,23 +183,23 @@ fn initialize_params() -> Value {
            "clientInfo": {"name": "raw", "version": "0"}})
 }
 
-/// Issue 24 item 7, as it stands: server-everything's `simulate-research-query` is a
-/// 2025-11-25 task tool (`execution.taskSupport: "required"`). Directly, a task-augmented
-/// call creates a task. Through mcp-defer the task does not pass: rmcp 3.11 (its `Tool`
-/// has no `execution`, its `CallToolRequestParams` no `task`, its `tasks/*` are the
-/// 2026-07-28 SEP-2663 shapes) drops both, so the tool is listed without `execution`, the
-/// call reaches the server as a plain call and is refused by the server itself, and
-/// `tasks/get` is refused by mcp-defer. docs/design.md section 12 says so; when this test
-/// fails, a field began to pass: update that section.
+/// How long a task of `simulate-research-query` (four stages of 1 s) may take to finish:
+/// generous, a bound on a hang, not a timing assertion.
+const TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Issue 24 item 7: server-everything's `simulate-research-query` is a 2025-11-25 task tool
+/// (`execution.taskSupport: "required"`). Through mcp-defer it works as it does directly:
+/// a 2025-11-25 client is offered `tasks`, sees the tool's `execution`, a call with `task`
+/// creates a task (named `everything:<id>`), `tasks/get` follows it to `completed`,
+/// `tasks/result` gives the tool's result, `tasks/list` lists it and `tasks/cancel`
+/// cancels another. docs/design.md section 12 says so.
 #[tokio::test]
-async fn a_2025_11_25_task_tool_loses_its_task_support_on_the_way_through() {
+async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
     let Some(peers) = peers() else { return };
     let mut direct = RawServer::spawn(&peers.everything, &["stdio"]);
     let init = direct.request("initialize", initialize_params()).await;
-    assert!(
-        init["result"]["capabilities"]["tasks"].is_object(),
-        "{init}"
-    );
+    let direct_tasks = init["result"]["capabilities"]["tasks"].clone();
+    assert!(direct_tasks.is_object(), "{init}");
     direct
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
@@ -218,17 +218,6 @@ async fn a_2025_11_25_task_tool_loses_its_task_support_on_the_way_through() {
         json!({"taskSupport": "required"}),
         "{tool}"
     );
-    let created = direct
-        .request(
-            "tools/call",
-            json!({"name": "simulate-research-query", "arguments": {"topic": "tides"},
-                   "task": {"ttl": 60000}}),
-        )
-        .await;
-    assert!(
-        created["result"]["task"]["taskId"].is_string(),
-        "directly, a task is created: {created}"
-    );
 
     let setup = Dir::new();
     let config = setup.config(&format!(
@@ -237,8 +226,9 @@ async fn a_2025_11_25_task_tool_loses_its_task_support_on_the_way_through() {
     ));
     let mut raw = crate::raw::RawClient::start(&config);
     let init = raw.request("initialize", initialize_params()).await;
-    assert!(
-        init["result"]["capabilities"].get("tasks").is_none(),
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"],
+        json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
         "{init}"
     );
     raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -250,7 +240,10 @@ async fn a_2025_11_25_task_tool_loses_its_task_support_on_the_way_through() {
                    "arguments": {"names": ["everything__simulate-research-query"]}}),
         )
         .await;
-    assert!(selected.get("result").is_some(), "{selected}");
+    assert_eq!(
+        selected["result"]["structuredContent"]["loaded"][0]["execution"], tool["execution"],
+        "select_tools returns the schema as listed: {selected}"
+    );
     let listed = raw.request("tools/list", json!({})).await;
     let through = listed["result"]["tools"]
         .as_array()
@@ -261,22 +254,222 @@ async fn a_2025_11_25_task_tool_loses_its_task_support_on_the_way_through() {
         })
         .cloned()
         .unwrap_or_else(|| panic!("not listed after select_tools: {listed}"));
-    assert_eq!(through.get("execution"), None, "{through}");
-    let call = raw
-        .request(
-            "tools/call",
-            json!({"name": "everything__simulate-research-query",
-                   "arguments": {"topic": "tides"}, "task": {"ttl": 60000}}),
-        )
+    assert_eq!(through["execution"], tool["execution"], "{through}");
+
+    let task_call = json!({"name": "everything__simulate-research-query",
+                           "arguments": {"topic": "tides"}, "task": {"ttl": 60000}});
+    let created = raw.request("tools/call", task_call.clone()).await;
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task is created: {created}"))
+        .to_owned();
+    assert!(task_id.starts_with("everything:"), "{created}");
+
+    // Poll until the task ends; bounded by TASK_WAIT, nothing asserted on how long it took.
+    let deadline = tokio::time::Instant::now() + TASK_WAIT;
+    let status = loop {
+        let got = raw.request("tasks/get", json!({"taskId": task_id})).await;
+        assert_eq!(got["result"]["taskId"], json!(task_id), "{got}");
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if status != "working" || tokio::time::Instant::now() > deadline {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(status, "completed");
+    let result = raw
+        .request("tasks/result", json!({"taskId": task_id}))
         .await;
-    assert_eq!(call["result"]["isError"], json!(true), "{call}");
     assert!(
-        crate::raw::result_text(&call).contains("requires task augmentation"),
-        "the server's own refusal of a plain call: {call}"
+        crate::raw::result_text(&result).contains("Research Report: tides"),
+        "the tool's own result: {result}"
     );
-    let get = raw.request("tasks/get", json!({"taskId": "any"})).await;
-    assert!(get.get("error").is_some(), "{get}");
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(task_id),
+        "{result}"
+    );
+    // The server's status notifications reach the client, the task named as it knows it.
+    let is_status = |m: &Value| {
+        m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == json!(task_id)
+    };
+    while !raw.received.iter().any(is_status) {
+        raw.next_within(TASK_WAIT)
+            .await
+            .unwrap_or_else(|| panic!("no notifications/tasks/status for {task_id}"));
+    }
+    let tasks = raw.request("tasks/list", json!({})).await;
+    assert!(
+        tasks["result"]["tasks"]
+            .as_array()
+            .is_some_and(|tasks| tasks.iter().any(|t| t["taskId"] == json!(task_id))),
+        "{tasks}"
+    );
+
+    let second = raw.request("tools/call", task_call).await;
+    let second_id = second["result"]["task"]["taskId"].clone();
+    assert!(second_id.is_string(), "{second}");
+    let cancelled = raw
+        .request("tasks/cancel", json!({"taskId": second_id}))
+        .await;
+    assert_eq!(
+        cancelled["result"]["status"],
+        json!("cancelled"),
+        "{cancelled}"
+    );
+    assert_eq!(cancelled["result"]["taskId"], second_id, "{cancelled}");
+
+    let unknown = raw.request("tasks/get", json!({"taskId": "nowhere"})).await;
+    assert_eq!(unknown["error"]["code"], json!(-32602), "{unknown}");
     raw.close().await;
+}
+
+/// The same task over `serve --http` (docs/design.md section 12): a 2025-11-25 session is
+/// offered `tasks`, sees `execution`, creates a task, polls it to `completed`, reads its
+/// result, lists and cancels; another session, sharing the one connection to the server,
+/// neither lists nor reaches that session's tasks.
+#[tokio::test]
+async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
+    use crate::http::{Server, post, result_of};
+    let Some(peers) = peers() else { return };
+    let dir = Dir::new();
+    dir.config(&format!(
+        "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
+        peers.everything
+    ));
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let open = || async {
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                          "params": initialize_params()});
+        let (status, session, body) = post(&client, &server.url, &[], &init).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            result_of(&body, 1)["capabilities"]["tasks"],
+            json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}),
+            "{body}"
+        );
+        let session = session.unwrap_or_else(|| panic!("no Mcp-Session-Id: {body}"));
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let headers = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", TASKS_ERA),
+        ];
+        post(&client, &server.url, &headers, &initialized).await;
+        session
+    };
+    let session = open().await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", TASKS_ERA),
+    ];
+    let mut id = 1;
+    let mut ask = async |method: &str, params: Value| {
+        id += 1;
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let (_, _, body) = post(&client, &server.url, &headers, &request).await;
+        body.lines()
+            .map(|l| l.strip_prefix("data: ").unwrap_or(l))
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|m| m["id"] == id)
+            .unwrap_or_else(|| panic!("no answer to {method}: {body}"))
+    };
+    let selected = ask(
+        "tools/call",
+        json!({"name": "select_tools",
+               "arguments": {"names": ["everything__simulate-research-query"]}}),
+    )
+    .await;
+    assert_eq!(
+        selected["result"]["structuredContent"]["loaded"][0]["execution"],
+        json!({"taskSupport": "required"}),
+        "{selected}"
+    );
+    let listed = ask("tools/list", json!({})).await;
+    let tool = listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| {
+            tools
+                .iter()
+                .find(|t| t["name"] == "everything__simulate-research-query")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("not listed: {listed}"));
+    assert_eq!(
+        tool["execution"],
+        json!({"taskSupport": "required"}),
+        "{tool}"
+    );
+    assert_eq!(
+        tool["_meta"].get(mcp_defer::exposure::EXTRA_KEY),
+        None,
+        "{tool}"
+    );
+
+    let task_call = json!({"name": "everything__simulate-research-query",
+                           "arguments": {"topic": "tides"}, "task": {"ttl": 60000}});
+    let created = ask("tools/call", task_call.clone()).await;
+    let task_id = created["result"]["task"]["taskId"].clone();
+    assert!(
+        task_id
+            .as_str()
+            .is_some_and(|id| id.starts_with("everything:")),
+        "{created}"
+    );
+    let deadline = tokio::time::Instant::now() + TASK_WAIT;
+    let status = loop {
+        let got = ask("tasks/get", json!({"taskId": task_id})).await;
+        assert_eq!(got["result"]["taskId"], task_id, "{got}");
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if status != "working" || tokio::time::Instant::now() > deadline {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(status, "completed");
+    let result = ask("tasks/result", json!({"taskId": task_id})).await;
+    assert!(
+        crate::raw::result_text(&result).contains("Research Report: tides"),
+        "{result}"
+    );
+    let tasks = ask("tasks/list", json!({})).await;
+    assert!(
+        tasks["result"]["tasks"]
+            .as_array()
+            .is_some_and(|tasks| tasks.iter().any(|t| t["taskId"] == task_id)),
+        "{tasks}"
+    );
+    let second = ask("tools/call", task_call).await;
+    let second_id = second["result"]["task"]["taskId"].clone();
+    let cancelled = ask("tasks/cancel", json!({"taskId": second_id})).await;
+    assert_eq!(
+        cancelled["result"]["status"],
+        json!("cancelled"),
+        "{cancelled}"
+    );
+
+    // Another client's session shares the connection to the server, not its tasks.
+    let other = open().await;
+    let other_headers = [
+        ("mcp-session-id", other.as_str()),
+        ("mcp-protocol-version", TASKS_ERA),
+    ];
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+                     "params": {"taskId": task_id}});
+    let (_, _, body) = post(&client, &server.url, &other_headers, &get).await;
+    assert!(
+        body.contains("-32602"),
+        "another session's task is unknown: {body}"
+    );
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/list", "params": {}});
+    let (_, _, body) = post(&client, &server.url, &other_headers, &list).await;
+    assert_eq!(result_of(&body, 3)["tasks"], json!([]), "{body}");
 }
 
 /// MCP Apps: a tool's `_meta.ui` (its `resourceUri`) and the `ui://` resource it names

@@ -5,6 +5,8 @@
 //! a timeout. Here the line is drained, its id read from its head, and rmcp gets an error
 //! answer for that id at once, naming the size and the `max_message_bytes` limit. Lines that
 //! are not JSON-RPC (a server printing a banner on stdout) are skipped, as rmcp does.
+//! Answers to `tools/list` and to task requests are handed on raw (`tasks.rs`): rmcp's
+//! decoding would drop their 2025-11-25 fields.
 
 use rmcp::RoleClient;
 use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage, ServerJsonRpcMessage};
@@ -13,6 +15,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
+use super::tasks::RawAnswers;
 use crate::lines::{Line, LineReader, repair_surrogates, scan_id};
 
 /// One stdio server's connection.
@@ -20,6 +23,8 @@ pub struct ChildTransport {
     reader: LineReader<BufReader<ChildStdout>>,
     /// Lines for the writer task; `None` once closed, which closes the child's stdin.
     out: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// Requests whose answers are handed on raw (`tasks.rs`).
+    raw: RawAnswers,
 }
 
 /// Why a message could not reach the server.
@@ -40,6 +45,7 @@ impl ChildTransport {
         ChildTransport {
             reader: LineReader::new(BufReader::new(stdout), max),
             out: Some(out),
+            raw: RawAnswers::default(),
         }
     }
 }
@@ -59,6 +65,7 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.raw.note(&item);
         let sent = serde_json::to_vec(&item)
             .map_err(ChildTransportError::from)
             .and_then(|mut bytes| {
@@ -86,6 +93,9 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
                 Line::Text(bytes) => {
                     let text = String::from_utf8_lossy(&bytes);
                     let text = repair_surrogates(&text);
+                    if let Some(message) = self.raw.take(&text) {
+                        return Some(message);
+                    }
                     match serde_json::from_str::<ServerJsonRpcMessage>(&text) {
                         Ok(message) => return Some(message),
                         Err(err) if !text.trim().is_empty() => {

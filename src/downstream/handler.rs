@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientConfig, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData,
-    Implementation, InputRequest, ProgressNotificationParam, ProtocolVersion,
-    ResourceUpdatedNotificationParam,
+    ClientConfig, ClientResult, CustomNotification, ElicitRequest, ElicitRequestParams,
+    ElicitResult, ErrorData, Implementation, InputRequest, ProgressNotificationParam,
+    ProtocolVersion, ResourceUpdatedNotificationParam,
 };
 // Sampling and roots are deprecated by SEP-2577, yet handshake-era servers use them.
 #[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
@@ -171,6 +171,20 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) {
         tracing::trace!(server = %self.server, "progress for no call in flight");
+    }
+
+    /// A 2025-11-25 task's status (SEP-1686; rmcp knows only 2026-07-28's
+    /// `notifications/tasks`) goes to the client; other unknown notifications are dropped.
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method == "notifications/tasks/status"
+            && let Some(task) = notification.params
+        {
+            self.link.upstream().task_status(&self.server, task).await;
+        }
     }
 
     #[expect(deprecated, reason = "reading what pre-2026-07-28 servers send")]

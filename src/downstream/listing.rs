@@ -5,7 +5,8 @@
 //! Tool pages are taken tool by tool: one malformed tool is skipped with a warning naming it
 //! and why, and the server's other tools stay usable. (rmcp decodes a page as a whole; a
 //! single tool without an `inputSchema` makes the whole page fall through to its catch-all
-//! `CustomResult`, which is decoded here one tool at a time.)
+//! `CustomResult`, which is decoded here one tool at a time. A stdio server's pages always
+//! arrive so, raw (`tasks.rs`): each tool keeps the fields `Tool` drops, `execution`.)
 //!
 //! Each tool leaves here as [`ServerTool`] (its definition as JSON text), made page by page:
 //! the `Tool` trees rmcp decodes (~6 KB a tool) are dropped with their page, so what is
@@ -13,14 +14,14 @@
 
 use rmcp::model::{
     ClientRequest, Cursor, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
-    ListToolsRequest, ListToolsResult, PaginatedRequestParams, Prompt, Resource, ResourceTemplate,
-    ServerResult, Tool,
+    ListToolsRequest, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, ServerResult,
+    Tool,
 };
 use rmcp::service::{RoleClient, ServiceError};
 use serde_json::Value;
 
 use crate::config::ServerConfig;
-use crate::server_tool::ServerTool;
+use crate::server_tool::{Extra, ServerTool, split_extra};
 
 /// A server paginating past this many pages is looping on its cursor.
 const MAX_PAGES: usize = 10_000;
@@ -41,12 +42,15 @@ pub(super) async fn tools(
         "tools/list",
         |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
         |result| {
-            let page = match result {
-                ServerResult::ListToolsResult(page) => page,
+            let (tools, next_cursor) = match result {
+                ServerResult::ListToolsResult(page) => (
+                    page.tools.into_iter().map(|t| (t, Extra::new())).collect(),
+                    page.next_cursor,
+                ),
                 ServerResult::CustomResult(raw) => lenient_page(raw.0)?,
                 _ => return None,
             };
-            Some((compact(config, page.tools), page.next_cursor))
+            Some((compact(config, tools), next_cursor))
         },
     )
     .await
@@ -54,13 +58,13 @@ pub(super) async fn tools(
 
 /// One page's tools as the catalog takes them: valid, allowed by the config, overrides
 /// applied, each turned into text.
-fn compact(config: &ServerConfig, tools: Vec<Tool>) -> Vec<ServerTool> {
+fn compact(config: &ServerConfig, tools: Vec<(Tool, Extra)>) -> Vec<ServerTool> {
     valid_tools(tools)
         .into_iter()
-        .filter(|t| config.allows(&t.name))
-        .map(|mut tool| {
+        .filter(|(t, _)| config.allows(&t.name))
+        .map(|(mut tool, extra)| {
             config.override_tool(&mut tool);
-            ServerTool::new(&tool)
+            ServerTool::with_extra(&tool, extra)
         })
         .collect()
 }
@@ -153,9 +157,14 @@ async fn all_pages<T>(
     Ok(items)
 }
 
-/// The tools of a page rmcp could not decode, each decoded alone; `None` when the value is
-/// not a tools page at all.
-fn lenient_page(mut page: Value) -> Option<ListToolsResult> {
+/// A page's tools, each with the fields rmcp's `Tool` does not carry (`execution`), and
+/// the cursor of the next page.
+type Page = (Vec<(Tool, Extra)>, Option<Cursor>);
+
+/// The tools of a page rmcp did not decode (one it could not, or one a stdio server's
+/// transport handed on raw: `tasks.rs`), each decoded alone and kept with the fields
+/// `Tool` drops ([`split_extra`]); `None` when the value is not a tools page at all.
+fn lenient_page(mut page: Value) -> Option<Page> {
     let tools = match page.get_mut("tools")? {
         Value::Array(tools) => std::mem::take(tools),
         _ => return None,
@@ -172,8 +181,9 @@ fn lenient_page(mut page: Value) -> Option<ListToolsResult> {
                 .get("name")
                 .and_then(Value::as_str)
                 .map_or_else(|| format!("#{}", position + 1), str::to_owned);
+            let extra = split_extra(&raw);
             match serde_json::from_value::<Tool>(raw) {
-                Ok(tool) => Some(tool),
+                Ok(tool) => Some((tool, extra)),
                 Err(err) => {
                     tracing::warn!(tool = %name, cause = %err, "skipping a tool the server lists malformed");
                     None
@@ -181,17 +191,15 @@ fn lenient_page(mut page: Value) -> Option<ListToolsResult> {
             }
         })
         .collect();
-    let mut result = ListToolsResult::with_all_items(tools);
-    result.next_cursor = next_cursor;
-    Some(result)
+    Some((tools, next_cursor))
 }
 
 /// Drops tools whose `inputSchema` declares a `type` other than `"object"` (MCP requires
 /// an object schema; a call could never satisfy another), with a warning naming each.
-fn valid_tools(tools: Vec<Tool>) -> Vec<Tool> {
+fn valid_tools(tools: Vec<(Tool, Extra)>) -> Vec<(Tool, Extra)> {
     tools
         .into_iter()
-        .filter(|tool| match tool.input_schema.get("type") {
+        .filter(|(tool, _)| match tool.input_schema.get("type") {
             None => true,
             Some(Value::String(kind)) if kind == "object" => true,
             Some(other) => {
@@ -222,11 +230,11 @@ mod tests {
             ],
             "nextCursor": "2"
         });
-        let page = lenient_page(page).unwrap_or_else(|| panic!("a tools page"));
-        assert_eq!(page.next_cursor.as_deref(), Some("2"));
-        let names: Vec<String> = valid_tools(page.tools)
+        let (tools, next_cursor) = lenient_page(page).unwrap_or_else(|| panic!("a tools page"));
+        assert_eq!(next_cursor.as_deref(), Some("2"));
+        let names: Vec<String> = valid_tools(tools)
             .iter()
-            .map(|t| t.name.to_string())
+            .map(|(t, _)| t.name.to_string())
             .collect();
         assert_eq!(names, ["good", "also_good"]);
     }
@@ -254,7 +262,13 @@ mod tests {
             )
             .unwrap_or_else(|e| panic!("{e}"))
         };
-        let page = compact(&config.servers[0], vec![tool("shown"), tool("hidden")]);
+        let page = compact(
+            &config.servers[0],
+            vec![
+                (tool("shown"), Extra::new()),
+                (tool("hidden"), Extra::new()),
+            ],
+        );
         assert_eq!(page.len(), 1);
         assert_eq!(page[0].name(), "shown");
         let mut expected = tool("shown");

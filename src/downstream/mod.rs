@@ -46,6 +46,7 @@ mod session_watch;
 mod stderr_cause;
 mod supervisor;
 mod tap;
+pub mod tasks;
 pub mod tool_cache;
 mod upstream;
 pub mod watchdog;

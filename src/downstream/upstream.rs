@@ -62,6 +62,13 @@ pub trait Upstream: Send + Sync + 'static {
         Box::pin(std::future::ready(()))
     }
 
+    /// Passes a server's 2025-11-25 `notifications/tasks/status` on to the client; `task`
+    /// is its params (the task, under the server's own id). Without a client that takes
+    /// tasks it goes nowhere.
+    fn task_status(&self, _server: &str, _task: serde_json::Value) -> LogFuture {
+        Box::pin(std::future::ready(()))
+    }
+
     /// The level servers are asked to log at: the most verbose one a client set with
     /// `logging/setLevel`, `None` while none did (servers then choose).
     #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]

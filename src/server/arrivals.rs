@@ -18,7 +18,7 @@ use super::session::Session;
 use crate::catalog::Catalog;
 use crate::config::ExposureMode;
 use crate::downstream::Event;
-use crate::exposure::{ExposedList, ListedTool, listed_form};
+use crate::exposure::{ExposedList, listed_tool};
 use crate::ingest::{Batch, Update};
 use crate::sync::lock;
 
@@ -166,12 +166,7 @@ impl Shared {
             let shown = exposure == ExposureMode::All
                 || (config.servers.get(entry.server_index))
                     .is_some_and(|server| server.is_core(entry.original_name()));
-            if shown
-                && exposed.append(ListedTool::new(&listed_form(
-                    entry,
-                    settings.claude_always_load,
-                )))
-            {
+            if shown && exposed.append(listed_tool(entry, settings.claude_always_load)) {
                 appended += 1;
             }
         }

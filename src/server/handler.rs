@@ -7,12 +7,12 @@ use rmcp::model::JsonObject;
 #[expect(deprecated, reason = "handshake-era clients set a log level")]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    DiscoverRequestMethod, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, DiscoverRequestMethod, DiscoverResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -298,9 +298,27 @@ impl ServerHandler for DeferServer {
                 lists.put(context.id.clone(), listed);
                 Vec::new()
             }
-            _ => listed.iter().map(|t| t.to_tool()).collect(),
+            Some(_) => listed.iter().map(|t| t.to_tool()).collect(),
+            // Streamable HTTP: `http/tasks.rs` moves the marked fields back.
+            None => listed.iter().map(|t| t.to_tool_marked()).collect(),
         };
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    /// 2025-11-25 tasks (`tasks.rs`); any other method is unknown.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        match self.state.task_request(&request, &context).await {
+            Some(answer) => answer,
+            None => Err(McpError::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            )),
+        }
     }
 
     async fn call_tool(

@@ -38,6 +38,7 @@ mod serve;
 mod session;
 mod shared;
 mod stdio;
+mod tasks;
 
 pub use error::ServeError;
 pub use handler::DeferServer;

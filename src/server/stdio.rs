@@ -10,6 +10,10 @@
 //! instead of writing into the void, and refuses a request whose id is still in use by an
 //! unanswered one (rmcp would run both and answer only one).
 //!
+//! A 2025-11-25 task request (a `tools/call` with `task`, `tasks/*`) is handed to rmcp as a
+//! custom request with its params as written, and a 2025-11-25 `initialize` answer gets
+//! the `tasks` capability: rmcp has neither shape (`tasks.rs`).
+//!
 //! A `tools/list` answer is written from the exposed list's bytes ([`ToolLists`]): each
 //! listed tool was serialized once when it was appended, and here its text is copied into
 //! the answer, never parsed or serialized again per request.
@@ -270,15 +274,17 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
             }
             _ => {}
         }
-        let sent = encode(item, tools)
-            .map_err(FramedError::from)
-            .and_then(|mut bytes| {
-                bytes.push(b'\n');
-                if self.gone.is_cancelled() {
-                    return Err(FramedError::Closed);
-                }
-                self.out.send(bytes).map_err(|_| FramedError::Closed)
-            });
+        let encoded = match super::tasks::offer(&item) {
+            Some(bytes) => Ok(bytes),
+            None => encode(item, tools),
+        };
+        let sent = encoded.map_err(FramedError::from).and_then(|mut bytes| {
+            bytes.push(b'\n');
+            if self.gone.is_cancelled() {
+                return Err(FramedError::Closed);
+            }
+            self.out.send(bytes).map_err(|_| FramedError::Closed)
+        });
         std::future::ready(sent)
     }
 
@@ -408,6 +414,9 @@ fn judge(line: Line, max: usize) -> Verdict {
         .get("method")
         .and_then(Value::as_str)
         .map(str::to_owned);
+    if let Some(task) = super::tasks::as_custom(&value) {
+        return Verdict::Pass(Box::new(task));
+    }
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
         Ok(JsonRpcMessage::Request(request))
             if matches!(request.request, ClientRequest::CustomRequest(_))

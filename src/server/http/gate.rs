@@ -377,6 +377,10 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
         Err(response) => return *response,
     };
     let method = head.as_ref().and_then(|h| h.method.clone());
+    if let Some(renamed) = super::tasks::inbound(&bytes, method.as_deref()) {
+        bytes = renamed;
+    }
+    let outbound = super::tasks::Outbound::for_method(method.as_deref());
     let tool = head.as_ref().and_then(Head::tool).map(str::to_owned);
     // The id of a request (a message with a method and an id); responses carry ids too.
     let request_id = head
@@ -494,6 +498,7 @@ pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next
         Body::new(Held {
             body,
             unalias,
+            outbound,
             _guard: guard,
         }),
     )
@@ -536,6 +541,8 @@ impl Drop for Aliased {
 struct Held {
     body: Body,
     unalias: Option<super::reused::Unalias>,
+    /// Task fields the answer gets back on its way out (`tasks.rs`).
+    outbound: Option<super::tasks::Outbound>,
     _guard: Guard,
 }
 
@@ -548,7 +555,12 @@ impl http_body::Body for Held {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = &mut *self;
-        let polled = Pin::new(&mut this.body).poll_frame(cx);
+        let mut polled = Pin::new(&mut this.body).poll_frame(cx);
+        if let Some(outbound) = this.outbound {
+            polled = polled.map(|frame| {
+                frame.map(|frame| frame.map(|frame| frame.map_data(|data| outbound.frame(data))))
+            });
+        }
         match &this.unalias {
             None => polled,
             Some(unalias) => polled.map(|frame| {

@@ -27,6 +27,7 @@ mod listen;
 mod metrics;
 mod probes;
 mod reused;
+mod tasks;
 
 pub use error::HttpError;
 

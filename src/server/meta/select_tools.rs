@@ -4,7 +4,7 @@
 //! default) still has the contract, and can call the tools through `call_tool`. All of it
 //! is here: [`apply`] appends, notifies and holds the result until the client re-listed.
 
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -13,7 +13,7 @@ use super::{MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
 use crate::downstream::ServerState;
-use crate::exposure::{ExposedList, ListedTool, listed_form};
+use crate::exposure::{ExposedList, listed_tool};
 use crate::server::State;
 use crate::server::availability::Unknown;
 
@@ -115,7 +115,7 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
 #[derive(Debug, Default, Serialize)]
 pub struct Selection {
     /// The full definitions, as listed, of the tools named (newly or earlier in this call).
-    pub loaded: Vec<Tool>,
+    pub loaded: Vec<Value>,
     /// Qualified names of tools that were already in the list.
     pub already_loaded: Vec<String>,
     pub unknown: Vec<UnknownName>,
@@ -201,11 +201,13 @@ pub fn run(
                 selection.already_loaded.push(entry.name.to_string());
             }
             Resolution::Found(entry) => {
-                let tool = listed_form(entry, claude_always_load);
-                if exposure != ExposureMode::Proxy && exposed.append(ListedTool::new(&tool)) {
+                let listed = listed_tool(entry, claude_always_load);
+                // The definition as listed, `execution` and all (a `Tool` would drop it).
+                let tool: Value = serde_json::from_str(listed.json()).unwrap_or_default();
+                if exposure != ExposureMode::Proxy && exposed.append(listed) {
                     appended += 1;
                 }
-                if !selection.loaded.iter().any(|t| t.name == tool.name) {
+                if !selection.loaded.iter().any(|t| t["name"] == tool["name"]) {
                     selection.loaded.push(tool);
                 }
             }
@@ -246,7 +248,9 @@ impl Selection {
     pub fn text(&self, exposure: ExposureMode) -> String {
         let mut parts = Vec::new();
         if !self.loaded.is_empty() {
-            let names: Vec<&str> = self.loaded.iter().map(|t| &*t.name).collect();
+            let names: Vec<&str> = (self.loaded.iter())
+                .map(|t| t["name"].as_str().unwrap_or_default())
+                .collect();
             let verb = if exposure == ExposureMode::Proxy {
                 "Schemas"
             } else {
@@ -326,6 +330,7 @@ fn dedup(names: &[String]) -> impl Iterator<Item = &str> {
 mod tests {
     use super::*;
     use crate::catalog::ServerKey;
+    use rmcp::model::Tool;
 
     fn catalog() -> Catalog {
         let mut catalog = Catalog::new(64);

@@ -421,6 +421,12 @@ impl ClientRequests {
         Some((peer, level))
     }
 
+    /// Whether one client is served (stdio): every task of the servers is then its own, and
+    /// a task's status notifications have one place to go.
+    pub fn one_client(&self) -> bool {
+        !self.inner.many_clients
+    }
+
     /// Sets the level servers are asked to log at (`None`: no session set one).
     #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
     pub fn set_downstream_level(&self, level: Option<LoggingLevel>) {
@@ -546,6 +552,18 @@ impl Upstream for ClientRequests {
         match self.log_route(call) {
             Some((peer, level)) => Box::pin(logging::forward(peer, level, server.into(), message)),
             None => Box::pin(std::future::ready(())),
+        }
+    }
+
+    /// Over stdio only: that one client is the one offered tasks (`server/tasks.rs`).
+    fn task_status(&self, server: &str, task: serde_json::Value) -> LogFuture {
+        match lock(&self.inner.session).clone() {
+            Some(peer) if self.one_client() => Box::pin(crate::server::tasks::forward_status(
+                peer,
+                server.into(),
+                task,
+            )),
+            _ => Box::pin(std::future::ready(())),
         }
     }
 

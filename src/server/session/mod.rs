@@ -65,6 +65,9 @@ pub(crate) struct Session {
     subscribed: Mutex<BTreeMap<String, usize>>,
     /// Where the subscriptions of a dropped session go to be released downstream.
     release: mpsc::UnboundedSender<String>,
+    /// The 2025-11-25 tasks this session created, by our id: over HTTP a session reaches
+    /// only its own (`server/tasks.rs`).
+    pub tasks: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Session {
@@ -89,6 +92,7 @@ impl Session {
             resources: Mutex::new(Resources::new()),
             subscribed: Mutex::new(BTreeMap::new()),
             release,
+            tasks: Mutex::default(),
         };
         if let Some(mode) = mode {
             let _ = session.mode.set(mode);
