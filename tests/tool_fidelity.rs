@@ -327,6 +327,98 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
     raw.close().await;
 }
 
+/// The same through an HTTP downstream server (server-everything over Streamable HTTP,
+/// which answers in SSE streams): its tool is listed with `execution.taskSupport`, a
+/// task-augmented call creates `<server>:<id>`, `tasks/get` sees it end and `tasks/result`
+/// returns the tool's result. rmcp's HTTP transport would decode these answers and drop
+/// their 2025-11-25 fields (`http_raw.rs`).
+#[tokio::test]
+async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
+    let Some(peers) = peers() else { return };
+    let port = crate::util::free_port();
+    let _server = peers.http_everything(port);
+    let setup = Dir::new();
+    let config = setup.config(&format!(
+        "[mcp_servers.everything]\nurl = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_sec = 30\n"
+    ));
+    let mut raw = crate::raw::RawClient::start(&config);
+    let init = raw.request("initialize", initialize_params()).await;
+    assert!(
+        init["result"]["capabilities"]["tasks"].is_object(),
+        "{init}"
+    );
+    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let selected = raw
+        .request(
+            "tools/call",
+            json!({"name": "select_tools",
+                   "arguments": {"names": ["everything__simulate-research-query"]}}),
+        )
+        .await;
+    assert_eq!(
+        selected["result"]["structuredContent"]["loaded"][0]["execution"],
+        json!({"taskSupport": "required"}),
+        "select_tools returns the schema as the HTTP server lists it: {selected}"
+    );
+    let listed = raw.request("tools/list", json!({})).await;
+    let through = listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| {
+            tools
+                .iter()
+                .find(|t| t["name"] == "everything__simulate-research-query")
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("not listed after select_tools: {listed}"));
+    assert_eq!(
+        through["execution"],
+        json!({"taskSupport": "required"}),
+        "{through}"
+    );
+
+    let created = raw
+        .request(
+            "tools/call",
+            json!({"name": "everything__simulate-research-query",
+                   "arguments": {"topic": "tides"}, "task": {"ttl": 60000}}),
+        )
+        .await;
+    let task_id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task is created: {created}"))
+        .to_owned();
+    assert!(task_id.starts_with("everything:"), "{created}");
+
+    // Poll until the task ends; bounded by TASK_WAIT, nothing asserted on how long it took.
+    let deadline = tokio::time::Instant::now() + TASK_WAIT;
+    let status = loop {
+        let got = raw.request("tasks/get", json!({"taskId": task_id})).await;
+        assert_eq!(got["result"]["taskId"], json!(task_id), "{got}");
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if status != "working" || tokio::time::Instant::now() > deadline {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(status, "completed");
+    let result = raw
+        .request("tasks/result", json!({"taskId": task_id}))
+        .await;
+    assert!(
+        crate::raw::result_text(&result).contains("Research Report: tides"),
+        "the tool's own result: {result}"
+    );
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        json!(task_id),
+        "{result}"
+    );
+}
+
 /// The same task over `serve --http` (docs/design.md section 12): a 2025-11-25 session is
 /// offered `tasks`, sees `execution`, creates a task, polls it to `completed`, reads its
 /// result, lists and cancels; another session, sharing the one connection to the server,

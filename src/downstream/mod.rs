@@ -37,6 +37,7 @@ pub(crate) use cause::chain;
 mod child_transport;
 mod environment;
 mod handler;
+mod http_raw;
 mod launcher;
 mod listing;
 mod logging;

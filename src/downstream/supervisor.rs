@@ -19,6 +19,7 @@ use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
 use super::cause::chain;
 use super::environment::ChildEnv;
 use super::handler::{Handler, Relist};
+use super::http_raw::{RawClient, RawTransport, Stash};
 use super::listing;
 use super::logging::{LogTap, apply_level};
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
@@ -403,9 +404,18 @@ impl Supervisor {
                     match login {
                         Some(manager) => {
                             let client = rmcp::transport::AuthClient::new(http, manager);
+                            // Answers to `tools/list` and task requests read raw
+                            // (`http_raw.rs`), as a stdio server's are.
+                            let stash = Stash::default();
                             let transport = tapped(
                                 SessionWatch::new(
-                                    StreamableHttpClientTransport::with_client(client, config),
+                                    RawTransport::new(
+                                        StreamableHttpClientTransport::with_client(
+                                            RawClient::new(client, stash.clone()),
+                                            config,
+                                        ),
+                                        stash,
+                                    ),
                                     broken.clone(),
                                 ),
                                 &self.name,
@@ -416,9 +426,18 @@ impl Supervisor {
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
                         None => {
+                            // Answers to `tools/list` and task requests read raw
+                            // (`http_raw.rs`), as a stdio server's are.
+                            let stash = Stash::default();
                             let transport = tapped(
                                 SessionWatch::new(
-                                    StreamableHttpClientTransport::with_client(http, config),
+                                    RawTransport::new(
+                                        StreamableHttpClientTransport::with_client(
+                                            RawClient::new(http, stash.clone()),
+                                            config,
+                                        ),
+                                        stash,
+                                    ),
                                     broken.clone(),
                                 ),
                                 &self.name,
