@@ -6,8 +6,8 @@
 //! the transport, where nothing can reach it. So the raw JSON is read one step earlier, by
 //! [`RawClient`] wrapping the HTTP client: for a request [`RawAnswers`] notes, each event
 //! of its answer stream is looked at as it passes (unchanged) and the answer to the noted
-//! id is kept, raw, in the shared [`Stash`]. Then [`RawTransport`], wrapping rmcp's
-//! transport, hands that raw answer on in place of rmcp's decoded one. An answer sent as
+//! id is kept, raw, in the shared [`Stash`]. Then the stash, as the [`Hook`] of a
+//! [`Tap`] on rmcp's transport, hands that raw answer on in place of rmcp's decoded one. An answer sent as
 //! one `application/json` body is decoded inside rmcp's HTTP client, before any wrapper
 //! sees it: such an answer still arrives decoded (docs/design.md section 12).
 
@@ -17,16 +17,15 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::RoleClient;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
-use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
-use rmcp::transport::Transport;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{
-    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
-    StreamableHttpResponseLimits,
+    SseError, StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 
+use super::tap::{Hook, Tap};
 use super::tasks::RawAnswers;
 
 /// The ids to read raw, and the raw answers read, for one HTTP connection.
@@ -36,7 +35,7 @@ struct StashInner {
     answers: HashMap<RequestId, ServerJsonRpcMessage>,
 }
 
-/// Shared by one connection's [`RawClient`] and [`RawTransport`].
+/// Shared by one connection's [`RawClient`] and the [`Tap`] on its transport.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Stash(Arc<Mutex<StashInner>>);
 
@@ -231,37 +230,26 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for RawClient<C> {
     }
 }
 
-/// rmcp's HTTP transport with each kept raw answer handed on in place of the decoded one.
-pub(super) struct RawTransport<T> {
-    inner: T,
-    stash: Stash,
-}
-
-impl<T> RawTransport<T> {
-    pub(super) fn new(inner: T, stash: Stash) -> RawTransport<T> {
-        RawTransport { inner, stash }
-    }
-}
-
-impl<T> Transport<RoleClient> for RawTransport<T>
+/// rmcp's HTTP transport to a server through `client`, with the answers to noted
+/// requests read raw: [`RawClient`] keeps them, and the [`Stash`] as the transport's
+/// [`Hook`] hands each on in place of rmcp's decoded one.
+pub(super) fn transport<C>(
+    client: C,
+    config: StreamableHttpClientTransportConfig,
+) -> Tap<StreamableHttpClientTransport<RawClient<C>>, Stash>
 where
-    T: Transport<RoleClient> + Send,
+    C: StreamableHttpClient + Sync + Send + 'static,
 {
-    type Error = T::Error;
+    let stash = Stash::default();
+    let client = RawClient::new(client, stash.clone());
+    Tap::new(
+        StreamableHttpClientTransport::with_client(client, config),
+        stash,
+    )
+}
 
-    fn send(
-        &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
-    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        self.inner.send(item)
-    }
-
-    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
-        Some(self.stash.swap(message))
-    }
-
-    async fn close(&mut self) -> Result<(), Self::Error> {
-        self.inner.close().await
+impl Hook for Stash {
+    async fn received(&mut self, message: ServerJsonRpcMessage) -> Option<ServerJsonRpcMessage> {
+        Some(self.swap(message))
     }
 }

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use rmcp::model::Prompt;
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -19,7 +18,7 @@ use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
 use super::cause::chain;
 use super::environment::ChildEnv;
 use super::handler::{Handler, Relist};
-use super::http_raw::{RawClient, RawTransport, Stash};
+use super::http_raw;
 use super::listing;
 use super::logging::{LogTap, apply_level};
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
@@ -404,18 +403,9 @@ impl Supervisor {
                     match login {
                         Some(manager) => {
                             let client = rmcp::transport::AuthClient::new(http, manager);
-                            // Answers to `tools/list` and task requests read raw
-                            // (`http_raw.rs`), as a stdio server's are.
-                            let stash = Stash::default();
                             let transport = tapped(
                                 SessionWatch::new(
-                                    RawTransport::new(
-                                        StreamableHttpClientTransport::with_client(
-                                            RawClient::new(client, stash.clone()),
-                                            config,
-                                        ),
-                                        stash,
-                                    ),
+                                    http_raw::transport(client, config),
                                     broken.clone(),
                                 ),
                                 &self.name,
@@ -426,18 +416,9 @@ impl Supervisor {
                             handshake(handler, transport, ct.clone(), &self.config).await
                         }
                         None => {
-                            // Answers to `tools/list` and task requests read raw
-                            // (`http_raw.rs`), as a stdio server's are.
-                            let stash = Stash::default();
                             let transport = tapped(
                                 SessionWatch::new(
-                                    RawTransport::new(
-                                        StreamableHttpClientTransport::with_client(
-                                            RawClient::new(http, stash.clone()),
-                                            config,
-                                        ),
-                                        stash,
-                                    ),
+                                    http_raw::transport(http, config),
                                     broken.clone(),
                                 ),
                                 &self.name,
