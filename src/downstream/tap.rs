@@ -1,7 +1,8 @@
 //! One wrapper for the taps on a downstream connection's transport: [`Tap`] passes every
 //! message through to rmcp and back, and shows each to a [`Hook`] on the way. What a tap
 //! is for lives in its hook (`logging.rs` forwards log messages, `progress.rs` routes
-//! progress, `http_raw.rs` hands on an HTTP server's raw answers), so the send/receive/close delegation is written once.
+//! progress, `http_raw.rs` hands on an HTTP server's raw answers), so the
+//! send/receive/close delegation is written once.
 //!
 //! `session_watch.rs` is not a hook: it watches the outcome of each send and races a second
 //! source in `receive`, which a hook that only sees messages cannot do.

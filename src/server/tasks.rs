@@ -29,6 +29,7 @@ use rmcp::service::{RequestContext, TxJsonRpcMessage};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde_json::{Value, json};
 
+use super::passthrough::downstream_error;
 use super::{State, meta};
 use crate::downstream::tasks::TASK_METHODS;
 use crate::downstream::{DownstreamError, ServerHandle};
@@ -164,7 +165,7 @@ impl State {
         {
             Ok(answer) => answer,
             Err(err @ DownstreamError::Service { code: Some(_), .. }) => {
-                return Err(to_mcp_error(&err));
+                return Err(downstream_error(err));
             }
             // What went wrong on the way is a result naming the server, as for any call
             // (DESIGN.md invariant 4).
@@ -223,7 +224,7 @@ impl State {
         let mut answer = handle
             .forward(method, Some(params), context.ct.clone())
             .await
-            .map_err(|err| to_mcp_error(&err))?;
+            .map_err(downstream_error)?;
         if let Some(id) = answer.get_mut("taskId") {
             rename(id, server);
         }
@@ -322,18 +323,6 @@ pub(super) async fn forward_status(peer: Peer<RoleServer>, server: String, mut t
 fn rename(id: &mut Value, server: &str) {
     if let Value::String(theirs) = id {
         *theirs = outward(server, theirs);
-    }
-}
-
-/// The client's error for a forwarded task request: the server's own code and words when
-/// it answered with an error, else what went wrong on the way, naming the server.
-fn to_mcp_error(err: &DownstreamError) -> McpError {
-    let message = crate::redact::redact(&err.to_string()).into_owned();
-    match err {
-        DownstreamError::Service {
-            code: Some(code), ..
-        } => McpError::new(*code, message, None),
-        _ => McpError::internal_error(message, None),
     }
 }
 

@@ -21,14 +21,16 @@ pub(super) use resources::{Resources, Subscription, release_ended};
 
 /// A downstream failure as the answer to a proxied request: the server's own error code and
 /// message when it refused, so the client sees what it would directly; otherwise an
-/// internal error naming the server and the cause.
+/// internal error naming the server and the cause. Either text passes the secret mask: a
+/// server may quote its own settings.
 pub(super) fn downstream_error(err: DownstreamError) -> McpError {
+    let masked = |text: &str| crate::redact::redact(text).into_owned();
     match err {
         DownstreamError::Service {
             message,
             code: Some(code),
             ..
-        } => McpError::new(code, message, None),
-        other => McpError::new(ErrorCode::INTERNAL_ERROR, other.to_string(), None),
+        } => McpError::new(code, masked(&message), None),
+        other => McpError::new(ErrorCode::INTERNAL_ERROR, masked(&other.to_string()), None),
     }
 }
