@@ -30,14 +30,7 @@ impl State {
         let name = meta::clean_name(&request.name)
             .map_err(|message| McpError::invalid_params(message, None))?
             .to_owned();
-        let mut id = self.registry.catalog().by_name(&name).map(|e| e.id);
-        if id.is_none() {
-            // Only until the name is known: a tool of a server that is ready goes at once.
-            let known = || self.registry.catalog().by_name(&name).is_some();
-            self.wait_for_servers_unless(known).await;
-            id = self.registry.catalog().by_name(&name).map(|e| e.id);
-        }
-        match id {
+        match self.entry_waiting(&name).await {
             Some(id) => Ok(self.route(id, request, &name, context).await),
             None => {
                 let message = self.unknown_message(&name).await;
@@ -47,6 +40,17 @@ impl State {
                 ))
             }
         }
+    }
+
+    /// The catalog entry named `name`; a name not known yet waits for starting servers,
+    /// and only until it is known: a tool of a server that is ready goes at once.
+    pub(super) async fn entry_waiting(&self, name: &str) -> Option<EntryId> {
+        let id = || self.registry.catalog().by_name(name).map(|e| e.id);
+        if let Some(id) = id() {
+            return Some(id);
+        }
+        self.wait_for_servers_unless(|| id().is_some()).await;
+        id()
     }
 
     /// Sends one call to the tool's server and returns its result unchanged; a failure of

@@ -143,14 +143,11 @@ impl State {
                 None,
             ));
         }
-        let known = || self.registry.catalog().by_name(&name).is_some();
-        if !known() {
-            self.wait_for_servers_unless(known).await;
-        }
-        let entry = (self.registry.catalog())
-            .by_name(&name)
-            .filter(|e| !e.gone)
-            .map(|e| (e.server_index, e.original_name().to_owned()));
+        let entry = self.entry_waiting(&name).await.and_then(|id| {
+            let catalog = self.registry.catalog();
+            let entry = catalog.get(id).filter(|e| !e.gone)?;
+            Some((entry.server_index, entry.original_name().to_owned()))
+        });
         let Some((server, original)) = entry else {
             let message = self.unknown_message(&name).await;
             return Err(McpError::invalid_params(message, None));
