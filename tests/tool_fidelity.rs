@@ -43,7 +43,49 @@ fn result_value(result: &CallToolResult) -> Value {
     let mut value = serde_json::to_value(result).expect("result");
     // Present or absent by protocol era, not by tool: not part of what is compared.
     value.as_object_mut().expect("object").remove("resultType");
+    mask_clock_times(&mut value);
     value
+}
+
+/// server-everything stamps the resources it returns with the time of day ("created at
+/// 1:01:49 AM"), so the direct answer and the proxied one differ when a second passes between
+/// them: every `H:MM:SS` is masked before the two are compared.
+fn mask_clock_times(value: &mut Value) {
+    match value {
+        Value::String(text) => *text = masked(text),
+        Value::Array(items) => items.iter_mut().for_each(mask_clock_times),
+        Value::Object(fields) => fields.values_mut().for_each(mask_clock_times),
+        _ => {}
+    }
+}
+
+fn masked(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let digits = |at: usize| {
+            bytes[at..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+        };
+        let hours = digits(i);
+        let is_time = (1..=2).contains(&hours)
+            && bytes.get(i + hours) == Some(&b':')
+            && digits(i + hours + 1) == 2
+            && bytes.get(i + hours + 3) == Some(&b':')
+            && digits(i + hours + 4) == 2;
+        if is_time {
+            out.push_str("H:MM:SS");
+            i += hours + 6;
+        } else {
+            let c = text[i..].chars().next().expect("i is on a char boundary");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
 }
 
 #[tokio::test]
@@ -620,4 +662,12 @@ async fn mcp_apps_ui_metadata_and_ui_resources_arrive_unchanged() {
     );
     raw.no_strays().await;
     raw.close().await;
+}
+
+#[test]
+fn clock_times_are_masked_and_nothing_else() {
+    assert_eq!(
+        masked("Resource 2: created at 1:01:49 AM, id 12:3, é 23:59:59"),
+        "Resource 2: created at H:MM:SS AM, id 12:3, é H:MM:SS"
+    );
 }
