@@ -132,6 +132,31 @@ async fn round(
     (all, started.elapsed())
 }
 
+/// Runs `benches/node/latency.mjs` (the official TypeScript SDK's client, 300 warm-up calls,
+/// then 2,000 measured) against `url` and returns its JSON line of percentiles.
+fn typescript_latency(url: &str, tool: &str) -> Result<String, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let sdk = root.join(".peers/node/node_modules/@modelcontextprotocol/sdk");
+    if !sdk.exists() {
+        return Err("the TypeScript SDK is not in .peers (run .ci/install-peers)".into());
+    }
+    let out = Command::new("node")
+        .arg(root.join("benches/node/latency.mjs"))
+        .arg(&sdk)
+        .args([url, tool, "300", "2000"])
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("node: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    match stdout.lines().last() {
+        Some(line) if out.status.success() => Ok(line.to_owned()),
+        _ => Err(format!(
+            "node failed: {}",
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default()
+        )),
+    }
+}
+
 /// Current RSS of a process in KiB.
 fn rss(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -260,6 +285,17 @@ fn main() {
             "throughput through mcp-defer / direct: {:.2}",
             (p_lat.len() as f64 / p_wall.as_secs_f64()) / (d_lat.len() as f64 / d_wall.as_secs_f64())
         );
+
+        // The official TypeScript SDK, one session calling sequentially (issue 19: p50 < 5 ms).
+        for (label, url, tool) in [
+            ("TypeScript SDK, direct", &direct_url, "add"),
+            ("TypeScript SDK, through mcp-defer", &defer_url, "fx__add"),
+        ] {
+            match typescript_latency(url, tool) {
+                Ok(line) => println!("{label:<34} {line}"),
+                Err(why) => println!("{label:<34} not measured: {why}"),
+            }
+        }
 
         // A slowloris flood without a token: connections that never finish their headers,
         // held open while the sessions call again.
