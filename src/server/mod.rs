@@ -29,6 +29,7 @@ mod http;
 mod instructions;
 mod latency;
 pub mod meta;
+mod meta_context;
 mod output_limit;
 mod passthrough;
 mod reload;

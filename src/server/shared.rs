@@ -37,7 +37,7 @@ pub(crate) struct Shared {
     /// The catalog, the search index and what else the servers' lists told us.
     pub(super) registry: Arc<Registry>,
     /// `call_tool`'s compiled input schemas.
-    pub(super) validators: meta::call_tool::Validators,
+    pub(super) validators: meta::validate::Validators,
     /// Requests downstream servers send to their client, routed to the session whose
     /// call they came during, and the capabilities clients declared.
     pub(super) client: ClientRequests,
@@ -101,7 +101,7 @@ impl Shared {
         let (release, released) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             registry: Arc::new(Registry::new(config.clone())?),
-            validators: meta::call_tool::Validators::default(),
+            validators: meta::validate::Validators::default(),
             subscriptions: Mutex::new(BTreeMap::new()),
             sessions: Mutex::new(Vec::new()),
             release,

@@ -18,13 +18,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::State;
 use crate::config::ExposureMode;
 use crate::exposure::mark_always_load;
 
 pub(crate) mod call_tool;
+mod context;
 pub(crate) mod search_tools;
 pub(crate) mod select_tools;
+pub(crate) mod validate;
+
+pub(in crate::server) use context::Context;
 
 /// Largest `limit` a search may ask for.
 pub const MAX_SEARCH_LIMIT: usize = 50;
@@ -120,7 +123,7 @@ impl MetaTool {
 /// early search or call should see what is coming. Invalid
 /// arguments are an error result the model can act on.
 pub(super) async fn apply(
-    state: &State,
+    state: &impl Context,
     tool: MetaTool,
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,

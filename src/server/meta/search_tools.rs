@@ -7,11 +7,10 @@ use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{MAX_SEARCH_LIMIT, error_result, structured_result};
+use super::{Context, MAX_SEARCH_LIMIT, error_result, structured_result};
 use crate::catalog::Catalog;
 use crate::exposure::ExposedList;
 use crate::search::SearchIndex;
-use crate::server::State;
 use crate::server::availability::{self, Unavailable};
 
 pub const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
@@ -82,9 +81,9 @@ pub fn output_schema() -> Value {
 
 /// Runs a search for the model, noting servers that are not serving. With the transformer
 /// tier the query is embedded first, on the blocking pool and before any lock is taken.
-pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
-    let _timer = crate::server::latency::SEARCH.start();
-    let encoder = state.registry.index().query_encoder();
+pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
+    let _timer = state.time_search();
+    let encoder = state.registry().index().query_encoder();
     let model_query = match encoder {
         Some(encoder) => {
             let query = args.query.clone();
@@ -101,18 +100,19 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
         .collect();
     let starting = state.starting_servers();
     let found = {
-        let catalog = state.registry.catalog();
-        let index = state.registry.index();
-        let exposed = state.session.exposed();
-        run(
-            &catalog,
-            &index,
-            &exposed.list,
-            args,
-            state.config().settings.search_limit,
-            model_query.as_deref(),
-            &removed,
-        )
+        let catalog = state.registry().catalog();
+        let index = state.registry().index();
+        state.with_exposed(|exposed| {
+            run(
+                &catalog,
+                &index,
+                exposed,
+                args,
+                state.config().settings.search_limit,
+                model_query.as_deref(),
+                &removed,
+            )
+        })
     };
     let config_problem = state.reload_problem();
     match found {

@@ -9,12 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::search_tools::problem_line;
-use super::{MAX_SELECT, error_result, structured_result};
+use super::{Context, MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
 use crate::downstream::ServerState;
 use crate::exposure::{ExposedList, listed_tool};
-use crate::server::State;
 use crate::server::availability::Unknown;
 
 pub fn description(exposure: ExposureMode) -> &'static str {
@@ -57,28 +56,28 @@ pub fn input_schema() -> Value {
 /// Appends the named tools, tells the client, then holds the result until the client has
 /// re-listed (at most `relist_wait`): a client that re-lists while the call is pending
 /// (OpenCode, Gemini CLI) then has the tools in its very next request (DESIGN.md 7a).
-pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
+pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
     let config = state.config();
     let settings = &config.settings;
-    let notifier = &state.session.notifier;
-    let exposure = state.session.exposure();
-    let seen = notifier.relist_count();
+    let exposure = state.exposure();
+    let seen = state.relist_count();
     // By position in this view, as the catalog knows them.
     let removed: Vec<usize> = (state.handles().iter().enumerate())
         .filter(|(_, h)| h.state() == ServerState::Removed)
         .map(|(i, _)| i)
         .collect();
     let (selection, appended) = {
-        let catalog = state.registry.catalog();
-        let mut exposed = state.session.exposed();
-        run(
-            &catalog,
-            &mut exposed.list,
-            args,
-            exposure,
-            settings.claude_always_load,
-            &removed,
-        )
+        let catalog = state.registry().catalog();
+        state.with_exposed(|exposed| {
+            run(
+                &catalog,
+                exposed,
+                args,
+                exposure,
+                settings.claude_always_load,
+                &removed,
+            )
+        })
     };
     let selection = match selection {
         Ok(mut selection) => {
@@ -96,8 +95,8 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
         }
         Err(message) => Err(message),
     };
-    if appended > 0 && notifier.tools_changed().await {
-        notifier.hold_until_relist(seen, settings.relist_wait).await;
+    if appended > 0 && state.tools_changed().await {
+        state.hold_until_relist(seen, settings.relist_wait).await;
     }
     let problem = state.reload_problem();
     match selection {
