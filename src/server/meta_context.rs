@@ -9,12 +9,11 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 
 use super::State;
-use super::availability::Unknown;
 use super::meta::Context;
 use super::meta::validate::Validators;
+use super::view::{Servers, Unknown};
 use crate::catalog::EntryId;
-use crate::config::{Config, ExposureMode};
-use crate::downstream::ServerHandle;
+use crate::config::ExposureMode;
 use crate::exposure::ExposedList;
 use crate::ingest::Registry;
 
@@ -23,12 +22,8 @@ impl Context for State {
         &self.shared.registry
     }
 
-    fn config(&self) -> Arc<Config> {
-        self.shared.config()
-    }
-
-    fn handles(&self) -> Arc<[ServerHandle]> {
-        self.shared.handles()
+    fn view(&self) -> Servers {
+        self.shared.view()
     }
 
     fn validators(&self) -> &Validators {

@@ -4,13 +4,15 @@
 //!   each method handing its request to the module that owns it.
 //! - [`shared`]: what every session shares (config, downstream handles, registry) and the
 //!   waits for servers still starting; [`session`]: one client's lists, notifier and hold.
-//! - [`meta`]: each meta tool end to end (`meta/call_tool.rs`: resolve, validate, call).
+//! - [`meta`]: each meta tool end to end (`meta/call_tool.rs`: resolve, validate, call),
+//!   over [`meta::Context`], which [`meta_context`] implements for the request state.
 //! - [`route`]: where every other `tools/call` goes downstream; [`output_limit`] bounds
 //!   what comes back.
 //! - [`arrivals`]: what [`crate::ingest`] learnt becomes appends and list-changed.
 //! - [`passthrough`]: prompts, resources, completions and the requests servers send their
 //!   client, forwarded as they would be directly.
-//! - [`availability`]: which servers are removed or unavailable, and why a name is unknown.
+//! - [`view`]: the servers as a request sees them (config and handles together), and the
+//!   one answer to which are removed or unavailable, and why a name is unknown.
 //! - transports: [`stdio`] (framing, the listed bytes spliced into `tools/list`),
 //!   [`serve`] (the stdio session), [`http`] (`serve --http`: server, gate, session
 //!   expiry); [`reload`] decides what a changed `servers.toml` restarts.
@@ -22,7 +24,6 @@
 use std::sync::Arc;
 
 mod arrivals;
-pub(crate) mod availability;
 mod error;
 mod handler;
 mod http;
@@ -40,6 +41,7 @@ mod session;
 mod shared;
 mod stdio;
 mod tasks;
+pub(crate) mod view;
 
 pub use error::ServeError;
 pub use handler::DeferServer;

@@ -17,11 +17,10 @@ use rmcp::service::RequestContext;
 
 use super::validate::Validators;
 use crate::catalog::EntryId;
-use crate::config::{Config, ExposureMode};
-use crate::downstream::ServerHandle;
+use crate::config::ExposureMode;
 use crate::exposure::ExposedList;
 use crate::ingest::Registry;
-use crate::server::availability::Unknown;
+use crate::server::view::{Servers, Unknown};
 
 /// What a meta tool sees of one request: the shared registry and servers, its session's
 /// tool list and notifier, and the waits and the route of the server.
@@ -29,11 +28,8 @@ pub(in crate::server) trait Context {
     /// The catalog, the search index and what else the servers' lists told us.
     fn registry(&self) -> &Arc<Registry>;
 
-    /// The running config: every server position, removed ones included.
-    fn config(&self) -> Arc<Config>;
-
-    /// The handles of the running servers, by position.
-    fn handles(&self) -> Arc<[ServerHandle]>;
+    /// The running servers, every position (removed ones included), and which serve.
+    fn view(&self) -> Servers;
 
     /// `call_tool`'s compiled input schemas, shared by every session.
     fn validators(&self) -> &Validators;

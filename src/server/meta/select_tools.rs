@@ -12,9 +12,8 @@ use super::search_tools::problem_line;
 use super::{Context, MAX_SELECT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
-use crate::downstream::ServerState;
 use crate::exposure::{ExposedList, listed_tool};
-use crate::server::availability::Unknown;
+use crate::server::view::Unknown;
 
 pub fn description(exposure: ExposureMode) -> &'static str {
     match exposure {
@@ -57,15 +56,12 @@ pub fn input_schema() -> Value {
 /// re-listed (at most `relist_wait`): a client that re-lists while the call is pending
 /// (OpenCode, Gemini CLI) then has the tools in its very next request (DESIGN.md 7a).
 pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
-    let config = state.config();
-    let settings = &config.settings;
+    let servers = state.view();
+    let settings = &servers.config.settings;
     let exposure = state.exposure();
     let seen = state.relist_count();
     // By position in this view, as the catalog knows them.
-    let removed: Vec<usize> = (state.handles().iter().enumerate())
-        .filter(|(_, h)| h.state() == ServerState::Removed)
-        .map(|(i, _)| i)
-        .collect();
+    let removed = servers.removed();
     let (selection, appended) = {
         let catalog = state.registry().catalog();
         state.with_exposed(|exposed| {
