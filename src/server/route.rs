@@ -28,7 +28,7 @@ impl State {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = meta::clean_name(&request.name)
-            .map_err(|message| McpError::invalid_params(message, None))?
+            .map_err(|err| McpError::invalid_params(err.to_string(), None))?
             .to_owned();
         match self.entry_waiting(&name).await {
             Some(id) => Ok(self.route(id, request, &name, context).await),

@@ -133,7 +133,7 @@ impl State {
             .and_then(Value::as_str)
             .ok_or_else(|| McpError::invalid_params("tools/call needs a `name`", None))?;
         let name = meta::clean_name(name)
-            .map_err(|message| McpError::invalid_params(message, None))?
+            .map_err(|err| McpError::invalid_params(err.to_string(), None))?
             .to_owned();
         if meta::MetaTool::from_name(&name).is_some() {
             // SEP-1686: a tool without `taskSupport` called as a task is -32601.

@@ -73,7 +73,7 @@ pub(in crate::server) async fn apply(
 /// The entry `name` designates, or a message the model can act on; `unknown` explains a
 /// name that resolves to nothing.
 pub fn resolve(catalog: &Catalog, name: &str) -> Result<(EntryId, String, ToolJson), Unresolved> {
-    let name = super::clean_name(name).map_err(Unresolved::Refused)?;
+    let name = super::clean_name(name).map_err(|err| Unresolved::Refused(err.to_string()))?;
     match catalog.resolve(name) {
         Resolution::Found(entry) => Ok((
             entry.id,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::search_tools::problem_line;
-use super::{Context, MAX_SELECT, error_result, structured_result};
+use super::{Context, MAX_SELECT, NameError, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
 use crate::exposure::{ExposedList, listed_tool};
@@ -101,7 +101,7 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
             ..selection
         }
         .result(exposure),
-        Err(message) => error_result(message + &problem_line(problem.as_deref())),
+        Err(refused) => error_result(refused.to_string() + &problem_line(problem.as_deref())),
     }
 }
 
@@ -171,9 +171,9 @@ pub fn run(
     exposure: ExposureMode,
     claude_always_load: bool,
     removed: &[usize],
-) -> (Result<Selection, String>, usize) {
-    if let Err(message) = check_names(&args.names) {
-        return (Err(message), 0);
+) -> (Result<Selection, Refused>, usize) {
+    if let Err(refused) = check_names(&args.names) {
+        return (Err(refused), 0);
     }
     let mut selection = Selection::default();
     let mut appended = 0;
@@ -291,21 +291,29 @@ impl Selection {
     }
 }
 
+/// Why `select_tools` refuses its arguments before any work; each message says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("select_tools needs at least one name in `names`. Use search_tools to find names.")]
+    NoNames,
+    /// How many names came.
+    #[error(
+        "select_tools takes at most {max} names at once, and got {0}. Select the ones you \
+         need now, in calls of up to {max}.",
+        max = MAX_SELECT
+    )]
+    TooMany(usize),
+    #[error(transparent)]
+    Name(#[from] NameError),
+}
+
 /// The schema's `minItems`/`maxItems` and the name rule, enforced before any work.
-fn check_names(names: &[String]) -> Result<(), String> {
+fn check_names(names: &[String]) -> Result<(), Refused> {
     if names.is_empty() {
-        return Err(
-            "select_tools needs at least one name in `names`. Use search_tools to \
-                    find names."
-                .to_owned(),
-        );
+        return Err(Refused::NoNames);
     }
     if names.len() > MAX_SELECT {
-        return Err(format!(
-            "select_tools takes at most {MAX_SELECT} names at once, and got {}. Select the \
-             ones you need now, in calls of up to {MAX_SELECT}.",
-            names.len()
-        ));
+        return Err(Refused::TooMany(names.len()));
     }
     for name in names {
         super::clean_name(name)?;
@@ -412,6 +420,31 @@ mod tests {
             true,
             &[],
         );
-        assert!(refused.is_err());
+        assert_eq!(
+            refused.map(|_| ()).map_err(|e| e.to_string()),
+            Err(
+                "select_tools needs at least one name in `names`. Use search_tools to find names."
+                    .to_owned()
+            )
+        );
+        let many = Args {
+            names: (0..=MAX_SELECT).map(|i| format!("t{i}")).collect(),
+        };
+        let (refused, _) = run(
+            &catalog,
+            &mut exposed,
+            &many,
+            ExposureMode::Deferred,
+            true,
+            &[],
+        );
+        assert_eq!(
+            refused.map(|_| ()).map_err(|e| e.to_string()),
+            Err(
+                "select_tools takes at most 20 names at once, and got 21. Select the ones you \
+                 need now, in calls of up to 20."
+                    .to_owned()
+            )
+        );
     }
 }
