@@ -18,7 +18,7 @@
 //!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
 //!   under `MCP_DEFER_CACHE_DIR`/`vectors/`).
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
-//!   kept as the bytes it is listed with (`server/stdio.rs` writes stdio `tools/list`
+//!   kept as the bytes it is listed with (`server/stdio/` writes stdio `tools/list`
 //!   answers from them).
 //! - [`server`]: the MCP server the client talks to, one room per idea:
 //!   - `server/handler.rs`: the thin rmcp `ServerHandler`, delegating each request;
@@ -34,7 +34,7 @@
 //!     connection's envelope;
 //!   - `server/view.rs`: the servers as a request sees them (config and handles together)
 //!     and the one answer to which are removed or unavailable, and why;
-//!   - `server/stdio.rs` and `server/serve.rs`: the stdio session; `server/http/`: where an
+//!   - `server/stdio/` and `server/serve.rs`: the stdio session; `server/http/`: where an
 //!     HTTP session lives (`serve --http`: wiring, `gate.rs` tokens and in-flight limit,
 //!     `expiry.rs` open sessions and their expiry);
 //!   - `server/reload.rs`: re-reads the config on a change of the file or SIGHUP and
