@@ -18,8 +18,8 @@
 //!   expiry); [`reload`] decides what a changed `servers.toml` restarts.
 //!
 //! This is the only writer of the exposed lists (DESIGN.md section 2). Locks are std
-//! mutexes held for a few lines and never across `.await`; the lock order is catalog, then
-//! index, then exposure; the prompt and resource locks are never held with another.
+//! mutexes held for a few lines and never across `.await`, in the order [`locks`] writes
+//! down.
 
 use std::sync::Arc;
 
@@ -29,6 +29,7 @@ mod handler;
 mod http;
 mod instructions;
 mod latency;
+mod locks;
 pub mod meta;
 mod meta_context;
 mod output_limit;

@@ -37,8 +37,8 @@ pub(in crate::server) trait Context {
     /// The exposure mode this session is served in.
     fn exposure(&self) -> ExposureMode;
 
-    /// Runs `f` over the session's tool list, its lock held for `f` only. Lock order: a
-    /// caller holding the catalog or the index takes them before this.
+    /// Runs `f` over the session's tool list, its lock held for `f` only. The catalog and
+    /// the index, when needed, are taken before this (`server/locks.rs`).
     fn with_exposed<R>(&self, f: impl FnOnce(&mut ExposedList) -> R) -> R;
 
     /// Why the file on disk could not be reloaded, while it cannot.

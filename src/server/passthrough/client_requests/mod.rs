@@ -56,10 +56,10 @@ struct Inner {
     /// The capabilities the client declared first (`initialize`, or the envelope of its
     /// first request): what downstream servers are told.
     declared: watch::Sender<Option<ClientCapabilities>>,
-    /// Set by `initialize`: the client takes server→client requests.
-    session: Mutex<Option<Peer<RoleServer>>>,
-    /// The level that session set with `logging/setLevel` (`logging.rs`).
-    session_level: Mutex<Option<LogLevel>>,
+    /// Set by `initialize`: the client takes server→client requests; with the level that
+    /// session set with `logging/setLevel` (`logging.rs`). One lock, so the two are set
+    /// and read together.
+    session: Mutex<Option<(Peer<RoleServer>, LogLevel)>>,
     /// The level servers are asked to log at: the most verbose any session set.
     #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
     downstream_level: Mutex<Option<LoggingLevel>>,
@@ -131,8 +131,7 @@ impl ClientRequests {
         level: LogLevel,
     ) {
         if !self.inner.many_clients {
-            *lock(&self.inner.session) = Some(peer);
-            *lock(&self.inner.session_level) = Some(level);
+            *lock(&self.inner.session) = Some((peer, level));
         }
         self.declare(capabilities);
     }
@@ -257,7 +256,7 @@ impl ClientRequests {
 
     /// The session's capabilities and peer, for a request outside any call.
     fn session(&self) -> Option<(Peer<RoleServer>, Option<ClientCapabilities>)> {
-        let peer = lock(&self.inner.session).clone()?;
+        let (peer, _) = lock(&self.inner.session).clone()?;
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
         Some((peer, capabilities))
     }
@@ -272,9 +271,7 @@ impl ClientRequests {
             // A 2026-07-28 call that did not ask gets none (the spec's MUST NOT).
             return found.log.clone();
         }
-        let peer = lock(&self.inner.session).clone()?;
-        let level = lock(&self.inner.session_level).clone()?;
-        Some((peer, level))
+        lock(&self.inner.session).clone()
     }
 
     /// Whether one client is served (stdio): every task of the servers is then its own, and
@@ -414,7 +411,7 @@ impl Upstream for ClientRequests {
     /// Over stdio only: that one client is the one offered tasks (`server/tasks.rs`).
     fn task_status(&self, server: &str, task: serde_json::Value) -> LogFuture {
         match lock(&self.inner.session).clone() {
-            Some(peer) if self.one_client() => Box::pin(crate::server::tasks::forward_status(
+            Some((peer, _)) if self.one_client() => Box::pin(crate::server::tasks::forward_status(
                 peer,
                 server.into(),
                 task,
