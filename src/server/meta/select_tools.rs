@@ -420,31 +420,30 @@ mod tests {
             true,
             &[],
         );
+        assert!(refused.is_err());
+    }
+
+    #[test]
+    fn refused_arguments_say_what_to_do() {
+        let refusal = |names: Vec<String>| check_names(&names).map_err(|e| e.to_string());
         assert_eq!(
-            refused.map(|_| ()).map_err(|e| e.to_string()),
+            refusal(Vec::new()),
             Err(
                 "select_tools needs at least one name in `names`. Use search_tools to find names."
                     .to_owned()
             )
         );
-        let many = Args {
-            names: (0..=MAX_SELECT).map(|i| format!("t{i}")).collect(),
-        };
-        let (refused, _) = run(
-            &catalog,
-            &mut exposed,
-            &many,
-            ExposureMode::Deferred,
-            true,
-            &[],
-        );
         assert_eq!(
-            refused.map(|_| ()).map_err(|e| e.to_string()),
+            refusal((0..=MAX_SELECT).map(|i| format!("t{i}")).collect()),
             Err(
                 "select_tools takes at most 20 names at once, and got 21. Select the ones you \
                  need now, in calls of up to 20."
                     .to_owned()
             )
+        );
+        assert_eq!(
+            refusal(vec![" ".to_owned()]),
+            Err("The tool name is empty. Use search_tools to find names.".to_owned())
         );
     }
 }
