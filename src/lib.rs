@@ -18,21 +18,23 @@
 //!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
 //!   under `MCP_DEFER_CACHE_DIR`/`vectors/`).
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
-//!   kept as the bytes it is listed with (`server/stdio.rs` writes stdio `tools/list`
+//!   kept as the bytes it is listed with (`server/stdio/` writes stdio `tools/list`
 //!   answers from them).
 //! - [`server`]: the MCP server the client talks to, one room per idea:
 //!   - `server/handler.rs`: the thin rmcp `ServerHandler`, delegating each request;
 //!   - `server/shared.rs`: what every session shares (config, downstream handles, registry);
 //!     `server/session/`: one client's lists, notifier and `select_tools` hold;
 //!   - `server/meta/<tool>.rs`: each meta tool end to end (`call_tool.rs`: resolve,
-//!     validate, call);
+//!     validate, call), over `meta/context.rs`, all a meta tool sees of the server
+//!     (implemented in `server/meta_context.rs`; `meta/` imports no other part of `server`);
 //!   - `server/route.rs`: where a call is routed downstream; `server/output_limit.rs`;
 //!   - `server/arrivals.rs`: what was ingested becomes appends and list-changed;
 //!   - `server/passthrough/`: prompts, resources, completions, MCP logging, and the
 //!     requests servers send their client (sampling, elicitation, roots), with each
 //!     connection's envelope;
-//!   - `server/availability.rs`: which servers are removed or unavailable, and why;
-//!   - `server/stdio.rs` and `server/serve.rs`: the stdio session; `server/http/`: where an
+//!   - `server/view.rs`: the servers as a request sees them (config and handles together)
+//!     and the one answer to which are removed or unavailable, and why;
+//!   - `server/stdio/` and `server/serve.rs`: the stdio session; `server/http/`: where an
 //!     HTTP session lives (`serve --http`: wiring, `gate.rs` tokens and in-flight limit,
 //!     `expiry.rs` open sessions and their expiry);
 //!   - `server/reload.rs`: re-reads the config on a change of the file or SIGHUP and

@@ -4,31 +4,34 @@
 //!   each method handing its request to the module that owns it.
 //! - [`shared`]: what every session shares (config, downstream handles, registry) and the
 //!   waits for servers still starting; [`session`]: one client's lists, notifier and hold.
-//! - [`meta`]: each meta tool end to end (`meta/call_tool.rs`: resolve, validate, call).
+//! - [`meta`]: each meta tool end to end (`meta/call_tool.rs`: resolve, validate, call),
+//!   over [`meta::Context`], which [`meta_context`] implements for the request state.
 //! - [`route`]: where every other `tools/call` goes downstream; [`output_limit`] bounds
 //!   what comes back.
 //! - [`arrivals`]: what [`crate::ingest`] learnt becomes appends and list-changed.
 //! - [`passthrough`]: prompts, resources, completions and the requests servers send their
 //!   client, forwarded as they would be directly.
-//! - [`availability`]: which servers are removed or unavailable, and why a name is unknown.
+//! - [`view`]: the servers as a request sees them (config and handles together), and the
+//!   one answer to which are removed or unavailable, and why a name is unknown.
 //! - transports: [`stdio`] (framing, the listed bytes spliced into `tools/list`),
 //!   [`serve`] (the stdio session), [`http`] (`serve --http`: server, gate, session
 //!   expiry); [`reload`] decides what a changed `servers.toml` restarts.
 //!
 //! This is the only writer of the exposed lists (DESIGN.md section 2). Locks are std
-//! mutexes held for a few lines and never across `.await`; the lock order is catalog, then
-//! index, then exposure; the prompt and resource locks are never held with another.
+//! mutexes held for a few lines and never across `.await`, in the order [`locks`] writes
+//! down.
 
 use std::sync::Arc;
 
 mod arrivals;
-pub(crate) mod availability;
 mod error;
 mod handler;
 mod http;
 mod instructions;
 mod latency;
+mod locks;
 pub mod meta;
+mod meta_context;
 mod output_limit;
 mod passthrough;
 mod reload;
@@ -39,6 +42,7 @@ mod session;
 mod shared;
 mod stdio;
 mod tasks;
+pub(crate) mod view;
 
 pub use error::ServeError;
 pub use handler::DeferServer;

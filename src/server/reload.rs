@@ -19,7 +19,8 @@ use std::time::Duration;
 use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::shared::{Running, Shared};
+use super::shared::Shared;
+use super::view::Servers;
 use crate::config::diff::{self, Action};
 use crate::config::{Config, ConfigError, Profile, ServerConfig, Settings};
 use crate::downstream::{Pool, ServerHandle, ServerState, chain};
@@ -58,13 +59,13 @@ pub(crate) struct View {
 
 impl View {
     /// This view's part of the running servers.
-    fn running(&self, config: &Arc<Config>, handles: &[ServerHandle]) -> Running {
+    fn running(&self, config: &Arc<Config>, handles: &[ServerHandle]) -> Servers {
         match &self.positions {
-            None => Running {
+            None => Servers {
                 config: config.clone(),
                 handles: handles.into(),
             },
-            Some(positions) => Running {
+            Some(positions) => Servers {
                 config: Arc::new(Config {
                     servers: (positions.iter())
                         .filter_map(|&i| config.servers.get(i).cloned())

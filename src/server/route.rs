@@ -12,7 +12,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::sync::mpsc;
 
 use super::passthrough::envelope;
-use super::{State, meta, output_limit};
+use super::{State, meta, output_limit, view};
 use crate::catalog::EntryId;
 use crate::downstream::{CallOptions, DownstreamError, ProgressRoute};
 
@@ -28,7 +28,7 @@ impl State {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = meta::clean_name(&request.name)
-            .map_err(|message| McpError::invalid_params(message, None))?
+            .map_err(|err| McpError::invalid_params(err.to_string(), None))?
             .to_owned();
         match self.entry_waiting(&name).await {
             Some(id) => Ok(self.route(id, request, &name, context).await),
@@ -69,11 +69,12 @@ impl State {
         else {
             return meta::error_result("Unknown tool.").into();
         };
-        let Some(handle) = self.handle(server) else {
+        let servers = self.view();
+        let Some(handle) = servers.handles.get(server).cloned() else {
             return meta::error_result("Unknown server.").into();
         };
-        if handle.state() == crate::downstream::ServerState::Removed {
-            let message = super::availability::removed_message(client_tool, handle.name());
+        if servers.is_removed(server) {
+            let message = view::removed_message(client_tool, handle.name());
             return meta::error_result(message).into();
         }
         if gone {
@@ -103,7 +104,7 @@ impl State {
         // The next round of a 2026-07-28 retry is not the downstream's business.
         request.input_responses = None;
         request.request_state = None;
-        let max_output_tokens = self.config().max_output_tokens(server);
+        let max_output_tokens = servers.config.max_output_tokens(server);
         let level = self.session.log_level.clone();
         self.client
             .run(

@@ -12,7 +12,8 @@ use tokio::sync::mpsc;
 
 use super::passthrough::{ClientRequests, Subscription, release_ended};
 use super::session::Session;
-use super::{ServeError, arrivals, availability, instructions, meta};
+use super::view::{Servers, Unknown};
+use super::{ServeError, arrivals, instructions, meta};
 use crate::config::{AlwaysLoad, Config};
 use crate::downstream::{Event, ServerHandle, ServerState};
 use crate::ingest::Registry;
@@ -30,14 +31,14 @@ const SEARCH_WAIT: Duration = Duration::from_secs(5);
 pub(crate) struct Shared {
     /// The running servers by position, and their handles: one snapshot, swapped whole by
     /// a reload ([`Shared::set_running`]) so a reader never sees a config without its
-    /// handle. Read through [`Shared::config`] and [`Shared::handles`].
-    pub(super) running: std::sync::RwLock<Running>,
+    /// handle. Read through [`Shared::view`], [`Shared::config`] and [`Shared::handles`].
+    pub(super) running: std::sync::RwLock<Servers>,
     /// Built once from the config: `get_info` is called often and must not vary.
     pub(super) info: ServerConfig,
     /// The catalog, the search index and what else the servers' lists told us.
     pub(super) registry: Arc<Registry>,
     /// `call_tool`'s compiled input schemas.
-    pub(super) validators: meta::call_tool::Validators,
+    pub(super) validators: meta::validate::Validators,
     /// Requests downstream servers send to their client, routed to the session whose
     /// call they came during, and the capabilities clients declared.
     pub(super) client: ClientRequests,
@@ -52,13 +53,6 @@ pub(crate) struct Shared {
     /// told in each `search_tools` and `select_tools` answer (the log alone is not
     /// where a user who asked the agent looks).
     pub(super) reload_problem: Mutex<Option<String>>,
-}
-
-/// A consistent view of the running servers: `handles[i]` runs `config.servers[i]`.
-#[derive(Clone)]
-pub(crate) struct Running {
-    pub(crate) config: Arc<Config>,
-    pub(crate) handles: Arc<[ServerHandle]>,
 }
 
 impl Shared {
@@ -101,13 +95,13 @@ impl Shared {
         let (release, released) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             registry: Arc::new(Registry::new(config.clone())?),
-            validators: meta::call_tool::Validators::default(),
+            validators: meta::validate::Validators::default(),
             subscriptions: Mutex::new(BTreeMap::new()),
             sessions: Mutex::new(Vec::new()),
             release,
             client,
             info,
-            running: std::sync::RwLock::new(Running {
+            running: std::sync::RwLock::new(Servers {
                 config,
                 handles: handles.into(),
             }),
@@ -116,6 +110,12 @@ impl Shared {
         tokio::spawn(arrivals::take_events(shared.clone(), events));
         tokio::spawn(release_ended(Arc::downgrade(&shared), released));
         Ok(shared)
+    }
+
+    /// The running servers as one snapshot: the config and the handles that run it, and
+    /// which servers serve ([`Servers::availability`]).
+    pub(crate) fn view(&self) -> Servers {
+        crate::sync::read(&self.running).clone()
     }
 
     /// The running config: every server position, removed ones included.
@@ -135,7 +135,7 @@ impl Shared {
 
     /// Takes the running servers after a reload; the registry first, so the lists of the
     /// servers about to start are taken.
-    pub(crate) fn set_running(&self, running: Running) {
+    pub(crate) fn set_running(&self, running: Servers) {
         self.registry.set_config(running.config.clone());
         *crate::sync::write(&self.running) = running;
     }
@@ -206,7 +206,7 @@ impl Shared {
 
     /// The enabled servers still starting whose tools are not searchable yet.
     pub(crate) fn starting_servers(&self) -> Vec<String> {
-        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        let Servers { config, handles } = self.view();
         (config.servers.iter().enumerate())
             .filter(|(i, s)| {
                 s.enabled
@@ -236,7 +236,7 @@ impl Shared {
         deadline: tokio::time::Instant,
         found: impl Fn() -> bool,
     ) {
-        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        let Servers { config, handles } = self.view();
         let awaited: Vec<usize> = (config.servers.iter().enumerate())
             .filter(|(_, s)| s.enabled && which(s))
             .map(|(i, _)| i)
@@ -260,26 +260,26 @@ impl Shared {
         }
     }
 
-    /// Why each of `names` resolved to nothing (see [`availability::Unknown`]), worked out
+    /// Why each of `names` resolved to nothing (see [`Servers::unknown`]), worked out
     /// on the blocking pool: "did you mean" takes an edit distance against every tool's name
     /// (milliseconds at 10k tools), which must not hold up the requests behind it.
-    pub(super) async fn explain_unknown(&self, names: Vec<String>) -> Vec<availability::Unknown> {
+    pub(super) async fn explain_unknown(&self, names: Vec<String>) -> Vec<Unknown> {
         if names.is_empty() {
             return Vec::new();
         }
-        let Running { config, handles } = crate::sync::read(&self.running).clone();
+        let servers = self.view();
         let registry = self.registry.clone();
         let count = names.len();
         let explained = tokio::task::spawn_blocking(move || {
             let catalog = registry.catalog();
             (names.iter())
-                .map(|name| availability::Unknown::of(&config, &handles, &catalog, name))
+                .map(|name| servers.unknown(&catalog, name))
                 .collect::<Vec<_>>()
         })
         .await;
         explained.unwrap_or_else(|err| {
             tracing::error!(error = %err, "working out an unknown name failed");
-            vec![availability::Unknown::Tool { suggestion: None }; count]
+            vec![Unknown::Tool { suggestion: None }; count]
         })
     }
 

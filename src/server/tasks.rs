@@ -4,7 +4,7 @@
 //!
 //! rmcp 3.11 knows none of these shapes (its tasks are the 2026-07-28 SEP-2663 ones, its
 //! `CallToolRequestParams` has no `task`), so each request reaches the handler as rmcp's
-//! `CustomRequest` with the client's method and params as written (`stdio.rs` frames them
+//! `CustomRequest` with the client's method and params as written (`stdio/` frames them
 //! so, [`as_custom`]; over HTTP the gate renames the method, `http/tasks.rs`), and each
 //! answer leaves as `CustomResult`, the server's JSON with only task ids changed. The
 //! `tasks` capability is added to a 2025-11-25 `initialize` answer on the same wire
@@ -133,7 +133,7 @@ impl State {
             .and_then(Value::as_str)
             .ok_or_else(|| McpError::invalid_params("tools/call needs a `name`", None))?;
         let name = meta::clean_name(name)
-            .map_err(|message| McpError::invalid_params(message, None))?
+            .map_err(|err| McpError::invalid_params(err.to_string(), None))?
             .to_owned();
         if meta::MetaTool::from_name(&name).is_some() {
             // SEP-1686: a tool without `taskSupport` called as a task is -32601.

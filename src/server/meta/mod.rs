@@ -18,13 +18,16 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::State;
 use crate::config::ExposureMode;
 use crate::exposure::mark_always_load;
 
 pub(crate) mod call_tool;
+mod context;
 pub(crate) mod search_tools;
 pub(crate) mod select_tools;
+pub(crate) mod validate;
+
+pub(in crate::server) use context::Context;
 
 /// Largest `limit` a search may ask for.
 pub const MAX_SEARCH_LIMIT: usize = 50;
@@ -120,7 +123,7 @@ impl MetaTool {
 /// early search or call should see what is coming. Invalid
 /// arguments are an error result the model can act on.
 pub(super) async fn apply(
-    state: &State,
+    state: &impl Context,
     tool: MetaTool,
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
@@ -172,22 +175,32 @@ pub(crate) fn parse_arguments<T: DeserializeOwned>(
     })
 }
 
+/// Why a tool name from the client is refused; each message says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum NameError {
+    #[error("The tool name is empty. Use search_tools to find names.")]
+    Empty,
+    /// Its length in bytes.
+    #[error(
+        "The tool name is {0} bytes long; tool names are at most {max}. Use search_tools to \
+         find names.",
+        max = MAX_NAME_BYTES
+    )]
+    TooLong(usize),
+}
+
 /// The one rule for a tool name from the client, in `select_tools`, `call_tool` and direct
 /// calls: surrounding whitespace is dropped; empty or over [`MAX_NAME_BYTES`] is refused.
 ///
 /// # Errors
-/// A message the model can act on.
-pub(crate) fn clean_name(name: &str) -> Result<&str, String> {
+/// [`NameError`], whose message the model can act on.
+pub(crate) fn clean_name(name: &str) -> Result<&str, NameError> {
     let trimmed = name.trim();
     if trimmed.is_empty() {
-        return Err("The tool name is empty. Use search_tools to find names.".to_owned());
+        return Err(NameError::Empty);
     }
     if trimmed.len() > MAX_NAME_BYTES {
-        return Err(format!(
-            "The tool name is {} bytes long; tool names are at most {MAX_NAME_BYTES}. Use \
-             search_tools to find names.",
-            trimmed.len()
-        ));
+        return Err(NameError::TooLong(trimmed.len()));
     }
     Ok(trimmed)
 }
@@ -224,6 +237,24 @@ mod tests {
     fn no_server_tool_can_be_given_a_meta_tool_name() {
         let names: Vec<&str> = MetaTool::ALL.iter().map(|m| m.name()).collect();
         assert_eq!(names, crate::catalog::RESERVED);
+    }
+
+    #[test]
+    fn refused_names_say_what_to_do() {
+        assert_eq!(clean_name("  t  "), Ok("t"));
+        assert_eq!(
+            clean_name(" ").map_err(|e| e.to_string()),
+            Err("The tool name is empty. Use search_tools to find names.".to_owned())
+        );
+        let long = "x".repeat(MAX_NAME_BYTES + 1);
+        assert_eq!(
+            clean_name(&long).map_err(|e| e.to_string()),
+            Err(format!(
+                "The tool name is {} bytes long; tool names are at most 256. Use search_tools to \
+                 find names.",
+                MAX_NAME_BYTES + 1
+            ))
+        );
     }
 
     #[test]

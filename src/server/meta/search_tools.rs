@@ -7,12 +7,11 @@ use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{MAX_SEARCH_LIMIT, error_result, structured_result};
+use super::{Context, MAX_SEARCH_LIMIT, error_result, structured_result};
 use crate::catalog::Catalog;
 use crate::exposure::ExposedList;
 use crate::search::SearchIndex;
-use crate::server::State;
-use crate::server::availability::{self, Unavailable};
+use crate::server::view::Unavailable;
 
 pub const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
 Returns the best matches (name, server, short description, whether loaded). Load the ones you \
@@ -82,9 +81,9 @@ pub fn output_schema() -> Value {
 
 /// Runs a search for the model, noting servers that are not serving. With the transformer
 /// tier the query is embedded first, on the blocking pool and before any lock is taken.
-pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
-    let _timer = crate::server::latency::SEARCH.start();
-    let encoder = state.registry.index().query_encoder();
+pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
+    let _timer = state.time_search();
+    let encoder = state.registry().index().query_encoder();
     let model_query = match encoder {
         Some(encoder) => {
             let query = args.query.clone();
@@ -94,25 +93,24 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
         }
         None => None,
     };
-    let unavailable = availability::unavailable(&state.config(), &state.handles());
-    let removed: Vec<&str> = (unavailable.iter())
-        .filter(|u| u.removed)
-        .map(|u| u.server.as_str())
-        .collect();
+    let servers = state.view();
+    let unavailable = servers.unavailable();
+    let removed = servers.removed();
     let starting = state.starting_servers();
     let found = {
-        let catalog = state.registry.catalog();
-        let index = state.registry.index();
-        let exposed = state.session.exposed();
-        run(
-            &catalog,
-            &index,
-            &exposed.list,
-            args,
-            state.config().settings.search_limit,
-            model_query.as_deref(),
-            &removed,
-        )
+        let catalog = state.registry().catalog();
+        let index = state.registry().index();
+        state.with_exposed(|exposed| {
+            run(
+                &catalog,
+                &index,
+                exposed,
+                args,
+                servers.config.settings.search_limit,
+                model_query.as_deref(),
+                &removed,
+            )
+        })
     };
     let config_problem = state.reload_problem();
     match found {
@@ -177,7 +175,8 @@ pub struct Hit {
 
 /// Runs a search. Pure over its inputs, so it is tested without a server. `model_query`:
 /// the query's transformer vector when the caller embedded it (else the index embeds it).
-/// Tools of the servers in `removed` (taken out of the config file by a reload) stay in the
+/// Tools of the servers at the positions in `removed` (taken out of the config file by a
+/// reload, [`Servers::removed`](crate::server::view::Servers::removed)) stay in the
 /// index, so a re-added server's come back under the same names, but are not offered;
 /// nor are tools gone from their server's list.
 ///
@@ -190,7 +189,7 @@ pub fn run(
     args: &Args,
     default_limit: usize,
     model_query: Option<&[f32]>,
-    removed: &[&str],
+    removed: &[usize],
 ) -> Result<Found, String> {
     let limit = args
         .limit
@@ -223,7 +222,7 @@ pub fn run(
         .iter()
         .filter_map(|hit| {
             (catalog.get(hit.id))
-                .filter(|e| !e.gone && !removed.contains(&&*e.server))
+                .filter(|e| !e.gone && !removed.contains(&e.server_index))
                 .map(|e| (e, hit))
         })
         .collect();
@@ -425,7 +424,6 @@ mod tests {
         found.unavailable.push(Unavailable {
             server: "down".into(),
             state: "failed: gone".into(),
-            removed: false,
         });
         assert_eq!(
             found.text(),

@@ -9,13 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::search_tools::problem_line;
-use super::{MAX_SELECT, error_result, structured_result};
+use super::{Context, MAX_SELECT, NameError, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
-use crate::downstream::ServerState;
 use crate::exposure::{ExposedList, listed_tool};
-use crate::server::State;
-use crate::server::availability::Unknown;
+use crate::server::view::Unknown;
 
 pub fn description(exposure: ExposureMode) -> &'static str {
     match exposure {
@@ -57,28 +55,25 @@ pub fn input_schema() -> Value {
 /// Appends the named tools, tells the client, then holds the result until the client has
 /// re-listed (at most `relist_wait`): a client that re-lists while the call is pending
 /// (OpenCode, Gemini CLI) then has the tools in its very next request (DESIGN.md 7a).
-pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResult {
-    let config = state.config();
-    let settings = &config.settings;
-    let notifier = &state.session.notifier;
-    let exposure = state.session.exposure();
-    let seen = notifier.relist_count();
+pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
+    let servers = state.view();
+    let settings = &servers.config.settings;
+    let exposure = state.exposure();
+    let seen = state.relist_count();
     // By position in this view, as the catalog knows them.
-    let removed: Vec<usize> = (state.handles().iter().enumerate())
-        .filter(|(_, h)| h.state() == ServerState::Removed)
-        .map(|(i, _)| i)
-        .collect();
+    let removed = servers.removed();
     let (selection, appended) = {
-        let catalog = state.registry.catalog();
-        let mut exposed = state.session.exposed();
-        run(
-            &catalog,
-            &mut exposed.list,
-            args,
-            exposure,
-            settings.claude_always_load,
-            &removed,
-        )
+        let catalog = state.registry().catalog();
+        state.with_exposed(|exposed| {
+            run(
+                &catalog,
+                exposed,
+                args,
+                exposure,
+                settings.claude_always_load,
+                &removed,
+            )
+        })
     };
     let selection = match selection {
         Ok(mut selection) => {
@@ -96,8 +91,8 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
         }
         Err(message) => Err(message),
     };
-    if appended > 0 && notifier.tools_changed().await {
-        notifier.hold_until_relist(seen, settings.relist_wait).await;
+    if appended > 0 && state.tools_changed().await {
+        state.hold_until_relist(seen, settings.relist_wait).await;
     }
     let problem = state.reload_problem();
     match selection {
@@ -106,7 +101,7 @@ pub(in crate::server) async fn apply(state: &State, args: &Args) -> CallToolResu
             ..selection
         }
         .result(exposure),
-        Err(message) => error_result(message + &problem_line(problem.as_deref())),
+        Err(refused) => error_result(refused.to_string() + &problem_line(problem.as_deref())),
     }
 }
 
@@ -176,9 +171,9 @@ pub fn run(
     exposure: ExposureMode,
     claude_always_load: bool,
     removed: &[usize],
-) -> (Result<Selection, String>, usize) {
-    if let Err(message) = check_names(&args.names) {
-        return (Err(message), 0);
+) -> (Result<Selection, Refused>, usize) {
+    if let Err(refused) = check_names(&args.names) {
+        return (Err(refused), 0);
     }
     let mut selection = Selection::default();
     let mut appended = 0;
@@ -296,21 +291,29 @@ impl Selection {
     }
 }
 
+/// Why `select_tools` refuses its arguments before any work; each message says what to do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("select_tools needs at least one name in `names`. Use search_tools to find names.")]
+    NoNames,
+    /// How many names came.
+    #[error(
+        "select_tools takes at most {max} names at once, and got {0}. Select the ones you \
+         need now, in calls of up to {max}.",
+        max = MAX_SELECT
+    )]
+    TooMany(usize),
+    #[error(transparent)]
+    Name(#[from] NameError),
+}
+
 /// The schema's `minItems`/`maxItems` and the name rule, enforced before any work.
-fn check_names(names: &[String]) -> Result<(), String> {
+fn check_names(names: &[String]) -> Result<(), Refused> {
     if names.is_empty() {
-        return Err(
-            "select_tools needs at least one name in `names`. Use search_tools to \
-                    find names."
-                .to_owned(),
-        );
+        return Err(Refused::NoNames);
     }
     if names.len() > MAX_SELECT {
-        return Err(format!(
-            "select_tools takes at most {MAX_SELECT} names at once, and got {}. Select the \
-             ones you need now, in calls of up to {MAX_SELECT}.",
-            names.len()
-        ));
+        return Err(Refused::TooMany(names.len()));
     }
     for name in names {
         super::clean_name(name)?;
@@ -418,5 +421,29 @@ mod tests {
             &[],
         );
         assert!(refused.is_err());
+    }
+
+    #[test]
+    fn refused_arguments_say_what_to_do() {
+        let refusal = |names: Vec<String>| check_names(&names).map_err(|e| e.to_string());
+        assert_eq!(
+            refusal(Vec::new()),
+            Err(
+                "select_tools needs at least one name in `names`. Use search_tools to find names."
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            refusal((0..=MAX_SELECT).map(|i| format!("t{i}")).collect()),
+            Err(
+                "select_tools takes at most 20 names at once, and got 21. Select the ones you \
+                 need now, in calls of up to 20."
+                    .to_owned()
+            )
+        );
+        assert_eq!(
+            refusal(vec![" ".to_owned()]),
+            Err("The tool name is empty. Use search_tools to find names.".to_owned())
+        );
     }
 }

@@ -13,39 +13,37 @@
 //! Either way a request the client cannot answer (a capability it did not declare) gets a
 //! JSON-RPC error naming what is missing, never a hang. It also records the client's
 //! capabilities as soon as they are known, which is when downstream servers may start.
+//!
+//! Here: the table of calls and where a request or log message goes; the 2026-07-28 half
+//! (park, retry) is in `input_required.rs`, the handshake-era send in `to_client.rs`.
 
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientResult,
-    ElicitRequestParams, ElicitResult, ErrorData, InputRequest, InputRequests, InputRequiredResult,
-    ProtocolVersion, RequestId, ResultType, ServerRequest,
+    CallToolResponse, CallToolResult, ClientCapabilities, ClientResult, ErrorData, InputRequest,
+    ProtocolVersion, RequestId, ResultType,
 };
-#[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
-use rmcp::model::{CreateMessageResult, ListRootsResult};
 #[expect(
     deprecated,
     reason = "MCP logging is deprecated by SEP-2577, yet handshake-era peers use it"
 )]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::{OriginatingRequestId, PeerRequestOptions, RequestContext, ServiceError};
+use rmcp::service::RequestContext;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::logging::{self, LogLevel};
 use crate::downstream::{CallOrigin, LogFuture, Upstream, UpstreamFuture, input_method};
-use crate::server::meta;
 use crate::sync::lock;
 
-/// How long a call parked on an `InputRequiredResult` waits for the client's retry. As
-/// long as server-everything gives a person to fill in an elicitation form; a client that
-/// never retries must not hold a downstream call (and its request) forever.
-const PARKED_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+mod input_required;
+mod to_client;
+
+use input_required::{Parked, Running};
+use to_client::{lacking, send};
 
 /// Cheap to clone; every clone is the same table.
 #[derive(Clone, Default)]
@@ -58,10 +56,10 @@ struct Inner {
     /// The capabilities the client declared first (`initialize`, or the envelope of its
     /// first request): what downstream servers are told.
     declared: watch::Sender<Option<ClientCapabilities>>,
-    /// Set by `initialize`: the client takes server→client requests.
-    session: Mutex<Option<Peer<RoleServer>>>,
-    /// The level that session set with `logging/setLevel` (`logging.rs`).
-    session_level: Mutex<Option<LogLevel>>,
+    /// Set by `initialize`: the client takes server→client requests; with the level that
+    /// session set with `logging/setLevel` (`logging.rs`). One lock, so the two are set
+    /// and read together.
+    session: Mutex<Option<(Peer<RoleServer>, LogLevel)>>,
     /// The level servers are asked to log at: the most verbose any session set.
     #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
     downstream_level: Mutex<Option<LoggingLevel>>,
@@ -107,30 +105,6 @@ struct Pending {
 /// Where the client's answer to one downstream request goes.
 type Reply = oneshot::Sender<Result<ClientResult, ErrorData>>;
 
-/// A downstream call running for a 2026-07-28 client, driven across its retries.
-struct Running {
-    /// Its number in the table of calls.
-    number: u64,
-    inputs: mpsc::UnboundedReceiver<Pending>,
-    done: oneshot::Receiver<CallToolResult>,
-    cancel: CancellationToken,
-}
-
-/// A call whose client request was answered with `InputRequiredResult`.
-struct Parked {
-    tool: String,
-    running: Running,
-    /// By input key: what was asked, and where its answer goes.
-    replies: Vec<(String, Kind, Reply)>,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Kind {
-    Sampling,
-    Elicitation,
-    Roots,
-}
-
 impl ClientRequests {
     pub fn new() -> ClientRequests {
         ClientRequests::default()
@@ -157,8 +131,7 @@ impl ClientRequests {
         level: LogLevel,
     ) {
         if !self.inner.many_clients {
-            *lock(&self.inner.session) = Some(peer);
-            *lock(&self.inner.session_level) = Some(level);
+            *lock(&self.inner.session) = Some((peer, level));
         }
         self.declare(capabilities);
     }
@@ -261,124 +234,6 @@ impl ClientRequests {
         self.drive(running, context.ct.clone(), tool).await
     }
 
-    /// A 2026-07-28 client's retry of a call parked on `InputRequiredResult`: answers the
-    /// downstream requests with the client's `inputResponses`, then waits for the call's
-    /// next outcome.
-    ///
-    /// # Errors
-    /// An unknown or expired `requestState`, or one issued for another tool.
-    pub async fn resume(
-        &self,
-        request: &CallToolRequestParams,
-        state: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let parked = lock(&self.inner.parked).remove(state);
-        let Some(parked) = parked else {
-            return Err(ErrorData::invalid_params(
-                "unknown or expired requestState: the call it named has ended or was never \
-                 parked here; call the tool again without requestState",
-                None,
-            ));
-        };
-        if parked.tool != request.name.as_ref() {
-            let tool = parked.tool.clone();
-            lock(&self.inner.parked).insert(state.to_owned(), parked);
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "this requestState belongs to a call of '{tool}', not '{}'",
-                    request.name
-                ),
-                None,
-            ));
-        }
-        // The first request's stream ended with its InputRequiredResult: the call's log
-        // messages from now on go to this retry, as its own `_meta` asks.
-        if let Some(call) = lock(&self.inner.calls).get_mut(&parked.running.number) {
-            call.log = requested_log(context);
-        }
-        let responses = request.input_responses.clone().unwrap_or_default();
-        for (key, kind, reply) in parked.replies {
-            let answer = match responses.get(&key) {
-                Some(value) => parse_answer(kind, value.clone()),
-                None => Err(ErrorData::invalid_params(
-                    format!("the client's retry carried no answer for input request '{key}'"),
-                    None,
-                )),
-            };
-            let _ = reply.send(answer);
-        }
-        Ok(self
-            .drive(parked.running, context.ct.clone(), &parked.tool)
-            .await)
-    }
-
-    /// Waits for the call's result or its next requests to the client. Requests become an
-    /// `InputRequiredResult`, and the call is parked until the client's retry.
-    async fn drive(
-        &self,
-        mut running: Running,
-        client: CancellationToken,
-        tool: &str,
-    ) -> CallToolResponse {
-        let first = tokio::select! {
-            biased;
-            done = &mut running.done => {
-                return completed(
-                    done.unwrap_or_else(|_| meta::error_result("the call ended without a result")),
-                );
-            }
-            Some(pending) = running.inputs.recv() => pending,
-            () = client.cancelled() => {
-                running.cancel.cancel();
-                return meta::error_result("the call was cancelled").into();
-            }
-        };
-        // Everything the server asked at once goes out in one result.
-        let mut asked = vec![first];
-        while let Ok(more) = running.inputs.try_recv() {
-            asked.push(more);
-        }
-        let mut requests = InputRequests::new();
-        let mut replies = Vec::with_capacity(asked.len());
-        for (index, Pending { request, reply }) in asked.into_iter().enumerate() {
-            let Some(kind) = kind(&request) else {
-                let _ = reply.send(Err(ErrorData::invalid_request(
-                    "mcp-defer cannot carry this request to the client",
-                    None,
-                )));
-                continue;
-            };
-            let key = format!("input-{index}");
-            requests.insert(key.clone(), request);
-            replies.push((key, kind, reply));
-        }
-        let number = self.inner.next.fetch_add(1, Ordering::Relaxed);
-        let state = format!("{number:x}.{:016x}", self.inner.nonce.hash_one(number));
-        let cancel = running.cancel.clone();
-        lock(&self.inner.parked).insert(
-            state.clone(),
-            Parked {
-                tool: tool.to_owned(),
-                running,
-                replies,
-            },
-        );
-        let expiring = self.clone();
-        let expired = state.clone();
-        tokio::spawn(async move {
-            tokio::select! {
-                () = tokio::time::sleep(PARKED_CALL_TIMEOUT) => {}
-                () = cancel.cancelled() => {}
-            }
-            if let Some(parked) = lock(&expiring.inner.parked).remove(&expired) {
-                tracing::debug!(tool = %parked.tool, "parked call expired without a retry");
-                parked.running.cancel.cancel();
-            }
-        });
-        InputRequiredResult::new(Some(requests), Some(state)).into()
-    }
-
     /// Keeps a call in the table while the guard lives.
     fn register(
         &self,
@@ -401,7 +256,7 @@ impl ClientRequests {
 
     /// The session's capabilities and peer, for a request outside any call.
     fn session(&self) -> Option<(Peer<RoleServer>, Option<ClientCapabilities>)> {
-        let peer = lock(&self.inner.session).clone()?;
+        let (peer, _) = lock(&self.inner.session).clone()?;
         let capabilities = peer.peer_info().map(|info| info.capabilities.clone());
         Some((peer, capabilities))
     }
@@ -416,9 +271,7 @@ impl ClientRequests {
             // A 2026-07-28 call that did not ask gets none (the spec's MUST NOT).
             return found.log.clone();
         }
-        let peer = lock(&self.inner.session).clone()?;
-        let level = lock(&self.inner.session_level).clone()?;
-        Some((peer, level))
+        lock(&self.inner.session).clone()
     }
 
     /// Whether one client is served (stdio): every task of the servers is then its own, and
@@ -558,7 +411,7 @@ impl Upstream for ClientRequests {
     /// Over stdio only: that one client is the one offered tasks (`server/tasks.rs`).
     fn task_status(&self, server: &str, task: serde_json::Value) -> LogFuture {
         match lock(&self.inner.session).clone() {
-            Some(peer) if self.one_client() => Box::pin(crate::server::tasks::forward_status(
+            Some((peer, _)) if self.one_client() => Box::pin(crate::server::tasks::forward_status(
                 peer,
                 server.into(),
                 task,
@@ -591,72 +444,6 @@ impl Drop for Registered {
     }
 }
 
-/// Sends `request` to a handshake-era client and waits for its answer. Withdrawn when the
-/// server withdraws it (`server`) or the client cancels the call it belongs to (`call`):
-/// the client is then told with `notifications/cancelled`.
-async fn send(
-    peer: Peer<RoleServer>,
-    request: InputRequest,
-    originating: Option<RequestId>,
-    server: CancellationToken,
-    call: CancellationToken,
-) -> Result<ClientResult, ErrorData> {
-    let mut request = match request {
-        InputRequest::CreateMessage(r) => ServerRequest::CreateMessageRequest(r),
-        InputRequest::Elicitation(r) => ServerRequest::ElicitRequest(r),
-        InputRequest::ListRoots(r) => ServerRequest::ListRootsRequest(r),
-        _ => {
-            return Err(ErrorData::invalid_request(
-                "mcp-defer cannot carry this request to the client",
-                None,
-            ));
-        }
-    };
-    // rmcp tags requests sent from inside a handler's task; ours come from the downstream
-    // connection's task, so the tag is set here (Streamable HTTP routes by it).
-    if let Some(id) = originating {
-        use rmcp::model::GetExtensions;
-        request.extensions_mut().insert(OriginatingRequestId(id));
-    }
-    // Sent from a task of its own: we run inside the downstream connection's handler for
-    // the server's request, whose task-local origin rmcp would stamp over ours (the
-    // server's own request id, unknown to this session), and the request would fall back
-    // to the GET stream a client may never open.
-    let sent = tokio::spawn(async move {
-        peer.send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-    });
-    let handle = match sent.await {
-        Ok(handle) => handle.map_err(client_error)?,
-        Err(_) => return Err(client_error(ServiceError::TransportClosed)),
-    };
-    let mut handle = handle;
-    let answer = tokio::select! {
-        answer = &mut handle.rx => answer,
-        () = server.cancelled() => {
-            let _ = handle.cancel(Some("withdrawn by the server".into())).await;
-            return Err(ErrorData::invalid_request("withdrawn", None));
-        }
-        () = call.cancelled() => {
-            let _ = handle.cancel(Some("the client cancelled the call".into())).await;
-            return Err(ErrorData::invalid_request("the client cancelled the call", None));
-        }
-    };
-    match answer {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(err)) => Err(client_error(err)),
-        Err(_) => Err(client_error(ServiceError::TransportClosed)),
-    }
-}
-
-/// The client's own error passes through unchanged; anything else is named.
-fn client_error(err: ServiceError) -> ErrorData {
-    match err {
-        ServiceError::McpError(data) => data,
-        other => ErrorData::internal_error(format!("the client could not be asked: {other}"), None),
-    }
-}
-
 /// A downstream result as the client's final answer. Handshake-era servers send no
 /// `resultType`, which 2026-07-28 requires on every result (`"complete"` here); rmcp
 /// strips it again for handshake-era clients.
@@ -670,130 +457,4 @@ fn is_2026(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
-}
-
-fn kind(request: &InputRequest) -> Option<Kind> {
-    match request {
-        InputRequest::CreateMessage(_) => Some(Kind::Sampling),
-        InputRequest::Elicitation(_) => Some(Kind::Elicitation),
-        InputRequest::ListRoots(_) => Some(Kind::Roots),
-        _ => None,
-    }
-}
-
-/// Reads the client's answer to one input request as the result its kind expects.
-#[expect(deprecated, reason = "answering what pre-2026-07-28 servers ask")]
-fn parse_answer(kind: Kind, value: serde_json::Value) -> Result<ClientResult, ErrorData> {
-    let invalid = |err: serde_json::Error| {
-        ErrorData::invalid_params(
-            format!("the client's answer is not a valid result: {err}"),
-            None,
-        )
-    };
-    Ok(match kind {
-        Kind::Sampling => ClientResult::CreateMessageResult(Box::new(
-            serde_json::from_value::<CreateMessageResult>(value).map_err(invalid)?,
-        )),
-        Kind::Elicitation => ClientResult::ElicitResult(
-            serde_json::from_value::<ElicitResult>(value).map_err(invalid)?,
-        ),
-        Kind::Roots => ClientResult::ListRootsResult(
-            serde_json::from_value::<ListRootsResult>(value).map_err(invalid)?,
-        ),
-    })
-}
-
-/// What the client would need to answer `request` and did not declare, if anything.
-#[expect(
-    deprecated,
-    reason = "sampling tools are deprecated with sampling (SEP-2577)"
-)]
-fn lacking(capabilities: Option<&ClientCapabilities>, request: &InputRequest) -> Option<String> {
-    let none = ClientCapabilities::default();
-    let capabilities = capabilities.unwrap_or(&none);
-    match request {
-        InputRequest::CreateMessage(r) => match &capabilities.sampling {
-            None => Some("the sampling capability".into()),
-            Some(sampling)
-                if (r.params.tools.is_some() || r.params.tool_choice.is_some())
-                    && sampling.tools.is_none() =>
-            {
-                Some("sampling.tools (tools in a sampling request)".into())
-            }
-            Some(_) => None,
-        },
-        InputRequest::Elicitation(r) => match (&capabilities.elicitation, &r.params) {
-            (None, _) => Some("the elicitation capability".into()),
-            (Some(e), ElicitRequestParams::UrlElicitationParams { .. }) if e.url.is_none() => {
-                Some("elicitation.url (URL-mode elicitation)".into())
-            }
-            // `elicitation: {}` means form mode, for clients older than the sub-capabilities.
-            (Some(e), ElicitRequestParams::FormElicitationParams { .. })
-                if e.form.is_none() && e.url.is_some() =>
-            {
-                Some("elicitation.form (form-mode elicitation)".into())
-            }
-            (Some(_), _) => None,
-        },
-        InputRequest::ListRoots(_) => capabilities
-            .roots
-            .is_none()
-            .then(|| "the roots capability".into()),
-        _ => Some("support for this request".into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rmcp::model::{ElicitRequest, ElicitationCapability, UrlElicitationCapability};
-    use serde_json::json;
-
-    fn elicit(params: serde_json::Value) -> InputRequest {
-        let params: ElicitRequestParams =
-            serde_json::from_value(params).unwrap_or_else(|e| panic!("{e}"));
-        InputRequest::Elicitation(ElicitRequest::new(params))
-    }
-
-    #[test]
-    fn names_the_capability_the_client_lacks() {
-        let url = elicit(
-            json!({"mode": "url", "message": "m", "url": "https://example.com", "elicitationId": "e"}),
-        );
-        let form = elicit(
-            json!({"message": "m", "requestedSchema": {"type": "object", "properties": {}}}),
-        );
-        assert_eq!(
-            lacking(None, &form).as_deref(),
-            Some("the elicitation capability")
-        );
-        let mut caps = ClientCapabilities::default();
-        caps.elicitation = Some(ElicitationCapability::new());
-        assert_eq!(lacking(Some(&caps), &form), None);
-        assert_eq!(
-            lacking(Some(&caps), &url).as_deref(),
-            Some("elicitation.url (URL-mode elicitation)")
-        );
-        caps.elicitation =
-            Some(ElicitationCapability::new().with_url(UrlElicitationCapability::default()));
-        assert_eq!(lacking(Some(&caps), &url), None);
-        assert!(lacking(Some(&caps), &form).is_some());
-        let roots = InputRequest::ListRoots(Default::default());
-        assert_eq!(
-            lacking(Some(&caps), &roots).as_deref(),
-            Some("the roots capability")
-        );
-    }
-
-    #[test]
-    fn reads_answers_by_the_kind_asked() {
-        let answer = parse_answer(
-            Kind::Elicitation,
-            json!({"action": "accept", "content": {"a": 1}}),
-        );
-        assert!(matches!(answer, Ok(ClientResult::ElicitResult(_))));
-        let answer = parse_answer(Kind::Roots, json!({"roots": [{"uri": "file:///tmp"}]}));
-        assert!(matches!(answer, Ok(ClientResult::ListRootsResult(_))));
-        assert!(parse_answer(Kind::Sampling, json!({"nope": true})).is_err());
-    }
 }

@@ -1,0 +1,88 @@
+//! [`Context`]: everything a meta tool may read or do, and nothing else.
+//!
+//! The meta tools are the part of the server a contributor changes most, and they need a
+//! dozen things from it (the registry, the session's list and notifier, the waits for
+//! starting servers, the route a call takes). Naming them here, as a trait the request
+//! state implements (`server/meta_context.rs`), keeps `meta/` free of the handler and its
+//! state: `.ci/check-imports` fails when a file of `meta/` imports the rest of `server/`.
+//! A meta tool is generic over its context, so a test or a new transport can drive one
+//! without building a whole session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::RequestContext;
+
+use super::validate::Validators;
+use crate::catalog::EntryId;
+use crate::config::ExposureMode;
+use crate::exposure::ExposedList;
+use crate::ingest::Registry;
+use crate::server::view::{Servers, Unknown};
+
+/// What a meta tool sees of one request: the shared registry and servers, its session's
+/// tool list and notifier, and the waits and the route of the server.
+pub(in crate::server) trait Context {
+    /// The catalog, the search index and what else the servers' lists told us.
+    fn registry(&self) -> &Arc<Registry>;
+
+    /// The running servers, every position (removed ones included), and which serve.
+    fn view(&self) -> Servers;
+
+    /// `call_tool`'s compiled input schemas, shared by every session.
+    fn validators(&self) -> &Validators;
+
+    /// The exposure mode this session is served in.
+    fn exposure(&self) -> ExposureMode;
+
+    /// Runs `f` over the session's tool list, its lock held for `f` only. The catalog and
+    /// the index, when needed, are taken before this (`server/locks.rs`).
+    fn with_exposed<R>(&self, f: impl FnOnce(&mut ExposedList) -> R) -> R;
+
+    /// Why the file on disk could not be reloaded, while it cannot.
+    fn reload_problem(&self) -> Option<String>;
+
+    /// The enabled servers still starting whose tools are not searchable yet.
+    fn starting_servers(&self) -> Vec<String>;
+
+    /// Times a search for `/metrics` until the returned guard drops.
+    fn time_search(&self) -> impl Sized;
+
+    /// Waits, a few seconds at most, for servers still starting: a search answers with
+    /// what is indexed and names the rest.
+    async fn wait_for_search(&self);
+
+    /// Waits until every server has listed its tools or failed, at most the longest
+    /// `startup_timeout`.
+    async fn wait_for_servers(&self);
+
+    /// As [`Context::wait_for_servers`], ending as soon as `found` holds.
+    async fn wait_for_servers_unless(&self, found: impl Fn() -> bool);
+
+    /// Why each of `names` resolved to nothing, worked out off the runtime thread.
+    async fn explain_unknown(&self, names: Vec<String>) -> Vec<Unknown>;
+
+    /// The error text for a call of `name`, which resolved to nothing.
+    async fn unknown_message(&self, name: &str) -> String;
+
+    /// Sends a call of the catalog entry `id` to its server, the one path a direct
+    /// `tools/call` takes too; `client_tool` is the name the client called.
+    async fn route(
+        &self,
+        id: EntryId,
+        request: CallToolRequestParams,
+        client_tool: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse;
+
+    /// How many times this session's client has listed tools.
+    fn relist_count(&self) -> u64;
+
+    /// Tells the session's client its tool list changed; false when it could not be told.
+    async fn tools_changed(&self) -> bool;
+
+    /// Holds until the client lists again after `seen` lists, at most `max`.
+    async fn hold_until_relist(&self, seen: u64, max: Duration);
+}
