@@ -25,6 +25,7 @@ use serde_json::Value as Json;
 
 use crate::config::Config;
 use crate::printable::one_line;
+use skip::Skip;
 
 mod claude;
 mod codex;
@@ -39,6 +40,7 @@ pub(super) mod merge;
 mod oauth;
 mod opencode;
 mod server;
+mod skip;
 mod vars;
 mod vscode;
 mod yaml;
@@ -174,7 +176,7 @@ impl Imported {
 
     /// Takes one converted entry: the server and notes on what it left behind, or why it
     /// was skipped.
-    fn add(&mut self, client: Client, name: &str, path: &Path, entry: Result<Server, String>) {
+    fn add(&mut self, client: Client, name: &str, path: &Path, entry: Result<Server, Skip>) {
         match entry {
             Ok(server) => {
                 for key in &server.dropped {
@@ -497,7 +499,7 @@ fn import_servers(
     path: &Path,
     client: Client,
     out: &mut Imported,
-    mut convert: impl FnMut(&Json) -> Result<Server, String>,
+    mut convert: impl FnMut(&Json) -> Result<Server, Skip>,
 ) -> anyhow::Result<()> {
     let servers = match json.get(key) {
         None => return Ok(()),
