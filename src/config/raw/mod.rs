@@ -87,11 +87,10 @@ pub(super) enum RawAlwaysLoad {
     Tools(Vec<S<String>>),
 }
 
-/// One `[mcp_servers.<name>]` table. Keys in Codex's order, then ours, then the Codex keys
-/// we accept and ignore.
-pub(super) struct RawServer {
-    /// The table name, spanned where it is written in the header.
-    pub name: S<String>,
+/// The keys of a server table that say how it is reached (`command` or `url`), kept
+/// together so `validate` checks them as one transport.
+#[derive(Default)]
+pub(super) struct RawTransport {
     pub command: Option<S<String>>,
     pub args: Option<S<Vec<S<String>>>>,
     pub env: Option<S<Pairs>>,
@@ -119,6 +118,15 @@ pub(super) struct RawServer {
     /// (`http://localhost:<port>/callback`, as Claude Code's `callbackPort`), for a client
     /// registered with that redirect.
     pub oauth_callback_port: Option<S<i64>>,
+}
+
+/// One `[mcp_servers.<name>]` table. Keys in Codex's order, then ours, then the Codex keys
+/// we accept and ignore.
+pub(super) struct RawServer {
+    /// The table name, spanned where it is written in the header.
+    pub name: S<String>,
+    /// How the server is reached: `command` or `url` and the keys of each.
+    pub transport: RawTransport,
     pub enabled: Option<S<bool>>,
     pub required: Option<S<bool>>,
     pub startup_timeout_sec: Option<S<f64>>,

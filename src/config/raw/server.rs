@@ -8,7 +8,7 @@ use toml::de::DeValue;
 
 use super::super::error::{ConfigError, Source, bare_or_quoted, server_table};
 use super::values::{Cx, Key, Value, found, in_file_order};
-use super::{RawServer, RawToolOverride};
+use super::{RawServer, RawToolOverride, RawTransport};
 
 /// The keys of a `[mcp_servers.<name>.tools.<tool>]` table: ours, then Codex's.
 const TOOL_KEYS: &[&str] = &["description", "title", "approval_mode"];
@@ -79,21 +79,7 @@ pub(super) fn decode_server(
     };
     let mut s = RawServer {
         name: Spanned::new(name.span(), name.get_ref().to_string()),
-        command: None,
-        args: None,
-        env: None,
-        env_vars: None,
-        cwd: None,
-        inherit_env: None,
-        url: None,
-        bearer_token: None,
-        bearer_token_env_var: None,
-        http_headers: None,
-        env_http_headers: None,
-        scopes: None,
-        oauth_client_id: None,
-        oauth_client_secret_env_var: None,
-        oauth_callback_port: None,
+        transport: RawTransport::default(),
         enabled: None,
         required: None,
         startup_timeout_sec: None,
@@ -116,20 +102,22 @@ pub(super) fn decode_server(
         let ignore =
             |s: &mut RawServer, k: &'static str| s.ignored.push(Spanned::new(key.span(), k));
         match k {
-            "command" => s.command = Some(cx.string(key, value)?),
-            "args" => s.args = Some(cx.strings(key, value)?),
-            "env" => s.env = Some(cx.pairs(key, value)?),
-            "env_vars" => s.env_vars = Some(cx.env_vars(key, value)?),
-            "cwd" => s.cwd = Some(cx.string(key, value)?),
-            "inherit_env" => s.inherit_env = Some(cx.boolean(key, value)?),
-            "url" => s.url = Some(cx.string(key, value)?),
+            "command" => s.transport.command = Some(cx.string(key, value)?),
+            "args" => s.transport.args = Some(cx.strings(key, value)?),
+            "env" => s.transport.env = Some(cx.pairs(key, value)?),
+            "env_vars" => s.transport.env_vars = Some(cx.env_vars(key, value)?),
+            "cwd" => s.transport.cwd = Some(cx.string(key, value)?),
+            "inherit_env" => s.transport.inherit_env = Some(cx.boolean(key, value)?),
+            "url" => s.transport.url = Some(cx.string(key, value)?),
             "bearer_token" => {
                 cx.string(key, value)?;
-                s.bearer_token = Some(Spanned::new(key.span(), ()));
+                s.transport.bearer_token = Some(Spanned::new(key.span(), ()));
             }
-            "bearer_token_env_var" => s.bearer_token_env_var = Some(cx.string(key, value)?),
-            "http_headers" => s.http_headers = Some(cx.pairs(key, value)?),
-            "env_http_headers" => s.env_http_headers = Some(cx.pairs(key, value)?),
+            "bearer_token_env_var" => {
+                s.transport.bearer_token_env_var = Some(cx.string(key, value)?)
+            }
+            "http_headers" => s.transport.http_headers = Some(cx.pairs(key, value)?),
+            "env_http_headers" => s.transport.env_http_headers = Some(cx.pairs(key, value)?),
             "enabled" => s.enabled = Some(cx.boolean(key, value)?),
             "required" => s.required = Some(cx.boolean(key, value)?),
             "startup_timeout_sec" => s.startup_timeout_sec = Some(cx.seconds(key, value)?),
@@ -165,12 +153,14 @@ pub(super) fn decode_server(
                 cx.one_of(key, value, &["auto", "prompt", "approve"])?;
                 ignore(&mut s, "default_tools_approval_mode");
             }
-            "scopes" => s.scopes = Some(cx.strings(key, value)?),
-            "oauth_client_id" => s.oauth_client_id = Some(cx.string(key, value)?),
+            "scopes" => s.transport.scopes = Some(cx.strings(key, value)?),
+            "oauth_client_id" => s.transport.oauth_client_id = Some(cx.string(key, value)?),
             "oauth_client_secret_env_var" => {
-                s.oauth_client_secret_env_var = Some(cx.string(key, value)?)
+                s.transport.oauth_client_secret_env_var = Some(cx.string(key, value)?)
             }
-            "oauth_callback_port" => s.oauth_callback_port = Some(cx.integer(key, value)?),
+            "oauth_callback_port" => {
+                s.transport.oauth_callback_port = Some(cx.integer(key, value)?)
+            }
             "oauth" => {
                 cx.table(key, value, "write `oauth = { client_id = \"...\" }`")?;
                 ignore(&mut s, "oauth");

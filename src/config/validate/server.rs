@@ -8,7 +8,6 @@ use super::super::raw::{RawServer, S};
 use super::super::{ServerConfig, Settings, Start};
 use super::Server;
 use super::tools::names;
-use super::transport::RawTransport;
 use crate::suggest;
 
 impl Server<'_, '_> {
@@ -19,21 +18,7 @@ impl Server<'_, '_> {
     ) -> Result<ServerConfig, ConfigError> {
         let RawServer {
             name,
-            command,
-            args,
-            env,
-            env_vars,
-            cwd,
-            inherit_env,
-            url,
-            bearer_token,
-            bearer_token_env_var,
-            http_headers,
-            env_http_headers,
-            scopes,
-            oauth_client_id,
-            oauth_client_secret_env_var,
-            oauth_callback_port,
+            transport,
             enabled,
             required,
             startup_timeout_sec,
@@ -56,24 +41,7 @@ impl Server<'_, '_> {
         let name = name.into_inner();
         self.check_name(&name, name_span.clone())?;
         let prefix = self.prefix(prefix, &name, name_span.clone(), settings.max_name_length)?;
-        let raw_transport = RawTransport {
-            command,
-            args,
-            env,
-            env_vars,
-            cwd,
-            inherit_env,
-            url,
-            bearer_token,
-            bearer_token_env_var,
-            http_headers,
-            env_http_headers,
-            scopes,
-            oauth_client_id,
-            oauth_client_secret_env_var,
-            oauth_callback_port,
-        };
-        let transport = self.transport(raw_transport, name_span, settings.inherit_env)?;
+        let transport = self.transport(transport, name_span, settings.inherit_env)?;
         let startup_timeout =
             self.startup_timeout(startup_timeout_sec, startup_timeout_ms, &transport)?;
         let tool_timeout = self.tool_timeout(tool_timeout_sec)?;

@@ -8,28 +8,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::super::error::ConfigError;
-use super::super::raw::{Pairs, S};
+use super::super::raw::{Pairs, RawTransport, S};
 use super::super::{OAuthClient, Transport};
 use super::Server;
-
-/// The keys of a server table that say how it is reached, taken out of `RawServer`.
-pub(super) struct RawTransport {
-    pub command: Option<S<String>>,
-    pub args: Option<S<Vec<S<String>>>>,
-    pub env: Option<S<Pairs>>,
-    pub env_vars: Option<S<Vec<S<String>>>>,
-    pub cwd: Option<S<String>>,
-    pub inherit_env: Option<S<bool>>,
-    pub url: Option<S<String>>,
-    pub bearer_token: Option<S<()>>,
-    pub bearer_token_env_var: Option<S<String>>,
-    pub http_headers: Option<S<Pairs>>,
-    pub env_http_headers: Option<S<Pairs>>,
-    pub scopes: Option<S<Vec<S<String>>>>,
-    pub oauth_client_id: Option<S<String>>,
-    pub oauth_client_secret_env_var: Option<S<String>>,
-    pub oauth_callback_port: Option<S<i64>>,
-}
 
 impl Server<'_, '_> {
     /// The one transport of the table at `name_span`; `inherit_env` defaults to
