@@ -62,7 +62,7 @@ pub(super) fn convert(
                 .get(url_key)
                 .map(|u| server::string(url_key, u))
                 .transpose()?
-                .ok_or_else(|| Skip::HttpWithout(url_key))?;
+                .ok_or(Skip::HttpWithout(url_key))?;
             server.url = Some(vars(&url));
             if let Some(headers) = entry.get("headers") {
                 server.headers = server::pairs("headers", headers, vars)?;
