@@ -108,21 +108,35 @@ struct ServeArgs {
 
 /// `--http ADDR`: an IP address and port, or a host name and port such as
 /// `localhost:8765`, resolved to one address (IPv4 first, as `localhost` is usually meant).
-fn listen_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+fn listen_addr(text: &str) -> Result<std::net::SocketAddr, ListenAddrError> {
     if let Ok(addr) = text.parse() {
         return Ok(addr);
     }
     use std::net::ToSocketAddrs;
     let addrs: Vec<std::net::SocketAddr> = text
         .to_socket_addrs()
-        .map_err(|e| format!("`{text}` is not HOST:PORT ({e}); e.g. 127.0.0.1:8765"))?
+        .map_err(|cause| ListenAddrError::NotHostPort {
+            text: text.to_owned(),
+            cause,
+        })?
         .collect();
     addrs
         .iter()
         .find(|a| a.is_ipv4())
         .or(addrs.first())
         .copied()
-        .ok_or_else(|| format!("`{text}` resolves to no address; e.g. 127.0.0.1:8765"))
+        .ok_or_else(|| ListenAddrError::NoAddress(text.to_owned()))
+}
+
+/// Why `--http ADDR` names no address to listen on; clap prints it after the flag.
+#[derive(Debug, thiserror::Error)]
+enum ListenAddrError {
+    /// Neither an address nor a host name that resolves; the resolver's cause is part of
+    /// the one line clap prints.
+    #[error("`{text}` is not HOST:PORT ({cause}); e.g. 127.0.0.1:8765")]
+    NotHostPort { text: String, cause: std::io::Error },
+    #[error("`{0}` resolves to no address; e.g. 127.0.0.1:8765")]
+    NoAddress(String),
 }
 
 #[derive(Debug, clap::Args, Default)]

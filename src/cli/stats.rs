@@ -45,25 +45,28 @@ impl Mode {
     }
 }
 
-fn parse_mode(text: &str) -> Result<Mode, String> {
+/// A `--compare` value that is not two modes.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum ModeError {
+    #[error("unknown mode '{0}': use direct, all, deferred or proxy")]
+    Unknown(String),
+    #[error("'{0}': give two modes separated by a comma, e.g. all,deferred")]
+    NotAPair(String),
+}
+
+fn parse_mode(text: &str) -> Result<Mode, ModeError> {
     Ok(match text.trim() {
         "direct" => Mode::Direct,
         "all" => Mode::Exposure(ExposureMode::All),
         "deferred" => Mode::Exposure(ExposureMode::Deferred),
         "proxy" => Mode::Exposure(ExposureMode::Proxy),
-        other => {
-            return Err(format!(
-                "unknown mode '{other}': use direct, all, deferred or proxy"
-            ));
-        }
+        other => return Err(ModeError::Unknown(other.to_owned())),
     })
 }
 
-fn parse_pair(text: &str) -> Result<(Mode, Mode), String> {
+fn parse_pair(text: &str) -> Result<(Mode, Mode), ModeError> {
     let Some((a, b)) = text.split_once(',') else {
-        return Err(format!(
-            "'{text}': give two modes separated by a comma, e.g. all,deferred"
-        ));
+        return Err(ModeError::NotAPair(text.to_owned()));
     };
     Ok((parse_mode(a)?, parse_mode(b)?))
 }
@@ -180,11 +183,14 @@ mod tests {
             parse_pair("direct, proxy"),
             Ok((Mode::Direct, Mode::Exposure(ExposureMode::Proxy)))
         );
-        let Err(err) = parse_pair("all") else {
+        let Err(ModeError::NotAPair(_)) = parse_pair("all") else {
+            panic!("one mode is not a pair")
+        };
+        let Err(err) = parse_pair("all").map_err(|e| e.to_string()) else {
             panic!("one mode is not a pair")
         };
         assert!(err.contains("two modes"), "{err}");
-        let Err(err) = parse_pair("all,lazy") else {
+        let Err(err) = parse_pair("all,lazy").map_err(|e| e.to_string()) else {
             panic!("lazy is not a mode")
         };
         assert!(

@@ -36,30 +36,57 @@ impl ToolFilter {
 }
 
 /// Why a pattern can never match, as the end of a config error's sentence.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum PatternError {
+    #[error("is empty; write a qualified name such as `server__tool`, or `server__*`")]
+    Empty,
+    /// A character no qualified name holds; `/` and `.` (other tools' separators) get the
+    /// pattern rewritten with `__` as the fix.
+    #[error(
+        "has `{bad}`, which no qualified name holds (only letters, digits, `_` and `-`){}",
+        bad_char_hint(*bad, pattern)
+    )]
+    BadCharacter { bad: char, pattern: String },
+    /// The literal start fits no `<prefix>__` of the profile's servers.
+    #[error(
+        "matches no tool of the profile's servers: qualified names start with the server's \
+         prefix and `__` ({}); write e.g. `{}__{pattern}` or `*__{pattern}`",
+        prefixes.iter().map(|p| format!("`{p}__*`")).collect::<Vec<_>>().join(", "),
+        prefixes.first().map_or("server", String::as_str),
+    )]
+    NoPrefix {
+        pattern: String,
+        prefixes: Vec<String>,
+    },
+}
+
+fn bad_char_hint(bad: char, pattern: &str) -> String {
+    if bad == '/' || bad == '.' {
+        format!(
+            "; qualified names join server and tool with `__`: write `{}`",
+            pattern.replace(['/', '.'], "__")
+        )
+    } else {
+        "; patterns are qualified names with `*` (any run) and `?` (one character)".to_owned()
+    }
+}
+
+/// Why a pattern can never match, if it cannot.
 ///
 /// `prefixes` are the qualified-name prefixes of the profile's servers (`prefix` or the
 /// table name): a pattern whose literal start fits none of `<prefix>__` matches nothing.
-pub(super) fn check_pattern(pattern: &str, prefixes: &[&str]) -> Result<(), String> {
+pub(super) fn check_pattern(pattern: &str, prefixes: &[&str]) -> Result<(), PatternError> {
     if pattern.is_empty() {
-        return Err(
-            "is empty; write a qualified name such as `server__tool`, or `server__*`".to_owned(),
-        );
+        return Err(PatternError::Empty);
     }
     if let Some(bad) = pattern
         .chars()
         .find(|&c| !(crate::catalog::is_name_char(c) || c == '*' || c == '?'))
     {
-        let hint = if bad == '/' || bad == '.' {
-            format!(
-                "; qualified names join server and tool with `__`: write `{}`",
-                pattern.replace(['/', '.'], "__")
-            )
-        } else {
-            "; patterns are qualified names with `*` (any run) and `?` (one character)".to_owned()
-        };
-        return Err(format!(
-            "has `{bad}`, which no qualified name holds (only letters, digits, `_` and `-`){hint}"
-        ));
+        return Err(PatternError::BadCharacter {
+            bad,
+            pattern: pattern.to_owned(),
+        });
     }
     let literal: &str = pattern.split(['*', '?']).next().unwrap_or_default();
     let fits = prefixes.iter().any(|prefix| {
@@ -67,13 +94,10 @@ pub(super) fn check_pattern(pattern: &str, prefixes: &[&str]) -> Result<(), Stri
         literal.starts_with(&head) || head.starts_with(literal)
     });
     if !fits {
-        let shown: Vec<String> = prefixes.iter().map(|p| format!("`{p}__*`")).collect();
-        return Err(format!(
-            "matches no tool of the profile's servers: qualified names start with the server's \
-             prefix and `__` ({}); write e.g. `{}__{pattern}` or `*__{pattern}`",
-            shown.join(", "),
-            prefixes.first().copied().unwrap_or("server"),
-        ));
+        return Err(PatternError::NoPrefix {
+            pattern: pattern.to_owned(),
+            prefixes: prefixes.iter().map(|p| (*p).to_owned()).collect(),
+        });
     }
     Ok(())
 }
@@ -142,9 +166,11 @@ mod tests {
         assert!(check_pattern("gh__*", &["gh", "fs"]).is_ok());
         assert!(check_pattern("*__read", &["gh"]).is_ok());
         assert!(check_pattern("g*", &["gh"]).is_ok());
-        let slash = check_pattern("gh/create", &["gh"]).unwrap_err();
+        let slash = check_pattern("gh/create", &["gh"]).unwrap_err().to_string();
         assert!(slash.contains("write `gh__create`"), "{slash}");
-        let bare = check_pattern("create_issue", &["gh"]).unwrap_err();
+        let bare = check_pattern("create_issue", &["gh"])
+            .unwrap_err()
+            .to_string();
         assert!(
             bare.contains("`gh__create_issue` or `*__create_issue`"),
             "{bare}"

@@ -8,6 +8,7 @@
 //!
 //! Each `${{ secrets.NAME }}` becomes `${NAME}`, with a note naming the variable to set.
 
+use super::skip::Skip;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
@@ -47,9 +48,9 @@ pub(super) fn import(json: &Json, path: &Path, out: &mut Imported) -> anyhow::Re
     Ok(())
 }
 
-fn convert(entry: &Json) -> Result<Server, String> {
+fn convert(entry: &Json) -> Result<Server, Skip> {
     let Some(entry) = entry.as_object() else {
-        return Err("not a mapping".to_owned());
+        return Err(Skip::NotA("a mapping"));
     };
     let mut secrets = Vec::new();
     let mut vars = |s: &str| secrets_to_vars(s, &mut secrets);
@@ -59,12 +60,10 @@ fn convert(entry: &Json) -> Result<Server, String> {
         None | Some("stdio") => {
             let command = entry
                 .get("command")
-                .ok_or("a stdio server without a `command`")
-                .and_then(|c| {
-                    server::string("command", c).map_err(|_| "`command` is not a string")
-                })?;
+                .ok_or(Skip::Missing("a stdio server without a `command`"))
+                .and_then(|c| server::string("command", c))?;
             if is_self(&command) {
-                return Err("it is mcp-defer itself".to_owned());
+                return Err(Skip::IsSelf);
             }
             server.command = Some(vars(&command));
             if let Some(args) = entry.get("args") {
@@ -84,8 +83,8 @@ fn convert(entry: &Json) -> Result<Server, String> {
         Some("streamable-http" | "streamableHttp" | "http") => {
             let url = entry
                 .get("url")
-                .ok_or("an HTTP server without a `url`")
-                .and_then(|u| server::string("url", u).map_err(|_| "`url` is not a string"))?;
+                .ok_or(Skip::Missing("an HTTP server without a `url`"))
+                .and_then(|u| server::string("url", u))?;
             server.url = Some(vars(&url));
             if let Some(headers) = entry.get("requestOptions").and_then(|o| o.get("headers")) {
                 server.headers = server::pairs("requestOptions.headers", headers, &mut vars)?;
@@ -93,13 +92,18 @@ fn convert(entry: &Json) -> Result<Server, String> {
             read.extend(["url", "requestOptions"]);
         }
         Some("sse" | "websocket") => {
-            return Err(
+            return Err(Skip::Unsupported(
                 "it uses SSE or WebSocket, which mcp-defer does not speak; use the server's \
-                 streamable HTTP endpoint if it has one"
-                    .to_owned(),
-            );
+                 streamable HTTP endpoint if it has one",
+            ));
         }
-        Some(other) => return Err(format!("unknown type {other:?}")),
+        Some(other) => {
+            return Err(Skip::UnknownType {
+                what: "type",
+                found: other.to_owned(),
+                known: "",
+            });
+        }
     }
     for name in secrets {
         server.notes.push(format!(

@@ -4,6 +4,7 @@
 //! Variable syntax is the caller's: every string value goes through its `vars` function.
 
 use super::dialect::Dialect;
+use super::skip::Skip;
 use serde_json::{Map, Value as Json};
 
 use super::server::{self, Server};
@@ -15,9 +16,9 @@ pub(super) fn convert(
     dialect: Dialect,
     cx: &Cx<'_>,
     vars: &mut dyn FnMut(&str) -> String,
-) -> Result<Server, String> {
+) -> Result<Server, Skip> {
     let Some(entry) = entry.as_object() else {
-        return Err("not an object".to_owned());
+        return Err(Skip::NotA("an object"));
     };
     let mut server = Server::default();
     let mut read: Vec<&str> = vec!["type"];
@@ -26,12 +27,10 @@ pub(super) fn convert(
         Kind::Stdio => {
             let command = entry
                 .get("command")
-                .ok_or("a stdio server without a `command`")
-                .and_then(|c| {
-                    server::string("command", c).map_err(|_| "`command` is not a string")
-                })?;
+                .ok_or(Skip::Missing("a stdio server without a `command`"))
+                .and_then(|c| server::string("command", c))?;
             if is_self(&command) {
-                return Err("it is mcp-defer itself".to_owned());
+                return Err(Skip::IsSelf);
             }
             server.command = Some(vars(&command));
             if let Some(args) = entry.get("args") {
@@ -63,7 +62,7 @@ pub(super) fn convert(
                 .get(url_key)
                 .map(|u| server::string(url_key, u))
                 .transpose()?
-                .ok_or_else(|| format!("an HTTP server without `{url_key}`"))?;
+                .ok_or(Skip::HttpWithout(url_key))?;
             server.url = Some(vars(&url));
             if let Some(headers) = entry.get("headers") {
                 server.headers = server::pairs("headers", headers, vars)?;
@@ -71,11 +70,10 @@ pub(super) fn convert(
             read.extend([url_key, "headers"]);
         }
         Kind::Sse => {
-            return Err(
+            return Err(Skip::Unsupported(
                 "it uses the legacy SSE transport, which mcp-defer does not speak; use its \
-                 streamable HTTP endpoint if it has one"
-                    .to_owned(),
-            );
+                 streamable HTTP endpoint if it has one",
+            ));
         }
     }
     // OAuth settings: the registered client is kept, and the caller names the
@@ -152,7 +150,7 @@ enum Kind {
     Sse,
 }
 
-fn transport(entry: &Map<String, Json>, dialect: Dialect) -> Result<Kind, String> {
+fn transport(entry: &Map<String, Json>, dialect: Dialect) -> Result<Kind, Skip> {
     let kind = entry.get("type").and_then(Json::as_str);
     match (dialect, kind) {
         (_, Some("stdio")) => Ok(Kind::Stdio),
@@ -167,7 +165,11 @@ fn transport(entry: &Map<String, Json>, dialect: Dialect) -> Result<Kind, String
         (_, Some("sse")) if !entry.contains_key("serverUrl") => Ok(Kind::Sse),
         (Dialect::Windsurf, _) if entry.contains_key("serverUrl") => Ok(Kind::Http("serverUrl")),
         (_, Some("sse")) => Ok(Kind::Sse),
-        (_, Some(other)) => Err(format!("unknown transport type {other:?}")),
+        (_, Some(other)) => Err(Skip::UnknownType {
+            what: "transport type",
+            found: other.to_owned(),
+            known: "",
+        }),
         (Dialect::Gemini, None) if entry.contains_key("httpUrl") => Ok(Kind::Http("httpUrl")),
         (Dialect::Gemini, None) if entry.contains_key("url") => Ok(Kind::Sse),
         (_, None) if entry.contains_key("url") => Ok(Kind::Http("url")),

@@ -7,6 +7,7 @@
 //! which pass them from mcp-defer's environment; `timeout` (seconds) becomes
 //! `tool_timeout_sec`.
 
+use super::skip::Skip;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
@@ -22,9 +23,9 @@ pub(super) fn import(json: &Json, path: &Path, out: &mut Imported) -> anyhow::Re
     import_servers(json, "extensions", path, Client::Goose, out, convert)
 }
 
-fn convert(entry: &Json) -> Result<Server, String> {
+fn convert(entry: &Json) -> Result<Server, Skip> {
     let Some(entry) = entry.as_object() else {
-        return Err("not a mapping".to_owned());
+        return Err(Skip::NotA("a mapping"));
     };
     let same = &mut |s: &str| s.to_owned();
     let mut server = Server::default();
@@ -40,10 +41,10 @@ fn convert(entry: &Json) -> Result<Server, String> {
         Some("stdio") => {
             let command = entry
                 .get("cmd")
-                .ok_or("a stdio extension without a `cmd`")
-                .and_then(|c| server::string("cmd", c).map_err(|_| "`cmd` is not a string"))?;
+                .ok_or(Skip::Missing("a stdio extension without a `cmd`"))
+                .and_then(|c| server::string("cmd", c))?;
             if is_self(&command) {
-                return Err("it is mcp-defer itself".to_owned());
+                return Err(Skip::IsSelf);
             }
             server.command = Some(command);
             if let Some(args) = entry.get("args") {
@@ -69,8 +70,8 @@ fn convert(entry: &Json) -> Result<Server, String> {
             let url = entry
                 .get("uri")
                 .or_else(|| entry.get("url"))
-                .ok_or("a remote extension without a `uri`")
-                .and_then(|u| server::string("uri", u).map_err(|_| "`uri` is not a string"))?;
+                .ok_or(Skip::Missing("a remote extension without a `uri`"))
+                .and_then(|u| server::string("uri", u))?;
             server.url = Some(url);
             if let Some(headers) = entry.get("headers") {
                 server.headers = server::pairs("headers", headers, same)?;
@@ -78,15 +79,23 @@ fn convert(entry: &Json) -> Result<Server, String> {
             read.extend(["uri", "url", "headers", "envs", "env_keys"]);
         }
         Some("sse") => {
-            return Err(
-                "it uses the legacy SSE transport, which mcp-defer does not speak".to_owned(),
-            );
+            return Err(Skip::Unsupported(
+                "it uses the legacy SSE transport, which mcp-defer does not speak",
+            ));
         }
         Some("builtin" | "platform" | "frontend" | "inline_python") => {
-            return Err("it is built into Goose, not a separate MCP server".to_owned());
+            return Err(Skip::Unsupported(
+                "it is built into Goose, not a separate MCP server",
+            ));
         }
-        Some(other) => return Err(format!("unknown type {other:?}")),
-        None => return Err("no `type`".to_owned()),
+        Some(other) => {
+            return Err(Skip::UnknownType {
+                what: "type",
+                found: other.to_owned(),
+                known: "",
+            });
+        }
+        None => return Err(Skip::Missing("no `type`")),
     }
     if let Some(enabled) = entry.get("enabled").and_then(Json::as_bool) {
         server.enabled = Some(enabled);

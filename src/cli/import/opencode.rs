@@ -5,6 +5,7 @@
 //! remote ones, `oauth`; values may use `{env:NAME}`
 //! (<https://opencode.ai/docs/mcp-servers/>, <https://opencode.ai/docs/config/#variables>).
 
+use super::skip::Skip;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
@@ -26,9 +27,9 @@ pub(super) fn import(json: &Json, path: &Path, out: &mut Imported) -> anyhow::Re
     import_servers(json, "mcp", path, super::Client::Opencode, out, convert)
 }
 
-fn convert(entry: &Json) -> Result<Server, String> {
+fn convert(entry: &Json) -> Result<Server, Skip> {
     let Some(entry) = entry.as_object() else {
-        return Err("not an object".to_owned());
+        return Err(Skip::NotA("an object"));
     };
     let mut files = Vec::new();
     let mut vars = |s: &str| vars::opencode(s, &mut files);
@@ -38,16 +39,15 @@ fn convert(entry: &Json) -> Result<Server, String> {
         Some("local") => {
             let command = entry
                 .get("command")
-                .ok_or("a local server without a `command`")
+                .ok_or(Skip::Missing("a local server without a `command`"))
                 .and_then(|c| {
-                    server::strings("command", c)
-                        .map_err(|_| "`command` is not an array of strings")
+                    server::strings("command", c).map_err(|_| Skip::NotStrings("command"))
                 })?;
             let Some((program, args)) = command.split_first() else {
-                return Err("`command` is empty".to_owned());
+                return Err(Skip::Empty("command"));
             };
             if is_self(program) {
-                return Err("it is mcp-defer itself".to_owned());
+                return Err(Skip::IsSelf);
             }
             server.command = Some(vars(program));
             server.args = args.iter().map(|a| vars(a)).collect();
@@ -59,8 +59,8 @@ fn convert(entry: &Json) -> Result<Server, String> {
         Some("remote") => {
             let url = entry
                 .get("url")
-                .ok_or("a remote server without a `url`")
-                .and_then(|u| server::string("url", u).map_err(|_| "`url` is not a string"))?;
+                .ok_or(Skip::Missing("a remote server without a `url`"))
+                .and_then(|u| server::string("url", u))?;
             server.url = Some(vars(&url));
             if let Some(headers) = entry.get("headers") {
                 server.headers = server::pairs("headers", headers, &mut vars)?;
@@ -73,11 +73,13 @@ fn convert(entry: &Json) -> Result<Server, String> {
             read.extend(["url", "headers", "oauth"]);
         }
         Some(other) => {
-            return Err(format!(
-                "unknown type {other:?} (OpenCode has \"local\" and \"remote\")"
-            ));
+            return Err(Skip::UnknownType {
+                what: "type",
+                found: other.to_owned(),
+                known: " (OpenCode has \"local\" and \"remote\")",
+            });
         }
-        None => return Err("no `type` (\"local\" or \"remote\")".to_owned()),
+        None => return Err(Skip::Missing("no `type` (\"local\" or \"remote\")")),
     }
     if let Some(enabled) = entry.get("enabled").and_then(Json::as_bool) {
         server.enabled = Some(enabled);

@@ -1,6 +1,7 @@
 //! The shape every format converts into before it becomes a servers.toml table: the keys
 //! mcp-defer reads, and what the entry left behind.
 
+use super::skip::Skip;
 use serde_json::Value as Json;
 
 use super::Client;
@@ -171,16 +172,16 @@ pub(super) fn millis_as_secs(value: &Json) -> Option<f64> {
 }
 
 /// A JSON array of strings, or why not.
-pub(super) fn strings(key: &str, value: &Json) -> Result<Vec<String>, String> {
+pub(super) fn strings(key: &str, value: &Json) -> Result<Vec<String>, Skip> {
     let items = value
         .as_array()
-        .ok_or_else(|| format!("`{key}` is not an array"))?;
+        .ok_or_else(|| Skip::NotArray(key.to_owned()))?;
     items
         .iter()
         .map(|item| {
             item.as_str()
                 .map(str::to_owned)
-                .ok_or_else(|| format!("`{key}` has an item that is not a string"))
+                .ok_or_else(|| Skip::ItemNotString(key.to_owned()))
         })
         .collect()
 }
@@ -191,25 +192,28 @@ pub(super) fn pairs(
     key: &str,
     value: &Json,
     vars: &mut dyn FnMut(&str) -> String,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, Skip> {
     let map = value
         .as_object()
-        .ok_or_else(|| format!("`{key}` is not an object"))?;
+        .ok_or_else(|| Skip::NotObject(key.to_owned()))?;
     map.iter()
         .map(|(name, value)| match value {
             Json::String(s) => Ok((name.clone(), vars(s))),
             // Numbers and booleans are written unquoted by hand often enough.
             Json::Number(n) => Ok((name.clone(), n.to_string())),
             Json::Bool(b) => Ok((name.clone(), b.to_string())),
-            _ => Err(format!("`{key}.{name}` is not a string")),
+            _ => Err(Skip::ValueNotString {
+                key: key.to_owned(),
+                name: name.clone(),
+            }),
         })
         .collect()
 }
 
 /// A JSON string, or why not.
-pub(super) fn string(key: &str, value: &Json) -> Result<String, String> {
+pub(super) fn string(key: &str, value: &Json) -> Result<String, Skip> {
     value
         .as_str()
         .map(str::to_owned)
-        .ok_or_else(|| format!("`{key}` is not a string"))
+        .ok_or_else(|| Skip::NotString(key.to_owned()))
 }

@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
+use super::output::key;
 use super::*;
 
 fn cx(client: Client) -> Cx<'static> {

@@ -5,6 +5,7 @@
 //! "extension"`) is installed by Zed and cannot be run without it
 //! (<https://zed.dev/docs/ai/mcp>).
 
+use super::skip::Skip;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
@@ -24,16 +25,15 @@ pub(super) fn import(json: &Json, path: &Path, out: &mut Imported) -> anyhow::Re
     import_servers(json, "context_servers", path, Client::Zed, out, convert)
 }
 
-fn convert(entry: &Json) -> Result<Server, String> {
+fn convert(entry: &Json) -> Result<Server, Skip> {
     let Some(entry) = entry.as_object() else {
-        return Err("not an object".to_owned());
+        return Err(Skip::NotA("an object"));
     };
     if entry.get("source").and_then(Json::as_str) == Some("extension") {
-        return Err(
+        return Err(Skip::Unsupported(
             "it comes from a Zed extension, which Zed installs and runs itself; add the \
-             server's own command to servers.toml instead"
-                .to_owned(),
-        );
+             server's own command to servers.toml instead",
+        ));
     }
     let mut server = Server::default();
     let mut read = vec!["source", "enabled", "settings"];
@@ -53,10 +53,8 @@ fn convert(entry: &Json) -> Result<Server, String> {
         (Some(Json::Object(command)), _) => {
             let path = command
                 .get("path")
-                .ok_or("`command` has no `path`")
-                .and_then(|p| {
-                    server::string("command.path", p).map_err(|_| "`command.path` is not a string")
-                })?;
+                .ok_or(Skip::Missing("`command` has no `path`"))
+                .and_then(|p| server::string("command.path", p))?;
             server.command = Some(path);
             if let Some(args) = command.get("args") {
                 server.args = server::strings("command.args", args)?;
@@ -73,10 +71,10 @@ fn convert(entry: &Json) -> Result<Server, String> {
             }
             read.extend(["url", "headers"]);
         }
-        _ => return Err("neither a `command` nor a `url`".to_owned()),
+        _ => return Err(Skip::Missing("neither a `command` nor a `url`")),
     }
     if server.command.as_deref().is_some_and(is_self) {
-        return Err("it is mcp-defer itself".to_owned());
+        return Err(Skip::IsSelf);
     }
     if let Some(enabled) = entry.get("enabled").and_then(Json::as_bool) {
         server.enabled = Some(enabled);

@@ -1,0 +1,202 @@
+//! The `[settings]` table: each key parsed to its mode or checked against its named range
+//! (the ranges and their reasons are constants in `config`), with the default when absent.
+//! `[settings.search] model` is in `model`, `[settings.http]` in `http_settings`.
+
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use super::super::error::{ConfigError, Source};
+use super::super::raw::{RawSettings, S};
+use super::super::{
+    ClientEra, ExposureMode, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE,
+    MAX_OUTPUT_TOKENS_RANGE, MAX_WAIT_MS, SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, Settings,
+};
+use super::Env;
+use super::http_settings::build_http;
+use super::model::build_model;
+use crate::search::Semantic;
+use crate::suggest;
+
+pub(super) fn build_settings(
+    raw: RawSettings,
+    source: &Source<'_>,
+    env: Env<'_>,
+) -> Result<Settings, ConfigError> {
+    let RawSettings {
+        exposure,
+        max_name_length,
+        search_limit,
+        core_wait_ms,
+        relist_wait_ms,
+        claude_always_load,
+        inherit_env,
+        max_message_bytes,
+        max_output_tokens,
+        client_era,
+        search_semantic,
+        search_model,
+        session_idle_sec,
+        http,
+    } = raw;
+    let defaults = Settings::default();
+    let in_range = |value: Option<S<i64>>, key: &str, range, why: &str, example| {
+        setting_in_range(source, value, key, range, why, example)
+    };
+    let exposure = exposure
+        .map(|value| parse_exposure(value, source))
+        .transpose()?
+        .unwrap_or(defaults.exposure);
+    let client_era = client_era
+        .map(|value| parse_client_era(value, source))
+        .transpose()?
+        .unwrap_or(defaults.client_era);
+    let semantic_span = search_semantic.as_ref().map(S::span);
+    let semantic = search_semantic
+        .map(|value| parse_semantic(value, source))
+        .transpose()?
+        .unwrap_or(defaults.semantic);
+    let model = build_model(semantic, semantic_span, search_model, source, env)?;
+    let wait = |value: Option<S<i64>>, key: &str, default: Duration| {
+        in_range(
+            value,
+            key,
+            0..=MAX_WAIT_MS,
+            "milliseconds; a longer hold looks like a hung call",
+            default.as_millis(),
+        )
+        .map(|ms| ms.map_or(default, |ms| Duration::from_millis(ms as u64)))
+    };
+    let session_idle = in_range(
+        session_idle_sec,
+        "session_idle_sec",
+        SESSION_IDLE_SEC_RANGE,
+        "seconds an idle HTTP session lives",
+        defaults.session_idle.as_secs() as u128,
+    )?
+    .map_or(defaults.session_idle, |s| Duration::from_secs(s as u64));
+    let http = build_http(http, source)?;
+    Ok(Settings {
+        session_idle,
+        http,
+        exposure,
+        max_name_length: in_range(
+            max_name_length,
+            "max_name_length",
+            MAX_NAME_LENGTH_RANGE,
+            "room for a prefix, `__`, a tool name and a hash suffix; no provider takes more",
+            defaults.max_name_length as u128,
+        )?
+        .unwrap_or(defaults.max_name_length),
+        search_limit: in_range(
+            search_limit,
+            "search_limit",
+            SEARCH_LIMIT_RANGE,
+            "the most `search_tools` returns",
+            defaults.search_limit as u128,
+        )?
+        .unwrap_or(defaults.search_limit),
+        core_wait: wait(core_wait_ms, "core_wait_ms", defaults.core_wait)?,
+        relist_wait: wait(relist_wait_ms, "relist_wait_ms", defaults.relist_wait)?,
+        claude_always_load: claude_always_load
+            .map_or(defaults.claude_always_load, |b| *b.get_ref()),
+        inherit_env: inherit_env.map_or(defaults.inherit_env, |b| *b.get_ref()),
+        max_message_bytes: in_range(
+            max_message_bytes,
+            "max_message_bytes",
+            MAX_MESSAGE_BYTES_RANGE,
+            "bytes of one JSON-RPC message, from the client or a server",
+            defaults.max_message_bytes as u128,
+        )?
+        .unwrap_or(defaults.max_message_bytes),
+        max_output_tokens: in_range(
+            max_output_tokens,
+            "max_output_tokens",
+            MAX_OUTPUT_TOKENS_RANGE,
+            "tokens of one tool result; longer results are cut",
+            20_000,
+        )?,
+        client_era,
+        semantic,
+        model,
+    })
+}
+
+/// A `[settings]` integer `key` within `range` (what it counts: `why`); `None` when absent.
+fn setting_in_range(
+    source: &Source<'_>,
+    value: Option<S<i64>>,
+    key: &str,
+    range: RangeInclusive<usize>,
+    why: &str,
+    example: u128,
+) -> Result<Option<usize>, ConfigError> {
+    let Some(value) = value else { return Ok(None) };
+    match usize::try_from(*value.get_ref()) {
+        Ok(n) if range.contains(&n) => Ok(Some(n)),
+        _ => Err(source.error(
+            value.span(),
+            format!(
+                "[settings] `{key}` is {}, but must be between {} and {} ({why}); write e.g. \
+                 `{key} = {}`",
+                value.get_ref(),
+                range.start(),
+                range.end(),
+                example,
+            ),
+        )),
+    }
+}
+
+/// `exposure = "deferred" | "proxy" | "all"`.
+fn parse_exposure(value: S<String>, source: &Source<'_>) -> Result<ExposureMode, ConfigError> {
+    match value.get_ref().as_str() {
+        "deferred" => Ok(ExposureMode::Deferred),
+        "proxy" => Ok(ExposureMode::Proxy),
+        "all" => Ok(ExposureMode::All),
+        other => {
+            const MODES: &[&str] = &["deferred", "proxy", "all"];
+            Err(source.error(
+                value.span(),
+                format!(
+                    "[settings] `exposure = {other:?}` is not a mode; write one of \
+                     \"deferred\", \"proxy\", \"all\"{}",
+                    suggest::hint(other, MODES)
+                ),
+            ))
+        }
+    }
+}
+
+/// `client_era = "any" | "handshake"`.
+fn parse_client_era(value: S<String>, source: &Source<'_>) -> Result<ClientEra, ConfigError> {
+    match value.get_ref().as_str() {
+        "any" => Ok(ClientEra::Any),
+        "handshake" => Ok(ClientEra::Handshake),
+        other => {
+            const ERAS: &[&str] = &["any", "handshake"];
+            Err(source.error(
+                value.span(),
+                format!(
+                    "[settings] `client_era = {other:?}` is not an era; write \"any\" (the \
+                     client's choice) or \"handshake\" (refuse `server/discover`){}",
+                    suggest::hint(other, ERAS)
+                ),
+            ))
+        }
+    }
+}
+
+/// `[settings.search] semantic`: one of [`Semantic::NAMES`].
+fn parse_semantic(value: S<String>, source: &Source<'_>) -> Result<Semantic, ConfigError> {
+    Semantic::parse(value.get_ref()).ok_or_else(|| {
+        let other = value.get_ref();
+        source.error(
+            value.span(),
+            format!(
+                "[settings.search] `semantic = {other:?}` is not a tier; write one of \
+                 \"static\", \"model\", \"off\"{}",
+                suggest::hint(other, &Semantic::NAMES)
+            ),
+        )
+    })
+}
