@@ -3,6 +3,9 @@
 //! # Layout
 //! Modules in data-flow order (DESIGN.md section 2):
 //! - [`config`]: parses and validates `servers.toml`; nothing else reads the file.
+//!   `config/raw/` reads the file as written (spans, types, known keys); `config/validate/`
+//!   checks it, one file per kind of check (names, env, transport, limits, tools, profiles,
+//!   settings); `config/defaults.rs` holds every default and range with its reason;
 //!   `config/diff.rs` plans a reload: which servers start, stop or restart.
 //! - [`downstream`]: one supervised connection per configured server; routes calls; sends
 //!   each list a server gives as an event (tools as JSON text, `catalog::ServerTool`), and
