@@ -152,7 +152,10 @@ fn typescript_latency(url: &str, tool: &str) -> Result<String, String> {
         Some(line) if out.status.success() => Ok(line.to_owned()),
         _ => Err(format!(
             "node failed: {}",
-            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default()
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .unwrap_or_default()
         )),
     }
 }

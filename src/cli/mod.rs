@@ -344,10 +344,11 @@ async fn ingest_first_lists(
     while let Ok(event) = events.try_recv() {
         batch.add(event);
     }
-    let registry = Registry::new(config.clone())?;
+    let registry = Registry::new(config)?;
+    let config = config.clone();
     // Indexing is CPU work: off the runtime's threads.
     let registry = tokio::task::spawn_blocking(move || {
-        registry.apply(batch);
+        registry.apply(&config, batch);
         registry
     })
     .await?;

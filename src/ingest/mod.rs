@@ -32,14 +32,22 @@ use crate::sync::{lock, read, write};
 #[cfg(test)]
 mod tests;
 
-/// Everything learnt from the servers' lists, each part behind its own lock.
+/// The slot of position `server`, the vector grown to hold it: a reload appends servers.
+fn at<T: Default>(slots: &mut Vec<T>, server: usize) -> &mut T {
+    if slots.len() <= server {
+        slots.resize_with(server + 1, T::default);
+    }
+    &mut slots[server]
+}
+
+/// Everything learnt from the servers' lists, each part behind its own lock. It holds no
+/// config: the running one has one owner (`server::Shared`, swapped by a reload), and each
+/// [`Registry::apply`] is handed the config its lists were sent under.
 pub struct Registry {
-    /// The running servers by position; a reload swaps it for a longer one
-    /// ([`Registry::set_config`]): positions never shift.
-    config: RwLock<Arc<Config>>,
     catalog: RwLock<Catalog>,
     index: RwLock<SearchIndex>,
     /// Per server, the `instructions` of its last handshake: part of its tools' search text.
+    /// Grows with the positions a reload appends.
     instructions: Mutex<Vec<Option<String>>>,
     prompts: RwLock<PromptCatalog>,
     resources: RwLock<ResourceCatalog>,
@@ -206,10 +214,10 @@ fn attach_transformer(_: &mut SearchIndex, _: &Config) {}
 impl Registry {
     /// # Errors
     /// When the search index cannot be created.
-    pub fn new(config: Arc<Config>) -> Result<Registry, SearchError> {
+    pub fn new(config: &Config) -> Result<Registry, SearchError> {
         let max_name_length = config.settings.max_name_length;
         let mut index = SearchIndex::with_semantic(config.settings.semantic)?;
-        attach_transformer(&mut index, &config);
+        attach_transformer(&mut index, config);
         Ok(Registry {
             catalog: RwLock::new(Catalog::new(max_name_length)),
             index: RwLock::new(index),
@@ -218,44 +226,18 @@ impl Registry {
             resources: RwLock::new(ResourceCatalog::new()),
             searchable: Mutex::new(vec![false; config.servers.len()]),
             tools: config.tools.clone(),
-            config: RwLock::new(config),
         })
-    }
-
-    /// The config lists are taken under.
-    pub fn config(&self) -> Arc<Config> {
-        read(&self.config).clone()
-    }
-
-    /// Takes the running config after a reload: the same positions, perhaps more of them,
-    /// each with the config it runs now. Set before the new servers start, so their first
-    /// lists are not refused as "not configured".
-    pub fn set_config(&self, config: Arc<Config>) {
-        let servers = config.servers.len();
-        {
-            let mut known = lock(&self.instructions);
-            if known.len() < servers {
-                known.resize(servers, None);
-            }
-        }
-        {
-            let mut searchable = lock(&self.searchable);
-            if searchable.len() < servers {
-                searchable.resize(servers, false);
-            }
-        }
-        *write(&self.config) = config;
     }
 
     /// Takes a batch of lists: prompts and resources first (a server sends them before its
     /// tools), then every tool list into the catalog, then one index commit for all. CPU
     /// work (a commit is ~20 ms for a server joining a 10k catalog): `serve` runs it on the
-    /// blocking pool. Lists of servers that are not configured are logged and skipped.
-    pub fn apply(&self, batch: Batch) -> Update {
-        let config = self.config();
+    /// blocking pool. `config` is the running one (a reload sets it before the servers it
+    /// adds start); lists of servers it does not have are skipped.
+    pub fn apply(&self, config: &Config, batch: Batch) -> Update {
         let mut update = Update::default();
         for (server, prompts) in batch.prompts {
-            let Some(key) = key(&config, server) else {
+            let Some(key) = key(config, server) else {
                 continue;
             };
             if write(&self.prompts).update_server(key, prompts) > 0 {
@@ -263,22 +245,20 @@ impl Registry {
             }
         }
         for (server, resources, templates) in batch.resources {
-            if key(&config, server).is_none() {
+            if key(config, server).is_none() {
                 continue;
             }
             write(&self.resources).update_server(server, resources, templates);
             update.resources.push(server);
         }
         let entered: Vec<Entered> = (batch.tools.into_iter())
-            .filter_map(|list| self.enter_catalog(&config, list))
+            .filter_map(|list| self.enter_catalog(config, list))
             .collect();
         self.feed_index(&entered);
         {
             let mut searchable = lock(&self.searchable);
             for e in &entered {
-                if let Some(flag) = searchable.get_mut(e.server) {
-                    *flag = true;
-                }
+                *at(&mut searchable, e.server) = true;
             }
         }
         update.tools = entered.into_iter().map(|e| (e.server, e.changes)).collect();
@@ -309,9 +289,10 @@ impl Registry {
         }
         let (server_text, new_instructions) = {
             let mut known = lock(&self.instructions);
-            let changed = known[server] != instructions;
-            known[server] = instructions;
-            (config.search_text(known[server].as_deref()), changed)
+            let known = at(&mut known, server);
+            let changed = *known != instructions;
+            *known = instructions;
+            (config.search_text(known.as_deref()), changed)
         };
         let mut catalog = write(&self.catalog);
         let key = ServerKey {

@@ -32,12 +32,12 @@ fn tools(server: usize, tools: Vec<Tool>, instructions: Option<&str>) -> Event {
     }
 }
 
-fn apply(registry: &Registry, events: Vec<Event>) -> Update {
+fn apply(registry: &Registry, config: &Config, events: Vec<Event>) -> Update {
     let mut batch = Batch::default();
     for event in events {
         assert!(batch.add(event).is_none());
     }
-    registry.apply(batch)
+    registry.apply(config, batch)
 }
 
 fn found(registry: &Registry, query: &str) -> Vec<String> {
@@ -50,10 +50,12 @@ fn found(registry: &Registry, query: &str) -> Vec<String> {
 
 #[test]
 fn a_batch_of_lists_is_catalogued_and_searchable_in_one_apply() {
-    let registry = Registry::new(config(&["a", "b"])).unwrap_or_else(|e| panic!("{e}"));
+    let config = config(&["a", "b"]);
+    let registry = Registry::new(&config).unwrap_or_else(|e| panic!("{e}"));
     assert!(!registry.is_searchable(0) && !registry.is_searchable(1));
     let update = apply(
         &registry,
+        &config,
         vec![
             tools(1, vec![tool("weather", "Forecast for a city.")], None),
             tools(0, vec![tool("clock", "The current time in a zone.")], None),
@@ -72,14 +74,17 @@ fn a_batch_of_lists_is_catalogued_and_searchable_in_one_apply() {
 
 #[test]
 fn new_handshake_instructions_reindex_every_tool_of_the_server() {
-    let registry = Registry::new(config(&["a"])).unwrap_or_else(|e| panic!("{e}"));
+    let config = config(&["a"]);
+    let registry = Registry::new(&config).unwrap_or_else(|e| panic!("{e}"));
     apply(
         &registry,
+        &config,
         vec![tools(0, vec![tool("t", "Does things.")], None)],
     );
     assert!(found(&registry, "zeppelin").is_empty());
     let update = apply(
         &registry,
+        &config,
         vec![tools(
             0,
             vec![tool("t", "Does things.")],
@@ -95,9 +100,11 @@ fn new_handshake_instructions_reindex_every_tool_of_the_server() {
 
 #[test]
 fn lists_of_unknown_servers_are_skipped_and_others_reported() {
-    let registry = Registry::new(config(&["a"])).unwrap_or_else(|e| panic!("{e}"));
+    let config = config(&["a"]);
+    let registry = Registry::new(&config).unwrap_or_else(|e| panic!("{e}"));
     let update = apply(
         &registry,
+        &config,
         vec![
             Event::Prompts {
                 server: 0,
@@ -134,14 +141,15 @@ fn a_resource_update_is_not_ingested() {
 /// one document at a time), never a copy or a tree per tool.
 #[test]
 fn the_listed_text_is_kept_and_indexed_without_a_copy() {
-    let registry = Registry::new(config(&["a"])).unwrap_or_else(|e| panic!("{e}"));
+    let config = config(&["a"]);
+    let registry = Registry::new(&config).unwrap_or_else(|e| panic!("{e}"));
     let listed = ServerTool::from(tool("clock", "The current time in a zone."));
     let event = Event::Tools {
         server: 0,
         tools: vec![listed.clone()],
         instructions: None,
     };
-    apply(&registry, vec![event]);
+    apply(&registry, &config, vec![event]);
     let catalog = registry.catalog();
     let entry = catalog
         .by_name("a__clock")

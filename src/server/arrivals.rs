@@ -44,7 +44,9 @@ pub(super) async fn take_events(state: Arc<Shared>, mut events: mpsc::UnboundedR
             continue;
         }
         let registry = state.registry.clone();
-        let update = match tokio::task::spawn_blocking(move || registry.apply(batch)).await {
+        let config = state.config();
+        let update = match tokio::task::spawn_blocking(move || registry.apply(&config, batch)).await
+        {
             Ok(update) => update,
             Err(err) => {
                 tracing::error!(error = %err, "catalog update panicked");

@@ -18,7 +18,7 @@
 //!    `arrivals.rs`, `handler.rs`'s `tools/list`), `prompts`, `resources`, `subscribed`.
 //! 5. Innermost, nothing is taken while one is held: `Shared::running` (a snapshot, cloned
 //!    out at once: [`super::view::Servers`]), `Shared::reload_problem`, `LogLevel`, the
-//!    registry's `config`, `instructions` and `searchable`, `Session::tasks`, the
+//!    registry's `instructions` and `searchable`, `Session::tasks`, the
 //!    `Notifier`'s `legacy` and `subscriptions`, `ClientRequests`' `session`,
 //!    `downstream_level`, `calls` and `parked`, `Validators` (`meta/validate.rs`) and
 //!    `ToolLists` (`stdio/tool_lists.rs`).

@@ -94,7 +94,7 @@ impl Shared {
             .with_instructions(instructions::build(&config));
         let (release, released) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
-            registry: Arc::new(Registry::new(config.clone())?),
+            registry: Arc::new(Registry::new(&config)?),
             validators: meta::validate::Validators::default(),
             subscriptions: Mutex::new(BTreeMap::new()),
             sessions: Mutex::new(Vec::new()),
@@ -133,10 +133,9 @@ impl Shared {
         crate::sync::read(&self.running).handles.get(index).cloned()
     }
 
-    /// Takes the running servers after a reload; the registry first, so the lists of the
-    /// servers about to start are taken.
+    /// Takes the running servers after a reload, before the servers it adds start: their
+    /// first lists are applied under the config that has them.
     pub(crate) fn set_running(&self, running: Servers) {
-        self.registry.set_config(running.config.clone());
         *crate::sync::write(&self.running) = running;
     }
 
