@@ -83,7 +83,7 @@ impl DeferServer {
 
 impl ServerHandler for DeferServer {
     fn get_info(&self) -> ServerConfig {
-        self.state.info.clone()
+        self.state.shared.info.clone()
     }
 
     async fn initialize(
@@ -101,7 +101,7 @@ impl ServerHandler for DeferServer {
             .session
             .notifier
             .client_named(&request.client_info.name);
-        self.state.client.initialized(
+        self.state.shared.client.initialized(
             context.peer.clone(),
             request.capabilities.clone(),
             self.state.session.log_level.clone(),
@@ -128,11 +128,11 @@ impl ServerHandler for DeferServer {
     ) -> Result<DiscoverResult, McpError> {
         // Refused, a 2026-07-28 client falls back to `initialize` (Claude Code does, DESIGN.md
         // 7a), and servers may then ask it for roots and the like outside a call too.
-        if self.state.config().settings.client_era == ClientEra::Handshake {
+        if self.state.shared.config().settings.client_era == ClientEra::Handshake {
             return Err(McpError::method_not_found::<DiscoverRequestMethod>());
         }
         // A 2026-07-28 client declares its capabilities here first.
-        self.state.client.note(&context);
+        self.state.shared.client.note(&context);
         let mut info = self.get_info();
         // Deprecated in 2026-07-28 yet there: a request's `_meta` level asks for the log
         // messages of that request, which reach it on its own stream, over stdio and HTTP
@@ -148,7 +148,7 @@ impl ServerHandler for DeferServer {
     /// servers decide what they may touch from them, so a stale list is a safety matter.
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
         tracing::debug!("client roots changed; telling every server");
-        for handle in self.state.handles().iter() {
+        for handle in self.state.shared.handles().iter() {
             handle.notify_roots_list_changed().await;
         }
     }
@@ -157,12 +157,12 @@ impl ServerHandler for DeferServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(requested.supported_by(&self.state.info.capabilities))
+        Some(requested.supported_by(&self.state.shared.info.capabilities))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let state = &self.state;
-        state.client.note(context.request_context());
+        state.shared.client.note(context.request_context());
         let id = context.sink().id().clone();
         state.session.notifier.subscribe(context.sink().clone());
         // The stream's resource subscriptions hold downstream subscriptions while it is open.
@@ -195,7 +195,7 @@ impl ServerHandler for DeferServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.state.wait_for_first_list().await;
+        self.state.shared.wait_for_first_list().await;
         let prompts = self.state.list_prompts();
         Ok(ListPromptsResult::with_all_items(prompts))
     }
@@ -214,7 +214,7 @@ impl ServerHandler for DeferServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.state.wait_for_first_list().await;
+        self.state.shared.wait_for_first_list().await;
         let resources = self.state.list_resources();
         Ok(ListResourcesResult::with_all_items(resources))
     }
@@ -224,7 +224,7 @@ impl ServerHandler for DeferServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.state.wait_for_first_list().await;
+        self.state.shared.wait_for_first_list().await;
         let templates = self.state.list_resource_templates();
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
@@ -269,18 +269,20 @@ impl ServerHandler for DeferServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let state = &self.state;
-        state.client.note(&context);
+        state.shared.client.note(&context);
         let first = !state.session.exposed().listed;
         if first {
-            state.wait_for_core().await;
+            state.shared.wait_for_core().await;
         }
         let listed = {
-            let catalog = state.registry.catalog();
+            let catalog = state.shared.registry.catalog();
             let mut exposed = state.session.exposed();
             if !exposed.listed {
                 exposed.listed = true;
                 let exposure = state.session.exposure();
-                state.expose_pending(&catalog, &mut exposed.list, None, exposure);
+                state
+                    .shared
+                    .expose_pending(&catalog, &mut exposed.list, None, exposure);
             }
             exposed.list.snapshot()
         };
@@ -327,9 +329,13 @@ impl ServerHandler for DeferServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let state = &self.state;
-        state.client.note(&context);
+        state.shared.client.note(&context);
         if let Some(request_state) = request.request_state.as_deref() {
-            return state.client.resume(&request, request_state, &context).await;
+            return state
+                .shared
+                .client
+                .resume(&request, request_state, &context)
+                .await;
         }
         match MetaTool::from_name(&request.name) {
             Some(tool) => Ok(meta::apply(state, tool, request, &context).await),

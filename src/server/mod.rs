@@ -52,17 +52,11 @@ pub use serve::serve;
 use session::Session;
 use shared::Shared;
 
-/// What a request handler sees: the shared state (through `Deref`) and its own session.
+/// What a request handler sees: the state every session shares and its own session, each
+/// named where it is used (`state.shared`, `state.session`), so a reader sees which one a
+/// line reads.
 #[derive(Clone)]
 pub(crate) struct State {
     pub(super) shared: Arc<Shared>,
     pub(super) session: Arc<Session>,
-}
-
-impl std::ops::Deref for State {
-    type Target = Shared;
-
-    fn deref(&self) -> &Shared {
-        &self.shared
-    }
 }

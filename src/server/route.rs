@@ -33,7 +33,7 @@ impl State {
         match self.entry_waiting(&name).await {
             Some(id) => Ok(self.route(id, request, &name, context).await),
             None => {
-                let message = self.unknown_message(&name).await;
+                let message = self.shared.unknown_message(&name).await;
                 Err(McpError::invalid_params(
                     format!("{message} Then select_tools or call_tool."),
                     None,
@@ -45,11 +45,11 @@ impl State {
     /// The catalog entry named `name`; a name not known yet waits for starting servers,
     /// and only until it is known: a tool of a server that is ready goes at once.
     pub(super) async fn entry_waiting(&self, name: &str) -> Option<EntryId> {
-        let id = || self.registry.catalog().by_name(name).map(|e| e.id);
+        let id = || self.shared.registry.catalog().by_name(name).map(|e| e.id);
         if let Some(id) = id() {
             return Some(id);
         }
-        self.wait_for_servers_unless(|| id().is_some()).await;
+        self.shared.wait_for_servers_unless(|| id().is_some()).await;
         id()
     }
 
@@ -63,13 +63,13 @@ impl State {
         client_tool: &str,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let Some((server, original, gone)) = (self.registry.catalog())
+        let Some((server, original, gone)) = (self.shared.registry.catalog())
             .get(id)
             .map(|e| (e.server_index, e.original_name().to_owned(), e.gone))
         else {
             return meta::error_result("Unknown tool.").into();
         };
-        let servers = self.view();
+        let servers = self.shared.view();
         let Some(handle) = servers.handles.get(server).cloned() else {
             return meta::error_result("Unknown server.").into();
         };
@@ -106,7 +106,8 @@ impl State {
         request.request_state = None;
         let max_output_tokens = servers.config.max_output_tokens(server);
         let level = self.session.log_level.clone();
-        self.client
+        self.shared
+            .client
             .run(
                 context,
                 client_tool,

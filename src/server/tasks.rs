@@ -144,15 +144,15 @@ impl State {
             ));
         }
         let entry = self.entry_waiting(&name).await.and_then(|id| {
-            let catalog = self.registry.catalog();
+            let catalog = self.shared.registry.catalog();
             let entry = catalog.get(id).filter(|e| !e.gone)?;
             Some((entry.server_index, entry.original_name().to_owned()))
         });
         let Some((server, original)) = entry else {
-            let message = self.unknown_message(&name).await;
+            let message = self.shared.unknown_message(&name).await;
             return Err(McpError::invalid_params(message, None));
         };
-        let Some(handle) = self.handle(server) else {
+        let Some(handle) = self.shared.handle(server) else {
             return Err(McpError::invalid_params("Unknown server.", None));
         };
         set(&mut params, "name", original);
@@ -239,7 +239,7 @@ impl State {
     /// order. A server without `tasks/list` (it answers an error) has none to show.
     async fn task_list(&self, context: &RequestContext<RoleServer>) -> Value {
         let mut tasks = Vec::new();
-        for handle in self.handles().iter().filter(|h| h.is_connected()) {
+        for handle in self.shared.handles().iter().filter(|h| h.is_connected()) {
             let mut cursor: Option<Value> = None;
             for _ in 0..MAX_LIST_PAGES {
                 let params = match &cursor {
@@ -280,11 +280,15 @@ impl State {
     /// client); over HTTP, where many clients share one connection to each server (and so
     /// one task space on it), only the tasks this session created.
     fn sees_task(&self, ours: &str) -> bool {
-        self.client.one_client() || lock(&self.session.tasks).contains(ours)
+        self.shared.client.one_client() || lock(&self.session.tasks).contains(ours)
     }
 
     fn handle_named(&self, name: &str) -> Option<ServerHandle> {
-        self.handles().iter().find(|h| h.name() == name).cloned()
+        self.shared
+            .handles()
+            .iter()
+            .find(|h| h.name() == name)
+            .cloned()
     }
 }
 

@@ -21,7 +21,7 @@ impl State {
     ) -> Result<CompleteResult, McpError> {
         let mut server = self.completion_owner(&mut request.r#ref);
         if server.is_none() {
-            self.wait_for_servers().await;
+            self.shared.wait_for_servers().await;
             server = self.completion_owner(&mut request.r#ref);
         }
         let Some(server) = server else {
@@ -35,7 +35,7 @@ impl State {
                 None,
             ));
         };
-        let Some(handle) = self.handle(server) else {
+        let Some(handle) = self.shared.handle(server) else {
             return Err(McpError::internal_error("Unknown server.", None));
         };
         if handle

@@ -112,17 +112,17 @@ impl State {
     /// next is logged at the new level.
     pub(crate) async fn set_log_level(&self, level: LoggingLevel) -> Result<(), McpError> {
         self.session.log_level.set(level);
-        let most_verbose = lock(&self.sessions)
+        let most_verbose = lock(&self.shared.sessions)
             .iter()
             .filter_map(Weak::upgrade)
             .filter_map(|session| session.log_level.get())
             .min_by_key(|level| rank(*level));
-        self.client.set_downstream_level(most_verbose);
+        self.shared.client.set_downstream_level(most_verbose);
         let Some(downstream) = most_verbose else {
             return Ok(());
         };
         let mut asked = tokio::task::JoinSet::new();
-        for handle in self.handles().iter() {
+        for handle in self.shared.handles().iter() {
             let handle = handle.clone();
             asked.spawn(async move { handle.set_log_level(downstream).await });
         }

@@ -50,7 +50,7 @@ impl Prompts {
 impl State {
     /// `prompts/list`.
     pub(crate) fn list_prompts(&self) -> Vec<Prompt> {
-        let catalog = self.registry.prompts();
+        let catalog = self.shared.registry.prompts();
         lock(&self.session.prompts).list(&catalog)
     }
 
@@ -62,7 +62,7 @@ impl State {
     ) -> Result<GetPromptResult, McpError> {
         let mut found = self.prompt_owner(&request.name);
         if found.is_none() {
-            self.wait_for_servers().await;
+            self.shared.wait_for_servers().await;
             found = self.prompt_owner(&request.name);
         }
         let Some((server, original, gone)) = found else {
@@ -74,7 +74,7 @@ impl State {
                 None,
             ));
         };
-        let Some(handle) = self.handle(server) else {
+        let Some(handle) = self.shared.handle(server) else {
             return Err(McpError::internal_error("Unknown server.", None));
         };
         if gone {
@@ -98,7 +98,7 @@ impl State {
 
     /// The server, original name and gone flag of a prompt by its qualified name.
     fn prompt_owner(&self, name: &str) -> Option<(usize, String, bool)> {
-        let prompts = self.registry.prompts();
+        let prompts = self.shared.registry.prompts();
         let entry = prompts.by_name(name)?;
         Some((
             entry.server_index,

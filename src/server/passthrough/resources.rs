@@ -84,24 +84,24 @@ fn completion_owner(catalog: &ResourceCatalog, uri: &str) -> Option<usize> {
 impl State {
     /// `resources/list`.
     pub(crate) fn list_resources(&self) -> Vec<Resource> {
-        let catalog = self.registry.resources();
+        let catalog = self.shared.registry.resources();
         lock(&self.session.resources).list(&catalog)
     }
 
     /// `resources/templates/list`.
     pub(crate) fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
-        let catalog = self.registry.resources();
+        let catalog = self.shared.registry.resources();
         lock(&self.session.resources).list_templates(&catalog)
     }
 
     /// The servers to ask about `uri`; waits for starting servers first when nothing
     /// known claims it, as a call by an unknown tool name does.
     async fn resource_candidates(&self, uri: &str) -> Vec<usize> {
-        let unclaimed = self.registry.resources().route(uri) == Route::Unclaimed;
+        let unclaimed = self.shared.registry.resources().route(uri) == Route::Unclaimed;
         if unclaimed {
-            self.wait_for_servers().await;
+            self.shared.wait_for_servers().await;
         }
-        candidates(&self.registry.resources(), uri)
+        candidates(&self.shared.registry.resources(), uri)
     }
 
     /// `resources/read`, routed as the module doc says. With several candidates the first
@@ -115,7 +115,7 @@ impl State {
         request.meta = forwarded_meta(&context.meta);
         let mut failures = Vec::new();
         for &server in &candidates {
-            let Some(handle) = self.handle(server) else {
+            let Some(handle) = self.shared.handle(server) else {
                 continue;
             };
             match handle
@@ -144,7 +144,7 @@ impl State {
     /// Subscribes the session to `uri`: the first subscription of any session subscribes
     /// on the server the URI routes to (the first that accepts, when nothing claims it).
     pub(crate) async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
-        if let Some(known) = lock(&self.subscriptions).get_mut(uri) {
+        if let Some(known) = lock(&self.shared.subscriptions).get_mut(uri) {
             known.count += 1;
             self.session.hold(uri);
             return Ok(());
@@ -152,12 +152,12 @@ impl State {
         let candidates = self.resource_candidates(uri).await;
         let mut failures = Vec::new();
         for &server in &candidates {
-            let Some(handle) = self.handle(server) else {
+            let Some(handle) = self.shared.handle(server) else {
                 continue;
             };
             match handle.subscribe(uri).await {
                 Ok(()) => {
-                    lock(&self.subscriptions)
+                    lock(&self.shared.subscriptions)
                         .entry(uri.to_owned())
                         .and_modify(|s| s.count += 1)
                         .or_insert(Subscription { server, count: 1 });
@@ -191,7 +191,7 @@ impl State {
 
     /// The server that answers completions for a template (or resource) URI.
     pub(crate) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
-        completion_owner(&self.registry.resources(), uri)
+        completion_owner(&self.shared.registry.resources(), uri)
     }
 }
 
