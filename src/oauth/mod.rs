@@ -16,8 +16,8 @@ pub mod callback;
 pub mod login;
 pub mod store;
 
-pub use login::{LoginError, Prompt, Target, login, stored_session};
-pub use store::{StoreError, TokenFile};
+pub use login::{Prompt, Target, login, stored_session};
+pub use store::TokenFile;
 
 /// The sentence the user and the model read for a server that needs a login.
 pub fn needs_login(server: &str) -> String {

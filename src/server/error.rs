@@ -25,6 +25,4 @@ pub enum ServeError {
     },
     #[error("cannot watch the config file for changes: {0}")]
     Watch(#[source] std::io::Error),
-    #[error("the HTTP server failed: {0}")]
-    Serve(#[source] std::io::Error),
 }

@@ -46,7 +46,7 @@ pub(crate) mod view;
 
 pub use error::ServeError;
 pub use handler::DeferServer;
-pub use http::{HttpError, MCP_PATH, serve_http};
+pub use http::{HttpError, serve_http};
 pub use serve::serve;
 
 use session::Session;

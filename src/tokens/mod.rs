@@ -74,11 +74,6 @@ pub fn count(text: &str) -> usize {
     }
 }
 
-/// Tokens of `value` serialized as compact JSON, the way clients send tool schemas.
-pub fn count_json(value: &serde_json::Value) -> usize {
-    count(&value.to_string())
-}
-
 /// Estimated tokens of `bytes` bytes of text or JSON.
 pub fn estimate(bytes: usize) -> usize {
     bytes.div_ceil(BYTES_PER_TOKEN)
@@ -99,7 +94,7 @@ mod tests {
         assert_eq!(count("hello world"), 2);
         assert_eq!(count(""), 0);
         let schema = serde_json::json!({"type": "object", "properties": {"q": {"type": "string"}}});
-        let n = count_json(&schema);
+        let n = count(&schema.to_string());
         assert!(n > 5 && n < 30, "{n}");
     }
 
