@@ -16,7 +16,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
 use super::cause::chain;
+use super::demand::Demand;
 use super::environment::ChildEnv;
+use super::handle::{Listed, Live, Subscriptions};
 use super::handler::{Handler, Relist};
 use super::http_raw;
 use super::listing;
@@ -27,7 +29,7 @@ use super::session_watch::{BrokenCause, SessionWatch};
 use super::tap::Tap;
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
-use super::{Demand, Event, Listed, Live, ServerState, StopCause, Subscriptions};
+use super::{Event, ServerState};
 use crate::config::{ServerConfig, Start, Transport};
 use crate::server_tool::ServerTool;
 
@@ -37,6 +39,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 const EXIT_WAIT: Duration = Duration::from_secs(1);
 /// How long to wait for a dead child's last stderr lines after its exit status.
 const STDERR_DRAIN: Duration = Duration::from_millis(250);
+
+/// Why a supervisor was stopped other than by the pool's shutdown; read once by it.
+pub(super) type StopCause = Arc<Mutex<Option<&'static str>>>;
 
 pub(super) struct Supervisor {
     pub name: Arc<str>,
