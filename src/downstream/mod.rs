@@ -15,6 +15,7 @@ mod backoff;
 mod cause;
 pub(crate) use cause::chain;
 mod child_transport;
+mod connect;
 mod demand;
 mod environment;
 mod error;
