@@ -346,7 +346,7 @@ impl Supervisor {
         }
         .or_else(|| {
             let cause = broken.lock().ok().and_then(|mut c| c.take());
-            cause.map(|c| (c, None))
+            cause.map(|c| (c.to_string(), None))
         })
         .unwrap_or_else(|| {
             let cause = if child.is_some() {
