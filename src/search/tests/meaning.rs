@@ -10,11 +10,7 @@ use super::*;
 /// engine alone has nothing to go on.
 #[test]
 fn static_embeddings_find_a_tool_without_a_shared_word_or_topic() {
-    let s = |server, server_index, name, description| Spec {
-        server,
-        server_index,
-        tool: tool(name, description, empty()),
-    };
+    let s = spec;
     let specs = vec![
         s("weather", 0, "forecast", "Weather forecast for a city"),
         s(
@@ -99,18 +95,8 @@ fn fused_ranks_do_not_depend_on_upsert_history() {
     let specs = catalog();
     let forward = index_of(&specs);
     let mut shuffled = SearchIndex::new().unwrap();
-    let names: Vec<String> = specs
-        .iter()
-        .map(|s| format!("{}__{}", s.server, s.tool.name))
-        .collect();
-    let doc = |i: usize| ToolDoc {
-        id: EntryId(i as u32),
-        server_index: specs[i].server_index,
-        qualified_name: &names[i],
-        server: specs[i].server,
-        server_text: "",
-        tool: &specs[i].tool,
-    };
+    let names = qualified_names(&specs);
+    let doc = |i: usize| doc(&specs, &names, i);
     let n = specs.len();
     shuffled.upsert((0..n).rev().map(doc)).unwrap();
     shuffled.remove([EntryId(0), EntryId(3)]).unwrap();

@@ -28,6 +28,15 @@ fn tool(name: &str, description: &str, schema: serde_json::Value) -> Tool {
         .unwrap()
 }
 
+/// A tool without parameters on `server`.
+fn spec(server: &'static str, server_index: usize, name: &str, description: &str) -> Spec {
+    Spec {
+        server,
+        server_index,
+        tool: tool(name, description, empty()),
+    }
+}
+
 fn empty() -> serde_json::Value {
     json!({"type": "object", "properties": {}})
 }
@@ -123,24 +132,31 @@ fn index_with(specs: &[Spec], boosts: Boosts) -> SearchIndex {
 
 fn index_opts(specs: &[Spec], boosts: Boosts, semantic: Semantic) -> SearchIndex {
     let mut index = SearchIndex::with_options(boosts, semantic).unwrap();
-    let names: Vec<String> = specs
+    let names = qualified_names(specs);
+    index
+        .upsert((0..specs.len()).map(|i| doc(specs, &names, i)))
+        .unwrap();
+    index
+}
+
+/// Each spec's qualified name (`server__tool`), by position.
+fn qualified_names(specs: &[Spec]) -> Vec<String> {
+    specs
         .iter()
         .map(|s| format!("{}__{}", s.server, s.tool.name))
-        .collect();
-    let docs = specs
-        .iter()
-        .zip(&names)
-        .enumerate()
-        .map(|(i, (s, name))| ToolDoc {
-            id: EntryId(i as u32),
-            server_index: s.server_index,
-            qualified_name: name,
-            server: s.server,
-            server_text: "",
-            tool: &s.tool,
-        });
-    index.upsert(docs).unwrap();
-    index
+        .collect()
+}
+
+/// The document of the spec at `i`, its id its position.
+fn doc<'a>(specs: &'a [Spec], names: &'a [String], i: usize) -> ToolDoc<'a> {
+    ToolDoc {
+        id: EntryId(i as u32),
+        server_index: specs[i].server_index,
+        qualified_name: &names[i],
+        server: specs[i].server,
+        server_text: "",
+        tool: &specs[i].tool,
+    }
 }
 
 fn first(index: &SearchIndex, query: &str) -> Option<u32> {

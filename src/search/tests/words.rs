@@ -36,11 +36,7 @@ fn free_text_finds_the_capability() {
 /// the topic lexicon; with topics off it finds nothing.
 #[test]
 fn a_shared_topic_finds_a_tool_without_a_shared_word() {
-    let s = |server, server_index, name, description| Spec {
-        server,
-        server_index,
-        tool: tool(name, description, empty()),
-    };
+    let s = spec;
     let specs = vec![
         s("weather", 0, "forecast", "Weather forecast for a city"),
         s(
@@ -181,18 +177,8 @@ fn scores_do_not_depend_on_upsert_history() {
     let specs = catalog();
     let batch = index_of(&specs);
     let mut piecewise = SearchIndex::new().unwrap();
-    let names: Vec<String> = specs
-        .iter()
-        .map(|s| format!("{}__{}", s.server, s.tool.name))
-        .collect();
-    let doc = |i: usize| ToolDoc {
-        id: EntryId(i as u32),
-        server_index: specs[i].server_index,
-        qualified_name: &names[i],
-        server: specs[i].server,
-        server_text: "",
-        tool: &specs[i].tool,
-    };
+    let names = qualified_names(&specs);
+    let doc = |i: usize| doc(&specs, &names, i);
     for i in 0..specs.len() {
         piecewise.upsert([doc(i)]).unwrap();
     }
