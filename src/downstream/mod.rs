@@ -9,7 +9,9 @@
 //! One idea a file: [`Pool`] (`pool.rs`) holds a [`ServerHandle`] (`handle.rs`) per server
 //! and starts its `supervisor`; the handle reports a [`ServerState`] (`state.rs`) and fails
 //! with a [`DownstreamError`] (`error.rs`); `demand.rs` counts calls for idle stop and starts
-//! a server not running on its first call; the supervisor sends [`Event`]s (`event.rs`).
+//! a server not running on its first call; the supervisor (`supervisor.rs`: run, restart,
+//! re-list) makes each connection in `connect.rs` (spawn or dial, handshake, first lists)
+//! and sends [`Event`]s (`event.rs`).
 
 mod backoff;
 mod cause;
