@@ -39,7 +39,7 @@ pub struct CallOptions {
     /// Where downstream progress for this call goes, when the client asked for progress.
     pub progress: Option<ProgressRoute>,
     /// The client request this call serves: requests the server sends to its client
-    /// during the call are tied to it (see [`Upstream::ask`]).
+    /// during the call are tied to it (see [`Upstream::ask`](super::Upstream::ask)).
     pub origin: Option<CallOrigin>,
 }
 

@@ -146,7 +146,7 @@ impl Pool {
 
     /// Stops the server at `index` (graceful close, then its process group is gone) and
     /// leaves its handle in `state`; its position stays taken. Calls in flight end with
-    /// [`DownstreamError::Disconnected`], saying the server was removed (`state` is
+    /// [`DownstreamError::Disconnected`](super::DownstreamError::Disconnected), saying the server was removed (`state` is
     /// [`ServerState::Removed`]) or restarted by a reload (any other).
     pub async fn stop_one(&mut self, index: usize, state: ServerState) {
         let Some(slot) = self.slots.get_mut(index) else {
