@@ -94,7 +94,7 @@ pub struct Ranking {
     /// Tools still waiting for their transformer vector (0 without that tier): until none
     /// is, the static tier ranks.
     pub waiting: usize,
-    /// Whether any hit fits the query (see [`SearchIndex::fits`]); false: the hits are
+    /// Whether any hit fits the query (see [`SearchIndex::fits`](super::SearchIndex::fits)); false: the hits are
     /// only the nearest, and none does what was asked.
     pub fits: bool,
 }
