@@ -22,9 +22,17 @@ use rmcp::model::{
     ProgressToken, ServerNotification,
 };
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use tokio::sync::mpsc;
 
-use super::ProgressRoute;
 use super::tap::Hook;
+
+/// Where one call's downstream progress goes: each notification is re-tagged with the
+/// client's own token (the downstream request carries a token of its connection's).
+#[derive(Debug)]
+pub struct ProgressRoute {
+    pub tx: mpsc::UnboundedSender<ProgressNotificationParam>,
+    pub client_token: ProgressToken,
+}
 
 /// Progress that may wait for a route that is not installed yet: more than a call's
 /// worth is a server sending progress for a token nobody will claim.

@@ -21,7 +21,18 @@ use tokio::sync::mpsc;
 use super::cause::chain;
 
 /// Where the cause of a broken connection is left for the supervisor.
-pub type BrokenCause = Arc<Mutex<Option<String>>>;
+pub type BrokenCause = Arc<Mutex<Option<Broken>>>;
+
+/// Why an HTTP connection ended by itself; the first one seen is kept.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Broken {
+    /// The server answered an error without an id: it no longer knows our session.
+    #[error("the server refused the session: {0}")]
+    Refused(String),
+    /// A message could not be sent (the server is down, or the session is gone).
+    #[error("the connection broke: {0}")]
+    SendFailed(String),
+}
 
 pub struct SessionWatch<T> {
     inner: T,
@@ -86,7 +97,7 @@ where
                     let cause = crate::redact::redact(&error.message).into_owned();
                     tracing::warn!(%cause, "the server refused the session; reconnecting");
                     if let Ok(mut slot) = self.cause.lock() {
-                        slot.get_or_insert_with(|| format!("the server refused the session: {cause}"));
+                        slot.get_or_insert_with(|| Broken::Refused(cause.clone()));
                     }
                     self.ended = true;
                     None
@@ -96,7 +107,7 @@ where
             Some((id, cause)) = self.failed.recv() => {
                 tracing::warn!(%cause, "a message could not be sent; the connection is dead");
                 if let Ok(mut slot) = self.cause.lock() {
-                    slot.get_or_insert_with(|| format!("the connection broke: {cause}"));
+                    slot.get_or_insert_with(|| Broken::SendFailed(cause.clone()));
                 }
                 self.ended = true;
                 id.map(|id| {

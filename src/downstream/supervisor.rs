@@ -2,41 +2,37 @@
 //! ends or we stop, then restart after a backoff delay (or give up when retrying is futile).
 //!
 //! The supervisor alone writes the server's state and its `Live` slot; calls read clones.
+//! The connect step (spawn or dial, handshake, first lists) is `connect.rs`.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::model::Prompt;
-use rmcp::service::{RoleClient, RunningService, ServiceExt};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::service::{RoleClient, RunningService};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::{Backoff, DEFAULT_HEALTHY_AFTER, Restarts, SplitMix};
-use super::cause::chain;
-use super::environment::ChildEnv;
+use super::connect::{self, Child, ConnectError, Dial, Offer};
+use super::demand::Demand;
+use super::handle::{Listed, Live, Subscriptions};
 use super::handler::{Handler, Relist};
-use super::http_raw;
 use super::listing;
-use super::logging::{LogTap, apply_level};
-use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
-use super::progress::{ProgressRoutes, ProgressTap};
-use super::session_watch::{BrokenCause, SessionWatch};
-use super::tap::Tap;
+use super::progress::ProgressRoutes;
+use super::session_watch::BrokenCause;
 use super::tool_cache::{self, CachedList};
 use super::upstream::{ClientLink, InFlight};
-use super::{Demand, Event, Listed, Live, ServerState, StopCause, Subscriptions};
-use crate::config::{ServerConfig, Start, Transport};
+use super::{Event, ServerState};
+use crate::config::{ServerConfig, Start};
 use crate::server_tool::ServerTool;
 
 /// How long a closing connection gets before its process group is terminated.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
-/// How long to wait for a dead child's exit status after its pipe closed.
-const EXIT_WAIT: Duration = Duration::from_secs(1);
-/// How long to wait for a dead child's last stderr lines after its exit status.
-const STDERR_DRAIN: Duration = Duration::from_millis(250);
+
+/// Why a supervisor was stopped other than by the pool's shutdown; read once by it.
+pub(super) type StopCause = Arc<Mutex<Option<&'static str>>>;
 
 pub(super) struct Supervisor {
     pub name: Arc<str>,
@@ -75,96 +71,12 @@ enum Stop {
     Idle,
 }
 
-/// Why a connection could not be made. The Display is the cause without the child's
-/// stderr, which [`ConnectError::stderr`] gives apart: the model reads the one, the user and
-/// the log get both.
-#[derive(Debug, thiserror::Error)]
-pub(super) enum ConnectError {
-    #[error(transparent)]
-    Spawn(#[from] SpawnError),
-    #[error("{status}")]
-    Exited {
-        status: String,
-        stderr: Option<String>,
-    },
-    /// Names the setting: a first run of a launcher, or a server that builds an index at
-    /// start, needs more than the default, and the user must know which key gives it.
-    #[error(
-        "timed out after {} s waiting for the handshake and tools/list; if it needs longer \
-         (a launcher's first run downloads the package), raise `startup_timeout_sec` in \
-         [mcp_servers.{server}]",
-        after.as_secs_f64()
-    )]
-    Timeout {
-        after: Duration,
-        server: String,
-        stderr: Option<String>,
-    },
-    #[error("handshake failed: {message}")]
-    Handshake {
-        message: String,
-        stderr: Option<String>,
-    },
-    #[error("cannot reach {url}: {message}")]
-    Http { url: String, message: String },
-    #[error("tools/list failed: {message}")]
-    List {
-        message: String,
-        stderr: Option<String>,
-    },
-    #[error("invalid HTTP header {name}: {message}")]
-    Header { name: String, message: String },
-    /// The server wants an OAuth login we do not have (or whose refresh was refused).
-    #[error("{}", crate::oauth::needs_login(server))]
-    NeedsLogin { server: String },
-}
-
-impl ConnectError {
-    /// Retrying cannot fix these: the command or directory will not appear by itself, and a
-    /// file that is not executable stays so.
-    fn is_permanent(&self) -> bool {
-        matches!(
-            self,
-            ConnectError::Spawn(
-                SpawnError::NotFound { .. }
-                    | SpawnError::NoCwd { .. }
-                    | SpawnError::NotExecutable { .. }
-            ) | ConnectError::Header { .. }
-        )
-    }
-
-    fn stderr(&self) -> Option<String> {
-        match self {
-            ConnectError::Exited { stderr, .. }
-            | ConnectError::Timeout { stderr, .. }
-            | ConnectError::Handshake { stderr, .. }
-            | ConnectError::List { stderr, .. } => stderr.clone(),
-            _ => None,
-        }
-    }
-}
-
 /// A cause for the state and the log: redacted, the stderr tail apart.
 fn redacted(cause: &str, stderr: Option<String>) -> (String, Option<String>) {
     (
         crate::redact::redact(cause).into_owned(),
         stderr.map(|s| crate::redact::redact(&s).into_owned()),
     )
-}
-
-/// The useful part of a failed handshake. For HTTP that is the reqwest error under the
-/// transport wrappers ("connection refused", the HTTP status), reached by downcasting:
-/// rmcp's `Client(E)` variant does not expose it as a `source`.
-fn init_cause(err: &rmcp::service::ClientInitializeError) -> String {
-    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
-    if let rmcp::service::ClientInitializeError::TransportError { error, .. } = err {
-        match error.error.downcast_ref::<HttpError>() {
-            Some(HttpError::Client(inner)) => return chain(inner),
-            Some(other) => return chain(other),
-            None => {}
-        }
-    }
-    chain(err)
 }
 
 /// A connection that finished its handshake and first listing.
@@ -178,40 +90,6 @@ struct Connection {
     offer: Offer,
     /// Why an HTTP connection broke, left by its [`SessionWatch`].
     broken: BrokenCause,
-}
-
-/// Everything a server lists: tools always, prompts and resources when it declares them.
-struct Offer {
-    tools: Vec<ServerTool>,
-    prompts: Option<Vec<Prompt>>,
-    resources: Option<listing::Resources>,
-}
-
-/// What a stdio connection keeps of its process.
-struct Child {
-    group: GroupGuard,
-    exit: watch::Receiver<Option<std::process::ExitStatus>>,
-    stderr: StderrLog,
-}
-
-impl Child {
-    /// "exited with code N" and the stderr tail once the status is known, waiting briefly
-    /// for it. A child we signalled ourselves (rmcp stops one whose stdout closed) is
-    /// described by what it did, not by our signal.
-    async fn cause(&mut self) -> Option<(String, Option<String>)> {
-        let status = tokio::time::timeout(EXIT_WAIT, self.exit.wait_for(Option::is_some))
-            .await
-            .ok()
-            .and_then(|r| r.ok().and_then(|s| *s))?;
-        self.stderr.drained(STDERR_DRAIN).await;
-        let text = if self.group.signalled_by_us() && crate::platform::exit_signal(status).is_some()
-        {
-            "closed its stdout (the connection) and was stopped by mcp-defer".to_owned()
-        } else {
-            describe_exit(status)
-        };
-        Some((text, self.stderr.tail()))
-    }
 }
 
 impl Supervisor {
@@ -296,7 +174,7 @@ impl Supervisor {
     }
 
     /// Spawns or dials the server, then handshake and full lists (tools, and prompts and
-    /// resources when declared), all within `startup_timeout`.
+    /// resources when declared), all within `startup_timeout` (see `connect.rs`).
     async fn connect(&self, link: &ClientLink) -> Result<Connection, ConnectError> {
         let (relist_tx, relist) = mpsc::unbounded_channel();
         let progress = Arc::new(ProgressRoutes::default());
@@ -310,155 +188,15 @@ impl Supervisor {
             calls: calls.clone(),
         };
         let ct = self.stop.child_token();
-        let after = self.config.startup_timeout;
         let broken = BrokenCause::default();
-        let (running, offer, child) = match &self.config.transport {
-            transport @ Transport::Stdio {
-                command, args, cwd, ..
-            } => {
-                let env = ChildEnv::from_process(transport).unwrap_or_else(|| ChildEnv {
-                    inherit: false,
-                    vars: BTreeMap::new(),
-                });
-                let spawned =
-                    process::spawn(command, args, &env, cwd.as_deref(), self.max_message_bytes)?;
-                let mut child = Child {
-                    group: spawned.group,
-                    exit: spawned.exit,
-                    stderr: spawned.stderr,
-                };
-                let start = handshake(
-                    handler,
-                    tapped(spawned.transport, &self.name, link, &progress, &calls),
-                    ct.clone(),
-                    &self.config,
-                );
-                match tokio::time::timeout(after, start).await {
-                    Ok(Ok((running, offer))) => (running, offer, Some(child)),
-                    Ok(Err(err)) => {
-                        // A server that answered the handshake and then refused tools/list
-                        // said why; its exit afterwards is our doing, not the cause.
-                        let err = match err {
-                            StartError::List(message) => ConnectError::List {
-                                message,
-                                stderr: child.stderr.tail(),
-                            },
-                            // Only an HTTP answer asks for a login; a child cannot.
-                            StartError::NeedsLogin => ConnectError::Handshake {
-                                message: "the server asked for an OAuth login".to_owned(),
-                                stderr: child.stderr.tail(),
-                            },
-                            StartError::Handshake(message) => match child.cause().await {
-                                Some((status, stderr)) => ConnectError::Exited { status, stderr },
-                                None => ConnectError::Handshake {
-                                    message,
-                                    stderr: child.stderr.tail(),
-                                },
-                            },
-                        };
-                        child.group.terminate().await;
-                        return Err(err);
-                    }
-                    Err(_) => {
-                        let stderr = child.stderr.tail();
-                        child.group.terminate().await;
-                        return Err(ConnectError::Timeout {
-                            after,
-                            server: self.name.to_string(),
-                            stderr,
-                        });
-                    }
-                }
-            }
-            Transport::Http {
-                url,
-                bearer_token,
-                headers,
-                oauth,
-            } => {
-                let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                    .custom_headers(http_headers(headers)?);
-                // A configured token or Authorization header is the user's choice of
-                // credentials; a stored login is used only where there is neither.
-                let configured = bearer_token.is_some()
-                    || headers
-                        .keys()
-                        .any(|name| name.eq_ignore_ascii_case("authorization"));
-                if let Some(token) = bearer_token {
-                    config = config.auth_header(token.clone());
-                }
-                let start = async {
-                    let login = if configured {
-                        None
-                    } else {
-                        let file = crate::oauth::TokenFile::default_location().ok();
-                        match file {
-                            Some(file) => crate::oauth::stored_session(url, oauth, &file)
-                                .await
-                                .map_err(|err| StartError::Handshake(chain(&err)))?,
-                            None => None,
-                        }
-                    };
-                    let http = http_client();
-                    match login {
-                        Some(manager) => {
-                            let client = rmcp::transport::AuthClient::new(http, manager);
-                            let transport = tapped(
-                                SessionWatch::new(
-                                    http_raw::transport(client, config),
-                                    broken.clone(),
-                                ),
-                                &self.name,
-                                link,
-                                &progress,
-                                &calls,
-                            );
-                            handshake(handler, transport, ct.clone(), &self.config).await
-                        }
-                        None => {
-                            let transport = tapped(
-                                SessionWatch::new(
-                                    http_raw::transport(http, config),
-                                    broken.clone(),
-                                ),
-                                &self.name,
-                                link,
-                                &progress,
-                                &calls,
-                            );
-                            handshake(handler, transport, ct.clone(), &self.config).await
-                        }
-                    }
-                };
-                match tokio::time::timeout(after, start).await {
-                    Ok(Ok((running, offer))) => (running, offer, None),
-                    Ok(Err(StartError::NeedsLogin)) => {
-                        return Err(ConnectError::NeedsLogin {
-                            server: self.name.to_string(),
-                        });
-                    }
-                    Ok(Err(StartError::Handshake(message))) => {
-                        return Err(ConnectError::Http {
-                            url: url.clone(),
-                            message,
-                        });
-                    }
-                    Ok(Err(StartError::List(message))) => {
-                        return Err(ConnectError::List {
-                            message,
-                            stderr: None,
-                        });
-                    }
-                    Err(_) => {
-                        return Err(ConnectError::Timeout {
-                            after,
-                            server: self.name.to_string(),
-                            stderr: None,
-                        });
-                    }
-                }
-            }
+        let dial = Dial {
+            handler,
+            ct: ct.clone(),
+            config: &self.config,
+            progress: &progress,
+            calls: &calls,
         };
+        let (running, offer, child) = connect::dial(dial, self.max_message_bytes, &broken).await?;
         Ok(Connection {
             running,
             ct,
@@ -608,7 +346,7 @@ impl Supervisor {
         }
         .or_else(|| {
             let cause = broken.lock().ok().and_then(|mut c| c.take());
-            cause.map(|c| (c, None))
+            cause.map(|c| (c.to_string(), None))
         })
         .unwrap_or_else(|| {
             let cause = if child.is_some() {
@@ -771,30 +509,6 @@ fn names(tools: &[ServerTool]) -> Arc<HashSet<String>> {
     Arc::new(tools.iter().map(|t| t.name().to_owned()).collect())
 }
 
-enum StartError {
-    Handshake(String),
-    /// The server answered 401 with a challenge, and no stored login satisfied it.
-    NeedsLogin,
-    List(String),
-}
-
-/// Whether the handshake failed on the server's 401 challenge (no token, or one that is
-/// rejected even after a refresh): a login is the fix, not a retry.
-fn asks_for_login(err: &rmcp::service::ClientInitializeError) -> bool {
-    type HttpError = rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>;
-    let rmcp::service::ClientInitializeError::TransportError { error, .. } = err else {
-        return false;
-    };
-    matches!(
-        error.error.downcast_ref::<HttpError>(),
-        Some(HttpError::AuthRequired(_))
-            | Some(HttpError::Auth(
-                rmcp::transport::AuthError::AuthorizationRequired
-                    | rmcp::transport::AuthError::TokenRefreshRejected(_)
-            ))
-    )
-}
-
 /// How often a server that needs a login looks for one in the token file.
 const LOGIN_POLL: Duration = Duration::from_secs(2);
 
@@ -814,83 +528,4 @@ async fn login_changed() {
             return;
         }
     }
-}
-
-/// The HTTP client for Streamable HTTP servers, as rmcp builds its default one: no idle
-/// pooling (a reused connection whose last body was not drained stalls ~40 ms).
-fn http_client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .build()
-        .unwrap_or_default()
-}
-
-async fn handshake<T, E, A>(
-    handler: Handler,
-    transport: T,
-    ct: CancellationToken,
-    config: &ServerConfig,
-) -> Result<(RunningService<RoleClient, Handler>, Offer), StartError>
-where
-    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
-{
-    let (server, link) = (handler.server.clone(), handler.link.clone());
-    let running = handler.serve_with_ct(transport, ct).await.map_err(|err| {
-        if asks_for_login(&err) {
-            StartError::NeedsLogin
-        } else {
-            StartError::Handshake(init_cause(&err))
-        }
-    })?;
-    let peer = running.peer();
-    apply_level(peer, &server, &link).await;
-    let tools = listing::tools(peer, config)
-        .await
-        .map_err(|err| StartError::List(chain(&err)))?;
-    let prompts = listing::prompts(peer).await;
-    let resources = listing::resources(peer).await;
-    Ok((
-        running,
-        Offer {
-            tools,
-            prompts,
-            resources,
-        },
-    ))
-}
-
-fn http_headers(
-    headers: &BTreeMap<String, String>,
-) -> Result<std::collections::HashMap<http::HeaderName, http::HeaderValue>, ConnectError> {
-    headers
-        .iter()
-        .map(|(name, value)| {
-            let invalid = |message: String| ConnectError::Header {
-                name: name.clone(),
-                message,
-            };
-            let key =
-                http::HeaderName::try_from(name.as_str()).map_err(|e| invalid(e.to_string()))?;
-            // The value is a secret: the error names the header only.
-            let value = http::HeaderValue::try_from(value.as_str())
-                .map_err(|_| invalid("the value has characters a header cannot carry".into()))?;
-            Ok((key, value))
-        })
-        .collect()
-}
-
-/// A connection's transport with its taps: progress routed, then log messages forwarded,
-/// each as it is read (`progress.rs`, `logging.rs`).
-fn tapped<T>(
-    inner: T,
-    server: &Arc<str>,
-    link: &ClientLink,
-    progress: &Arc<ProgressRoutes>,
-    calls: &Arc<InFlight>,
-) -> Tap<Tap<T, ProgressTap>, LogTap> {
-    Tap::new(
-        Tap::new(inner, ProgressTap::new(progress.clone())),
-        LogTap::new(server.clone(), link.clone(), calls.clone()),
-    )
 }

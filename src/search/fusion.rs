@@ -13,17 +13,6 @@ use crate::catalog::EntryId;
 /// Fusion looks at the best this many tools of each ranking (more if the caller asks for
 /// more): a tool below both lists' first hundred cannot reach a page of results.
 pub(super) const FUSION_DEPTH: usize = 100;
-/// A tool that shares no word with the query is a hit only when its cosine reaches this.
-/// Min-max normalisation puts the best vector at 1 whatever it is, so without a floor every
-/// query, "zeppelin" included, would fill `limit` with the nearest unrelated tools (and
-/// `search_tools` could never say "no tools match"). Measured on the test catalogs:
-/// unrelated tools stay under 0.15, tools the query means reach 0.28 and more.
-pub(super) const VECTOR_ONLY_FLOOR: f32 = 0.2;
-/// The same floor for the transformer's cosines (all-MiniLM-L6-v2 puts unrelated short
-/// texts at 0.0-0.25 and paraphrases above 0.4). Measured with the three-way fusion
-/// (docs/search.md): 0.2 beats 0.3 by +0.013 single R@5 and +0.018 on the reference set;
-/// 0.1 adds +0.03 more on the reference set but lets unrelated tools through.
-pub(super) const MODEL_VECTOR_ONLY_FLOOR: f32 = 0.2;
 
 /// How [`fuse`] combines the two scores.
 #[derive(Debug, Clone, Copy)]

@@ -22,6 +22,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy};
 use crate::catalog::EntryId;
 
 mod analysis;
+mod boosts;
 mod collector;
 mod concepts;
 mod embedding;
@@ -30,6 +31,7 @@ mod fusion;
 mod index;
 mod named;
 mod query;
+mod ranking;
 mod semantic;
 #[cfg(test)]
 mod tests;
@@ -38,15 +40,16 @@ pub mod transformer;
 #[cfg(not(feature = "model"))]
 pub use embedding::shim as transformer;
 
+pub use boosts::{Boosts, FIT_TOP};
 pub use embedding::EmbedJob;
 pub use query::{MAX_QUERY_CHARS, MAX_QUERY_TERMS};
+pub use ranking::{Explained, Hit, Parts, Ranking, Tier};
 pub use semantic::{ModelError, Semantic, StaticModel};
 pub use transformer::Transformer;
 
+use boosts::VECTOR_ONLY_FLOOR;
 use fields::Fields;
-use fusion::{
-    FUSION_DEPTH, Fusion, MODEL_VECTOR_ONLY_FLOOR, Static, VECTOR_ONLY_FLOOR, fuse, shares,
-};
+use fusion::{FUSION_DEPTH, Fusion, Static, fuse, shares};
 use query::bounded;
 use semantic::Vectors;
 
@@ -78,200 +81,11 @@ impl Document for ToolDoc<'_> {
     }
 }
 
-/// One ranked result.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hit {
-    pub id: EntryId,
-    pub score: f32,
-}
-
-/// One ranked result and how it got there (`mcp-defer search --explain`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Explained {
-    pub id: EntryId,
-    /// The score ranked by: the fused one, or the lexical one when vectors are off.
-    pub score: f32,
-    /// BM25 score and 1-based rank in the lexical ranking (`None`: not in its first
-    /// [`FUSION_DEPTH`]).
-    pub lexical: Option<(f32, usize)>,
-    /// Cosine with the query and 1-based rank by cosine (rank `None`: below the first
-    /// [`FUSION_DEPTH`]); `None` when no vector was compared.
-    pub vector: Option<(f32, Option<usize>)>,
-    /// Each engine's part of `score` (words only: all of it is `lexical`).
-    pub parts: Parts,
-}
-
-impl Explained {
-    /// A hit whose score is the sum of its parts.
-    fn of(
-        id: EntryId,
-        parts: Parts,
-        lexical: Option<(f32, usize)>,
-        vector: Option<(f32, Option<usize>)>,
-    ) -> Explained {
-        Explained {
-            id,
-            score: parts.lexical + parts.vector + parts.statics + parts.named,
-            lexical,
-            vector,
-            parts,
-        }
-    }
-}
-
-/// The engines of a fusion: each one's share of a query's fused score ([`Ranking::shares`])
-/// or its part of one hit's score ([`Explained::parts`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Parts {
-    /// Words (BM25F, topics, exact names).
-    pub lexical: f32,
-    /// The ranking tier's cosine: the static vectors', or the transformer's.
-    pub vector: f32,
-    /// The static cosine beside the transformer's (three-way fusion).
-    pub statics: f32,
-    /// The bonus of tools holding the query's named things (see `named`).
-    pub named: f32,
-}
-
-/// Which engines ranked a query: the model reads it in `search_tools` answers, so it
-/// knows whether meaning was searched or only words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
-    /// Words only (`semantic = "off"`, or no vector could be made).
-    Words,
-    /// Words and the built-in static embeddings.
-    Static,
-    /// Words, the transformer's vectors and the static ones.
-    Transformer,
-}
-
-impl Tier {
-    /// The name `search_tools` shows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Tier::Words => "words",
-            Tier::Static => "words+static",
-            Tier::Transformer => "words+transformer",
-        }
-    }
-}
-
-/// A query's ranking and how it was made.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Ranking {
-    pub hits: Vec<Explained>,
-    pub tier: Tier,
-    /// Each engine's share of the fused score for this query.
-    pub shares: Parts,
-    /// The query's named things (words that name a tool, server or parameter, or rare
-    /// words written as names), which lift the tools holding them.
-    pub named: Vec<String>,
-    /// Tools still waiting for their transformer vector (0 without that tier): until none
-    /// is, the static tier ranks.
-    pub waiting: usize,
-    /// Whether any hit fits the query (see [`SearchIndex::fits`]); false: the hits are
-    /// only the nearest, and none does what was asked.
-    pub fits: bool,
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
     /// tantivy could not create, write or reload the in-RAM index.
     #[error("search index: {0}")]
     Index(#[from] tantivy::TantivyError),
-}
-
-/// The named-thing bonus of the transformer tier (z units). Picked on MetaTool single; see
-/// docs/search.md ("Named things") for the sweep and the held-out figures.
-const NAMED_BONUS: f32 = 1.0;
-/// The same in the static tier (min-max units): off, as 0.2 cost the reference set R@1
-/// 0.588 → 0.571 and MRR 0.687 → 0.670 at equal R@5 (docs/search.md).
-const STATIC_NAMED_BONUS: f32 = 0.0;
-/// A query is served when one of its best [`FIT_TOP`] hits reaches this transformer cosine,
-/// or holds a named thing: the floor a tool found by its vector alone needs already. 0.35
-/// turned away "note down a fact about a person", which `add_observations` serves.
-const FIT_MODEL: f32 = MODEL_VECTOR_ONLY_FLOOR;
-/// The same with the static vectors (unrelated tools stay under 0.15): 0.25 keeps the
-/// reference set's R@5 whole (0.3: 0.827 → 0.814 when obeyed; docs/search.md) but turned
-/// away "what time is it in another timezone" over mcp-server-time, so the vector-only
-/// floor.
-const FIT_STATIC: f32 = VECTOR_ONLY_FLOOR;
-/// How many of the best hits the fit signal looks at: what a model reads first.
-pub const FIT_TOP: usize = 5;
-
-/// Per-field weights of a query term's BM25 score (BM25F-style; tantivy's k1 and b are fixed,
-/// so the field layout and these weights are the tuning knobs).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Boosts {
-    pub name: f32,
-    pub name_prefix: f32,
-    pub title: f32,
-    pub description: f32,
-    pub description_plain: f32,
-    pub description_prefix: f32,
-    pub params: f32,
-    pub param_text: f32,
-    pub enums: f32,
-    pub server: f32,
-    pub server_text: f32,
-    /// Topics shared by query and tool (see `concepts`).
-    pub topics: f32,
-    /// Take each term's IDF over the whole tool rather than per field (BM25F).
-    pub shared_idf: bool,
-    /// Drop request framing words ("can you help me") from queries.
-    pub drop_filler: bool,
-    /// Share of the vector score in the fused score (0: lexical order, 1: vectors alone);
-    /// both scores are min-max normalised per query first. Unused with `Semantic::Off`.
-    pub vector: f32,
-    /// The same share for the transformer tier's vectors.
-    pub model_vector: f32,
-    /// Fuse the transformer tier's scores as z-scores (true) or min-max (false).
-    pub model_zscore: bool,
-    /// Share of the static tier's cosine (as a z-score) in the transformer tier's fusion:
-    /// three-way fusion, lexical share `1 - model_vector - model_static` (the static
-    /// share is cut to fit when the two exceed 1).
-    pub model_static: f32,
-    /// Least cosine of a tool found by the transformer's vector alone.
-    pub model_floor: f32,
-    /// Bonus (in z-score units) of a tool holding all of the query's named things, in the
-    /// transformer tier's fusion; a share of them gets the same share of it.
-    pub named: f32,
-    /// The same bonus in the static tier's fusion (min-max units: 1 is the best score).
-    pub static_named: f32,
-    /// Least transformer cosine of the best hits for the query to count as served.
-    pub fit_model: f32,
-    /// Least static cosine of the best hits for the query to count as served.
-    pub fit_static: f32,
-}
-
-impl Default for Boosts {
-    fn default() -> Self {
-        Boosts {
-            name: 1.5,
-            name_prefix: 1.0,
-            title: 2.0,
-            description: 1.0,
-            description_plain: 0.5,
-            description_prefix: 0.3,
-            params: 1.0,
-            param_text: 0.5,
-            enums: 0.5,
-            server: 1.5,
-            server_text: 0.5,
-            topics: 0.5,
-            shared_idf: true,
-            drop_filler: true,
-            vector: 0.5,
-            model_vector: 0.5,
-            model_zscore: true,
-            model_static: 0.3,
-            model_floor: MODEL_VECTOR_ONLY_FLOOR,
-            named: NAMED_BONUS,
-            static_named: STATIC_NAMED_BONUS,
-            fit_model: FIT_MODEL,
-            fit_static: FIT_STATIC,
-        }
-    }
 }
 
 struct Analyzers {

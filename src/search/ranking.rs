@@ -1,0 +1,100 @@
+//! What a query answers: ranked hits, how each got its score, and which engines ranked it
+//! (`mcp-defer search --explain`, and the tier `search_tools` shows the model).
+
+use crate::catalog::EntryId;
+
+/// One ranked result.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub id: EntryId,
+    pub score: f32,
+}
+
+/// One ranked result and how it got there (`mcp-defer search --explain`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Explained {
+    pub id: EntryId,
+    /// The score ranked by: the fused one, or the lexical one when vectors are off.
+    pub score: f32,
+    /// BM25 score and 1-based rank in the lexical ranking (`None`: not in its first
+    /// [`FUSION_DEPTH`](super::fusion::FUSION_DEPTH)).
+    pub lexical: Option<(f32, usize)>,
+    /// Cosine with the query and 1-based rank by cosine (rank `None`: below the first
+    /// [`FUSION_DEPTH`](super::fusion::FUSION_DEPTH)); `None` when no vector was compared.
+    pub vector: Option<(f32, Option<usize>)>,
+    /// Each engine's part of `score` (words only: all of it is `lexical`).
+    pub parts: Parts,
+}
+
+impl Explained {
+    /// A hit whose score is the sum of its parts.
+    pub(super) fn of(
+        id: EntryId,
+        parts: Parts,
+        lexical: Option<(f32, usize)>,
+        vector: Option<(f32, Option<usize>)>,
+    ) -> Explained {
+        Explained {
+            id,
+            score: parts.lexical + parts.vector + parts.statics + parts.named,
+            lexical,
+            vector,
+            parts,
+        }
+    }
+}
+
+/// The engines of a fusion: each one's share of a query's fused score ([`Ranking::shares`])
+/// or its part of one hit's score ([`Explained::parts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Parts {
+    /// Words (BM25F, topics, exact names).
+    pub lexical: f32,
+    /// The ranking tier's cosine: the static vectors', or the transformer's.
+    pub vector: f32,
+    /// The static cosine beside the transformer's (three-way fusion).
+    pub statics: f32,
+    /// The bonus of tools holding the query's named things (see `named`).
+    pub named: f32,
+}
+
+/// Which engines ranked a query: the model reads it in `search_tools` answers, so it
+/// knows whether meaning was searched or only words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Words only (`semantic = "off"`, or no vector could be made).
+    Words,
+    /// Words and the built-in static embeddings.
+    Static,
+    /// Words, the transformer's vectors and the static ones.
+    Transformer,
+}
+
+impl Tier {
+    /// The name `search_tools` shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Words => "words",
+            Tier::Static => "words+static",
+            Tier::Transformer => "words+transformer",
+        }
+    }
+}
+
+/// A query's ranking and how it was made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranking {
+    pub hits: Vec<Explained>,
+    pub tier: Tier,
+    /// Each engine's share of the fused score for this query.
+    pub shares: Parts,
+    /// The query's named things (words that name a tool, server or parameter, or rare
+    /// words written as names), which lift the tools holding them.
+    pub named: Vec<String>,
+    /// Tools still waiting for their transformer vector (0 without that tier): until none
+    /// is, the static tier ranks.
+    pub waiting: usize,
+    /// Whether any hit fits the query (see [`SearchIndex::fits`](super::SearchIndex::fits)); false: the hits are
+    /// only the nearest, and none does what was asked.
+    pub fits: bool,
+}
