@@ -35,7 +35,7 @@ async fn rmcp_client_loads_and_calls_a_real_npm_server_tool() {
     let session = Session::start(&setup.file("servers.toml")).await;
     let before = session.list().await;
     let found = session
-        .call("search_tools", json!({"query": "add two numbers together"}))
+        .search(json!({"query": "add two numbers together"}))
         .await;
     let top = structured(&found)["tools"][0]["name"]
         .as_str()

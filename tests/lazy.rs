@@ -166,9 +166,7 @@ async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
         crate::util::toml_str(&time)
     ));
     let session = start(&dir).await;
-    session
-        .call("search_tools", json!({"query": "current time"}))
-        .await;
+    session.search(json!({"query": "current time"})).await;
     session.close().await;
 
     let session = start(&dir).await;

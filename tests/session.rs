@@ -185,6 +185,23 @@ impl Session {
             .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
     }
 
+    /// `search_tools` as a model is told to use it: a search answers within a few seconds
+    /// with what is indexed and names the servers still starting ("Search again shortly"),
+    /// so a real server slow to start on a loaded machine is searched again (60 s at most).
+    pub async fn search(&self, arguments: Value) -> CallToolResult {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let found = self.call("search_tools", arguments.clone()).await;
+            let starting = structured(&found)["starting"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty());
+            if !starting || tokio::time::Instant::now() >= deadline {
+                return found;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        }
+    }
+
     pub async fn try_call(
         &self,
         name: &str,
