@@ -62,6 +62,12 @@
 //! on [`server_tool::ServerTool`]s); `exposure` never imports `search`; `config`,
 //! `downstream` and `ingest` never import `server`; no two modules import each other.
 //! They keep each module testable alone; `.ci/check-imports` holds them.
+//!
+//! The public modules are the ones the binary, the tests and the benches use; everything
+//! else is `pub(crate)`, and `unreachable_pub` (denied in CI's clippy) keeps a `pub` from
+//! creeping into a private module.
+
+#![warn(unreachable_pub)]
 
 pub mod catalog;
 pub mod cli;

@@ -15,13 +15,13 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// Default of `[settings] max_message_bytes`: rmcp's own line limit, so nothing that worked
 /// before is refused now.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub(crate) const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an over-long line is kept to find its id in.
 const HEAD_BYTES: usize = 4096;
 
 /// One line of input.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     /// A complete line, without its newline.
     Text(Vec<u8>),
     /// A line over the limit, drained: its size and its first bytes.
@@ -34,7 +34,7 @@ pub enum Line {
 /// first, so the part of a line read so far lives here, not in the future, and the next
 /// call goes on from it. (A line split across two reads was lost otherwise: a request
 /// without an answer, under load.)
-pub struct LineReader<R> {
+pub(crate) struct LineReader<R> {
     reader: R,
     max: usize,
     /// The line so far (its first `HEAD_BYTES` once it is over the limit).
@@ -44,7 +44,7 @@ pub struct LineReader<R> {
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
-    pub fn new(reader: R, max: usize) -> LineReader<R> {
+    pub(crate) fn new(reader: R, max: usize) -> LineReader<R> {
         LineReader {
             reader,
             max,
@@ -54,7 +54,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 
     /// The longest line read whole.
-    pub fn max(&self) -> usize {
+    pub(crate) fn max(&self) -> usize {
         self.max
     }
 
@@ -62,7 +62,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     ///
     /// # Errors
     /// The reader's I/O errors.
-    pub async fn next(&mut self) -> std::io::Result<Option<Line>> {
+    pub(crate) async fn next(&mut self) -> std::io::Result<Option<Line>> {
         loop {
             // The one await: `fill_buf` consumes nothing, so dropping the future here loses
             // nothing; what follows up to `consume` runs without yielding.
@@ -113,7 +113,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
 /// `text` with every lone UTF-16 surrogate escape (`\ud83d` without its pair, which
 /// JavaScript's `JSON.stringify` writes for a cut emoji) replaced by `\ufffd`, so the message
 /// parses and the damage is visible. Paired surrogates and escaped backslashes are untouched.
-pub fn repair_surrogates(text: &str) -> Cow<'_, str> {
+pub(crate) fn repair_surrogates(text: &str) -> Cow<'_, str> {
     if !text.contains("\\u") && !text.contains("\\U") {
         return Cow::Borrowed(text);
     }
@@ -169,7 +169,7 @@ fn escape_at(bytes: &[u8], at: usize) -> Option<u32> {
 }
 
 /// A JSON-RPC id value, when it is one (a string or an integer).
-pub fn id_of(value: &Value) -> Option<RequestId> {
+pub(crate) fn id_of(value: &Value) -> Option<RequestId> {
     match value {
         Value::String(s) => Some(NumberOrString::String(s.as_str().into())),
         Value::Number(n) => n.as_i64().map(NumberOrString::Number),
@@ -180,7 +180,7 @@ pub fn id_of(value: &Value) -> Option<RequestId> {
 /// The id of a message that did not parse, read from its text: the value of an `"id"` key at
 /// the top level of the object, if it is complete there. Best effort, never wrong about
 /// nesting: keys inside nested objects and strings are skipped.
-pub fn scan_id(text: &[u8]) -> Option<RequestId> {
+pub(crate) fn scan_id(text: &[u8]) -> Option<RequestId> {
     let text = String::from_utf8_lossy(text);
     let bytes = text.as_bytes();
     let mut depth = 0i32;

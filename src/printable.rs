@@ -10,13 +10,13 @@ use std::borrow::Cow;
 /// `text` with every control character escaped except newline and tab, which multi-line
 /// output (a log line, an error with a server's stderr) keeps. Borrowed when there was
 /// nothing to escape.
-pub fn printable(text: &str) -> Cow<'_, str> {
+pub(crate) fn printable(text: &str) -> Cow<'_, str> {
     escape(text, |c| c == '\n' || c == '\t')
 }
 
 /// `text` as one line: as [`printable`], with newlines and tabs escaped too, for a table
 /// cell or a line that must stay one.
-pub fn one_line(text: &str) -> Cow<'_, str> {
+pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
     escape(text, |_| false)
 }
 

@@ -12,10 +12,10 @@ use std::sync::RwLock;
 
 mod json;
 
-pub use json::RedactingJsonStderr;
+pub(crate) use json::RedactingJsonStderr;
 
 /// What replaces a secret.
-pub const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Shorter registered values are not masked: `TZ = "UTC"` or `DEBUG = "1"` would blank out
 /// ordinary words everywhere, and a real key is longer than this.
@@ -43,7 +43,7 @@ static SECRETS: RwLock<Vec<String>> = RwLock::new(Vec::new());
 
 /// Masks `value` wherever [`redact`] sees it from now on (values too short to be a key are
 /// ignored: see [`MIN_SECRET_LEN`]).
-pub fn register_secret(value: &str) {
+pub(crate) fn register_secret(value: &str) {
     let value = value.trim();
     if value.len() < MIN_SECRET_LEN {
         return;
@@ -58,7 +58,7 @@ pub fn register_secret(value: &str) {
 
 /// `text` with every credential masked: registered secret values, URL userinfo, secret-named
 /// query parameters and `Bearer` tokens. Borrowed when there was nothing to mask.
-pub fn redact(text: &str) -> Cow<'_, str> {
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
     {
         let secrets = SECRETS.read().unwrap_or_else(|p| p.into_inner());
@@ -147,7 +147,7 @@ fn bare_userinfo(text: &str) -> Option<String> {
 /// token as the user: `https://TOKEN@host`) as secrets, as written and percent-decoded:
 /// an HTTP client may log them in any shape (a pool key without the scheme, a decoded
 /// basic-auth pair), and the shape rules cannot know every one.
-pub fn register_url_credentials(url: &str) {
+pub(crate) fn register_url_credentials(url: &str) {
     let Some((_, rest)) = url.split_once("://") else {
         return;
     };
@@ -280,7 +280,7 @@ fn is_quote(c: char) -> bool {
 /// no log line at any level (ours, rmcp's, reqwest's, a child's stderr) carries a secret,
 /// nor a control character the terminal would act on.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RedactingStderr;
+pub(crate) struct RedactingStderr;
 
 impl std::io::Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

@@ -131,7 +131,7 @@ impl<'de> Deserialize<'de> for ServerTool {
 /// Fields of a tool definition that rmcp's `Tool` does not carry, by name: 2025-11-25's
 /// `execution` (`{"taskSupport": ...}`, SEP-1686) and whatever later revisions add. Kept
 /// beside the parsed tool so the client is shown the tool as its server listed it.
-pub type Extra = serde_json::Map<String, Value>;
+pub(crate) type Extra = serde_json::Map<String, Value>;
 
 /// The fields `Tool` knows, as they are spelled on the wire.
 const TOOL_FIELDS: &[&str] = &[
@@ -146,7 +146,7 @@ const TOOL_FIELDS: &[&str] = &[
 ];
 
 /// The fields of the tool definition `raw` that `Tool` would drop.
-pub fn split_extra(raw: &Value) -> Extra {
+pub(crate) fn split_extra(raw: &Value) -> Extra {
     raw.as_object()
         .map(|object| {
             object
@@ -159,7 +159,7 @@ pub fn split_extra(raw: &Value) -> Extra {
 }
 
 /// The JSON text of `tool` with `extra` after its own fields.
-pub fn with_extra(tool: &Tool, extra: Extra) -> String {
+pub(crate) fn with_extra(tool: &Tool, extra: Extra) -> String {
     // A `Tool` is strings, numbers and JSON objects: it always serializes, as an object.
     let mut value = serde_json::to_value(tool).unwrap_or_default();
     if let Value::Object(object) = &mut value {

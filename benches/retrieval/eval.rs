@@ -9,7 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
-pub struct Server {
+pub(super) struct Server {
     pub server: String,
     #[serde(default)]
     pub description: String,
@@ -17,18 +17,18 @@ pub struct Server {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct Query {
+pub(super) struct Query {
     pub id: String,
     pub query: String,
     pub relevant: Vec<(String, String)>,
 }
 
-pub fn load_servers(path: &Path) -> Result<Vec<Server>, String> {
+pub(super) fn load_servers(path: &Path) -> Result<Vec<Server>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-pub fn load_queries(path: &Path) -> Result<Vec<Query>, String> {
+pub(super) fn load_queries(path: &Path) -> Result<Vec<Query>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     text.lines()
         .enumerate()
@@ -41,7 +41,7 @@ pub fn load_queries(path: &Path) -> Result<Vec<Query>, String> {
 
 /// Averages over queries.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Metrics {
+pub(super) struct Metrics {
     pub queries: usize,
     pub r1: f64,
     pub r5: f64,
@@ -53,7 +53,7 @@ pub struct Metrics {
 
 /// Which ranked positions are hits: a pair in `relevant`, or ("equiv") a pair whose tool name
 /// equals a relevant tool name on another server. Each relevant pair is matched at most once.
-pub fn hits(ranked: &[(String, String)], relevant: &[(String, String)]) -> Vec<bool> {
+pub(super) fn hits(ranked: &[(String, String)], relevant: &[(String, String)]) -> Vec<bool> {
     let mut used = vec![false; relevant.len()];
     ranked
         .iter()
@@ -79,7 +79,7 @@ pub fn hits(ranked: &[(String, String)], relevant: &[(String, String)]) -> Vec<b
         .collect()
 }
 
-pub fn evaluate(
+pub(super) fn evaluate(
     queries: &[Query],
     mut search: impl FnMut(&str) -> Vec<(String, String)>,
 ) -> Metrics {

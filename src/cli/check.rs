@@ -16,7 +16,7 @@ use crate::config::{AlwaysLoad, Config};
 use crate::downstream::{ChildEnv, Pool, ServerState};
 use crate::ingest::Registry;
 
-pub fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub(super) fn run(config: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let config = Arc::new(load_config(config)?);
     runtime()?.block_on(check(&config))
 }

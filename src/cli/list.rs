@@ -14,7 +14,7 @@ use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::downstream::ServerState;
 
-pub fn run(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+pub(super) fn run(config: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let config = Arc::new(load_config(config)?);
     runtime()?.block_on(list(&config, json))
 }

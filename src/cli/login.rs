@@ -16,7 +16,7 @@ use crate::oauth::{Prompt, Target, TokenFile};
 const DEFAULT_TIMEOUT_SEC: u64 = 300;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// The server's name in the config (`[mcp_servers.<name>]`); it must have a `url`.
     server: String,
     /// The servers.toml to use [default: $MCP_DEFER_CONFIG, ./servers.toml,
@@ -32,7 +32,7 @@ pub struct Args {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct LogoutArgs {
+pub(super) struct LogoutArgs {
     /// The server's name in the config.
     server: String,
     /// The servers.toml to use [default: $MCP_DEFER_CONFIG, ./servers.toml,
@@ -58,7 +58,7 @@ fn http_server<'c>(config: &'c Config, name: &str) -> anyhow::Result<(&'c str, &
     }
 }
 
-pub fn login(args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn login(args: Args) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config)?;
     let (url, client) = http_server(&config, &args.server)?;
     let file = TokenFile::default_location()?;
@@ -90,7 +90,7 @@ pub fn login(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn logout(args: LogoutArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn logout(args: LogoutArgs) -> anyhow::Result<ExitCode> {
     let config = load_config(args.config)?;
     let (url, _) = http_server(&config, &args.server)?;
     let file = TokenFile::default_location()?;

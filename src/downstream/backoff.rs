@@ -7,13 +7,13 @@
 use std::time::Duration;
 
 /// First restart delay: fast enough that a one-off crash is barely noticed.
-pub const DEFAULT_MIN_DELAY: Duration = Duration::from_millis(250);
+pub(super) const DEFAULT_MIN_DELAY: Duration = Duration::from_millis(250);
 /// Longest delay: a server that keeps crashing is retried twice a minute, not hammered.
-pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(30);
+pub(super) const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(30);
 /// Up to half of each delay is random, so servers that died together do not restart in lockstep.
-pub const DEFAULT_JITTER: f64 = 0.5;
+pub(super) const DEFAULT_JITTER: f64 = 0.5;
 /// A connection that stayed up this long counts as healthy: the next crash starts over.
-pub const DEFAULT_HEALTHY_AFTER: Duration = Duration::from_secs(120);
+pub(super) const DEFAULT_HEALTHY_AFTER: Duration = Duration::from_secs(120);
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum InvalidBackoff {

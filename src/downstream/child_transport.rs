@@ -19,7 +19,7 @@ use super::tasks::RawAnswers;
 use crate::lines::{Line, LineReader, repair_surrogates, scan_id};
 
 /// One stdio server's connection.
-pub struct ChildTransport {
+pub(super) struct ChildTransport {
     reader: LineReader<BufReader<ChildStdout>>,
     /// Lines for the writer task; `None` once closed, which closes the child's stdin.
     out: Option<mpsc::UnboundedSender<Vec<u8>>>,
@@ -29,7 +29,7 @@ pub struct ChildTransport {
 
 /// Why a message could not reach the server.
 #[derive(Debug, thiserror::Error)]
-pub enum ChildTransportError {
+pub(super) enum ChildTransportError {
     #[error("the server's stdin is closed")]
     Closed,
     #[error("cannot encode a message: {0}")]
@@ -39,7 +39,7 @@ pub enum ChildTransportError {
 impl ChildTransport {
     /// Frames the child's pipes with answers of at most `max` bytes. Writing runs on its own
     /// task, so a server that stops reading never blocks a caller.
-    pub fn new(stdin: ChildStdin, stdout: ChildStdout, max: usize) -> ChildTransport {
+    pub(super) fn new(stdin: ChildStdin, stdout: ChildStdout, max: usize) -> ChildTransport {
         let (out, lines) = mpsc::unbounded_channel();
         tokio::spawn(write_lines(stdin, lines));
         ChildTransport {

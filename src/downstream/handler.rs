@@ -36,13 +36,13 @@ use super::upstream::{ClientLink, InFlight, input_method};
 
 /// Which of a server's lists changed and must be fetched again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Relist {
+pub(super) enum Relist {
     Tools,
     Prompts,
     Resources,
 }
 
-pub struct Handler {
+pub(super) struct Handler {
     pub server: Arc<str>,
     /// The server's position in the config, for the events it sends.
     pub index: usize,

@@ -4,7 +4,7 @@
 
 /// The install hint for a missing `command`, as " (install ...)", or "" for a command we
 /// know nothing about. Matches the program's file name, so `/usr/local/bin/npx` counts.
-pub fn hint(command: &str) -> &'static str {
+pub(super) fn hint(command: &str) -> &'static str {
     let program = std::path::Path::new(command)
         .file_name()
         .and_then(|n| n.to_str())

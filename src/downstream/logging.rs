@@ -77,14 +77,14 @@ async fn set_level(peer: &rmcp::Peer<RoleClient>, server: &str, level: LoggingLe
 
 /// The hook that hands each `notifications/message` to the client as it is read (see the
 /// module doc); every message still goes on to rmcp.
-pub struct LogTap {
+pub(super) struct LogTap {
     server: Arc<str>,
     link: ClientLink,
     calls: Arc<InFlight>,
 }
 
 impl LogTap {
-    pub fn new(server: Arc<str>, link: ClientLink, calls: Arc<InFlight>) -> LogTap {
+    pub(super) fn new(server: Arc<str>, link: ClientLink, calls: Arc<InFlight>) -> LogTap {
         LogTap {
             server,
             link,

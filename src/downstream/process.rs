@@ -29,7 +29,7 @@ const CAUSE_LINES: usize = 8;
 const TERM_GRACE: Duration = Duration::from_millis(1000);
 
 /// A spawned stdio server, before the handshake.
-pub struct Spawned {
+pub(super) struct Spawned {
     pub transport: ChildTransport,
     pub group: GroupGuard,
     pub exit: watch::Receiver<Option<ExitStatus>>,
@@ -38,7 +38,7 @@ pub struct Spawned {
 
 /// Why a spawn failed. `NotFound` is its own kind: restarting will not make a command appear.
 #[derive(Debug, thiserror::Error)]
-pub enum SpawnError {
+pub(super) enum SpawnError {
     #[error("command not found: {command}{}", super::launcher::hint(command))]
     NotFound { command: String },
     #[error("working directory {} does not exist", cwd.display())]
@@ -55,7 +55,7 @@ pub enum SpawnError {
 /// [`SpawnError::NotFound`] when the executable does not exist (ENOENT),
 /// [`SpawnError::NotExecutable`] when it is not a program we may run (EACCES, ENOEXEC),
 /// else `Io`.
-pub fn spawn(
+pub(super) fn spawn(
     command: &str,
     args: &[String],
     env: &ChildEnv,
@@ -161,7 +161,7 @@ pub fn spawn(
 }
 
 /// "exited with code 3", "killed by signal 9".
-pub fn describe_exit(status: ExitStatus) -> String {
+pub(super) fn describe_exit(status: ExitStatus) -> String {
     match (status.code(), crate::platform::exit_signal(status)) {
         (Some(code), _) => format!("exited with code {code}"),
         (None, Some(signal)) => format!("killed by signal {signal}"),
@@ -171,7 +171,7 @@ pub fn describe_exit(status: ExitStatus) -> String {
 
 /// The last lines the child wrote to stderr, capped at [`STDERR_CAP_BYTES`].
 #[derive(Debug, Clone)]
-pub struct StderrLog {
+pub(super) struct StderrLog {
     inner: Arc<Mutex<StderrLines>>,
     /// True once stderr reached end of file.
     done: watch::Receiver<bool>,
@@ -200,14 +200,14 @@ impl StderrLog {
 
     /// Waits up to `max` for the child's last words: its exit status can arrive before the
     /// final lines are read, and a grandchild may hold the pipe open forever.
-    pub async fn drained(&self, max: Duration) {
+    pub(super) async fn drained(&self, max: Duration) {
         let mut done = self.done.clone();
         let _ = tokio::time::timeout(max, done.wait_for(|d| *d)).await;
     }
 
     /// The last few lines, joined for a one-line cause, with the line that explains
     /// (see [`super::stderr_cause`]); `None` when silent.
-    pub fn tail(&self) -> Option<String> {
+    pub(super) fn tail(&self) -> Option<String> {
         let inner = self.inner.lock().ok()?;
         super::stderr_cause::cause(inner.lines.iter().map(String::as_str), CAUSE_LINES)
     }
@@ -302,20 +302,20 @@ impl ChildWrapper for RecordingChild {
 /// Terminating it reaches grandchildren that outlived their parent; dropping it without
 /// [`GroupGuard::terminate`] kills the tree at once.
 #[derive(Debug)]
-pub struct GroupGuard {
+pub(super) struct GroupGuard {
     tree: Option<crate::platform::Tree>,
     signalled: Arc<AtomicBool>,
 }
 
 impl GroupGuard {
     /// Whether we signalled the child (to stop it) before it exited.
-    pub fn signalled_by_us(&self) -> bool {
+    pub(super) fn signalled_by_us(&self) -> bool {
         self.signalled.load(Ordering::Relaxed)
     }
 
     /// SIGTERM to the group, up to [`TERM_GRACE`] for it to empty, then SIGKILL (Windows:
     /// the job is terminated).
-    pub async fn terminate(mut self) {
+    pub(super) async fn terminate(mut self) {
         self.signalled.store(true, Ordering::Relaxed);
         let Some(mut tree) = self.tree.take() else {
             return;

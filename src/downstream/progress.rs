@@ -41,7 +41,7 @@ const EARLY_CAP: usize = 1024;
 /// Where each in-flight call's progress goes, by the progress token rmcp put on the
 /// downstream request.
 #[derive(Debug, Default)]
-pub struct ProgressRoutes(Mutex<HashMap<ProgressToken, Slot>>);
+pub(super) struct ProgressRoutes(Mutex<HashMap<ProgressToken, Slot>>);
 
 #[derive(Debug)]
 enum Slot {
@@ -52,7 +52,7 @@ enum Slot {
 
 impl ProgressRoutes {
     /// The call's route for `token`; progress that arrived before it goes first.
-    pub fn insert(&self, token: ProgressToken, route: ProgressRoute) {
+    pub(super) fn insert(&self, token: ProgressToken, route: ProgressRoute) {
         let Ok(mut map) = self.0.lock() else { return };
         if let Some(Slot::Expected(early)) = map.remove(&token) {
             for mut params in early {
@@ -64,7 +64,7 @@ impl ProgressRoutes {
     }
 
     /// The call is over (every request removes its token, routed or not).
-    pub fn remove(&self, token: &ProgressToken) {
+    pub(super) fn remove(&self, token: &ProgressToken) {
         if let Ok(mut map) = self.0.lock() {
             map.remove(token);
         }
@@ -100,12 +100,12 @@ impl ProgressRoutes {
 }
 
 /// The hook that routes progress as it is read (see the module doc).
-pub struct ProgressTap {
+pub(super) struct ProgressTap {
     routes: Arc<ProgressRoutes>,
 }
 
 impl ProgressTap {
-    pub fn new(routes: Arc<ProgressRoutes>) -> ProgressTap {
+    pub(super) fn new(routes: Arc<ProgressRoutes>) -> ProgressTap {
         ProgressTap { routes }
     }
 }

@@ -21,11 +21,11 @@ use tokio::sync::mpsc;
 use super::cause::chain;
 
 /// Where the cause of a broken connection is left for the supervisor.
-pub type BrokenCause = Arc<Mutex<Option<Broken>>>;
+pub(super) type BrokenCause = Arc<Mutex<Option<Broken>>>;
 
 /// Why an HTTP connection ended by itself; the first one seen is kept.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum Broken {
+pub(super) enum Broken {
     /// The server answered an error without an id: it no longer knows our session.
     #[error("the server refused the session: {0}")]
     Refused(String),
@@ -34,7 +34,7 @@ pub enum Broken {
     SendFailed(String),
 }
 
-pub struct SessionWatch<T> {
+pub(super) struct SessionWatch<T> {
     inner: T,
     failed_tx: mpsc::UnboundedSender<(Option<rmcp::model::RequestId>, String)>,
     failed: mpsc::UnboundedReceiver<(Option<rmcp::model::RequestId>, String)>,
@@ -45,7 +45,7 @@ pub struct SessionWatch<T> {
 
 impl<T> SessionWatch<T> {
     /// Wraps `inner`; `cause` receives the first send failure.
-    pub fn new(inner: T, cause: BrokenCause) -> SessionWatch<T> {
+    pub(super) fn new(inner: T, cause: BrokenCause) -> SessionWatch<T> {
         let (failed_tx, failed) = mpsc::unbounded_channel();
         SessionWatch {
             inner,

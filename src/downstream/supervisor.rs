@@ -93,7 +93,7 @@ struct Connection {
 }
 
 impl Supervisor {
-    pub async fn run(mut self) {
+    pub(super) async fn run(mut self) {
         let mut restarts = Restarts::new(Backoff::default(), DEFAULT_HEALTHY_AFTER);
         let mut rng = SplitMix::from_time(self.index as u64);
         // A lazy server with a cached list waits for its first call; without one, it

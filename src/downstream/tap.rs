@@ -26,13 +26,13 @@ pub(crate) trait Hook: Send {
 }
 
 /// A client transport that shows every message to its [`Hook`]; the rest is `inner`'s.
-pub struct Tap<T, H> {
+pub(super) struct Tap<T, H> {
     inner: T,
     hook: H,
 }
 
 impl<T, H> Tap<T, H> {
-    pub fn new(inner: T, hook: H) -> Tap<T, H> {
+    pub(super) fn new(inner: T, hook: H) -> Tap<T, H> {
         Tap { inner, hook }
     }
 }

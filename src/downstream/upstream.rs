@@ -170,7 +170,7 @@ struct Entry {
 impl InFlight {
     /// Records a call before its request is sent, so a server request that races the
     /// answer to `send` still finds it. The call is forgotten when the guard drops.
-    pub fn begin(self: &Arc<Self>, origin: CallOrigin) -> InFlightGuard {
+    pub(super) fn begin(self: &Arc<Self>, origin: CallOrigin) -> InFlightGuard {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.lock().push(Entry {
@@ -190,7 +190,7 @@ impl InFlight {
     /// (a server usually asks at the start of a call). For a legacy client a wrong pick
     /// changes nothing the client sees over stdio; for a 2026-07-28 client the request
     /// rides the result of another of its pending calls, and its answer still resolves it.
-    pub fn origin(&self, stream: Option<&InboundStreamOrigin>) -> Option<CallOrigin> {
+    pub(super) fn origin(&self, stream: Option<&InboundStreamOrigin>) -> Option<CallOrigin> {
         let calls = self.lock();
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = stream
             && let Some(entry) = calls.iter().find(|e| e.request.as_ref() == Some(id))
@@ -215,7 +215,7 @@ pub(crate) struct InFlightGuard {
 
 impl InFlightGuard {
     /// Notes the id our request went out with.
-    pub fn sent(&self, id: RequestId) {
+    pub(super) fn sent(&self, id: RequestId) {
         if let Some(entry) = self.calls.lock().iter_mut().find(|e| e.key == self.key) {
             entry.request = Some(id);
         }

@@ -14,14 +14,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// The path the authorization server redirects to.
-pub const CALLBACK_PATH: &str = "/callback";
+pub(crate) const CALLBACK_PATH: &str = "/callback";
 /// The most of a request we read: a request line with a long code and state fits easily.
 const MAX_REQUEST_BYTES: usize = 16 * 1024;
 /// How long one connection may take to send its request line.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
-pub enum CallbackError {
+pub(crate) enum CallbackError {
     #[error("cannot listen on 127.0.0.1 for the login callback: {0}")]
     Bind(std::io::Error),
     #[error(
@@ -34,7 +34,7 @@ pub enum CallbackError {
 }
 
 /// A bound listener and the redirect URI that reaches it.
-pub struct Callback {
+pub(crate) struct Callback {
     listener: TcpListener,
     redirect_uri: String,
 }
@@ -47,7 +47,7 @@ impl Callback {
     /// # Errors
     /// [`CallbackError::Bind`] when no loopback socket can be opened,
     /// [`CallbackError::PortInUse`] when the fixed port is taken.
-    pub async fn bind(port: Option<u16>) -> Result<Callback, CallbackError> {
+    pub(crate) async fn bind(port: Option<u16>) -> Result<Callback, CallbackError> {
         let listener = TcpListener::bind(("127.0.0.1", port.unwrap_or(0)))
             .await
             .map_err(|e| match (port, e.kind()) {
@@ -68,7 +68,7 @@ impl Callback {
         })
     }
 
-    pub fn redirect_uri(&self) -> &str {
+    pub(crate) fn redirect_uri(&self) -> &str {
         &self.redirect_uri
     }
 
@@ -78,7 +78,7 @@ impl Callback {
     ///
     /// # Errors
     /// [`CallbackError::Timeout`] when nothing came back within `timeout`.
-    pub async fn wait(
+    pub(crate) async fn wait(
         self,
         server: &str,
         state: &str,

@@ -23,7 +23,7 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Why a login failed. Texts name the server's URL and the step, never a token.
 #[derive(Debug, thiserror::Error)]
-pub enum LoginError {
+pub(crate) enum LoginError {
     // The cause is the error's `source`, which `{:#}` prints after the message: naming it
     // in the message too printed it twice (a whole HTML page, twice, for a server that
     // answers discovery with one).
@@ -45,12 +45,12 @@ pub enum LoginError {
 
 /// The authorization URL is ready: show it to the user (and open a browser if one is
 /// there). Called once, before the wait for the callback.
-pub trait Prompt {
+pub(crate) trait Prompt {
     fn show(&mut self, authorization_url: &str, redirect_uri: &str);
 }
 
 /// One server to log in to.
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     pub name: &'a str,
     pub url: &'a str,
     pub client: &'a OAuthClient,
@@ -60,7 +60,7 @@ pub struct Target<'a> {
 ///
 /// # Errors
 /// Each step's failure as a [`LoginError`] naming the step.
-pub async fn login(
+pub(crate) async fn login(
     target: &Target<'_>,
     file: &TokenFile,
     timeout: Duration,
@@ -205,7 +205,7 @@ async fn challenge(url: &str) -> Option<String> {
 /// # Errors
 /// The token file is unreadable, or discovery (which finds the token endpoint for
 /// refreshing) failed.
-pub async fn stored_session(
+pub(crate) async fn stored_session(
     url: &str,
     client: &OAuthClient,
     file: &TokenFile,

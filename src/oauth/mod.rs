@@ -12,14 +12,14 @@
 //! Tokens never reach a log line, an error, `check`'s output or the model: each one read
 //! or received is registered with [`crate::redact`]. Depends on `config` only.
 
-pub mod callback;
-pub mod login;
-pub mod store;
+pub(crate) mod callback;
+pub(crate) mod login;
+pub(crate) mod store;
 
-pub use login::{Prompt, Target, login, stored_session};
-pub use store::TokenFile;
+pub(crate) use login::{Prompt, Target, login, stored_session};
+pub(crate) use store::TokenFile;
 
 /// The sentence the user and the model read for a server that needs a login.
-pub fn needs_login(server: &str) -> String {
+pub(crate) fn needs_login(server: &str) -> String {
     format!("needs login: run `mcp-defer login {server}`")
 }

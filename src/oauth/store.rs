@@ -21,7 +21,7 @@ const FILE_NAME: &str = "oauth.json";
 
 /// Why the token file could not be used. Never carries a token.
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub(crate) enum StoreError {
     #[error("no place for the token file: set XDG_DATA_HOME or HOME (LOCALAPPDATA on Windows)")]
     NoDataDir,
     #[error("cannot read {path}: {source}")]
@@ -41,7 +41,7 @@ pub enum StoreError {
 /// One server's login: what rmcp stores, plus what it needs to refresh that it does not
 /// keep (a dynamically registered client's secret and redirect URI).
 #[derive(Clone, Serialize, Deserialize)]
-pub struct Login {
+pub(crate) struct Login {
     pub credentials: StoredCredentials,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
@@ -80,7 +80,7 @@ impl Login {
 /// The token file. Cheap to clone; every operation re-reads it, so a `login` in one
 /// process is seen by a `serve` in another.
 #[derive(Debug, Clone)]
-pub struct TokenFile {
+pub(crate) struct TokenFile {
     path: PathBuf,
 }
 
@@ -90,16 +90,16 @@ impl TokenFile {
     ///
     /// # Errors
     /// [`StoreError::NoDataDir`] when the OS gives no data directory (no home).
-    pub fn default_location() -> Result<TokenFile, StoreError> {
+    pub(crate) fn default_location() -> Result<TokenFile, StoreError> {
         let data = crate::platform::dirs::data_dir().ok_or(StoreError::NoDataDir)?;
         Ok(TokenFile::at(data.join(FILE_NAME)))
     }
 
-    pub fn at(path: PathBuf) -> TokenFile {
+    pub(crate) fn at(path: PathBuf) -> TokenFile {
         TokenFile { path }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -168,7 +168,7 @@ impl TokenFile {
     ///
     /// # Errors
     /// The file cannot be read or is not one we wrote.
-    pub fn load(&self, url: &str) -> Result<Option<Login>, StoreError> {
+    pub(crate) fn load(&self, url: &str) -> Result<Option<Login>, StoreError> {
         Ok(self.read_all()?.remove(url))
     }
 
@@ -176,7 +176,7 @@ impl TokenFile {
     ///
     /// # Errors
     /// The file cannot be read or written.
-    pub fn save(&self, url: &str, login: Login) -> Result<(), StoreError> {
+    pub(crate) fn save(&self, url: &str, login: Login) -> Result<(), StoreError> {
         login.register_secrets();
         let mut all = self.read_all()?;
         all.insert(url.to_owned(), login);
@@ -187,7 +187,7 @@ impl TokenFile {
     ///
     /// # Errors
     /// The file cannot be read or written.
-    pub fn remove(&self, url: &str) -> Result<bool, StoreError> {
+    pub(crate) fn remove(&self, url: &str) -> Result<bool, StoreError> {
         let mut all = self.read_all()?;
         let had = all.remove(url).is_some();
         if had {
@@ -200,7 +200,7 @@ impl TokenFile {
 /// rmcp's view of one server's entry in the token file: what the authorization manager
 /// loads before a request and saves after a refresh. The extra fields of [`Login`] are
 /// kept as they are.
-pub struct ServerCredentials {
+pub(crate) struct ServerCredentials {
     pub file: TokenFile,
     pub url: String,
 }

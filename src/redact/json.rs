@@ -80,7 +80,7 @@ fn mask(value: &mut Value, secret: bool) -> bool {
 
 /// [`super::RedactingStderr`] for JSON lines: each line masked by [`redact_json_lines`].
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RedactingJsonStderr;
+pub(crate) struct RedactingJsonStderr;
 
 impl std::io::Write for RedactingJsonStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

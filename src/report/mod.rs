@@ -17,17 +17,17 @@ mod time;
 /// A cache loss smaller than this is not called a re-write: providers cache nothing below
 /// 1024 tokens (Anthropic's minimum for Sonnet/Opus, OpenAI's automatic caching minimum),
 /// so smaller drops are noise from moving breakpoints, not a re-billed prefix.
-pub const MIN_REWRITE_TOKENS: u64 = 1024;
+pub(crate) const MIN_REWRITE_TOKENS: u64 = 1024;
 
 /// How long a cached prefix lives when the transcript does not say: Anthropic's default
 /// ephemeral TTL, and the low end of OpenAI's in-memory retention. A re-write after a
 /// longer pause may be plain expiry, and is labelled so.
-pub const DEFAULT_CACHE_TTL_SECS: u64 = 5 * 60;
+pub(crate) const DEFAULT_CACHE_TTL_SECS: u64 = 5 * 60;
 
 /// Which client wrote a transcript; decides what "cached after a request" means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Client {
+pub(crate) enum Client {
     /// Anthropic: the prefix up to the last cache breakpoint is cached (read + written).
     Claude,
     /// OpenAI: automatic prefix caching of the whole prompt.
@@ -35,7 +35,7 @@ pub enum Client {
 }
 
 impl Client {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Client::Claude => "claude",
             Client::Codex => "codex",
@@ -46,7 +46,7 @@ impl Client {
 /// Something that changed the tools the model sees, seen between two requests.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ToolChange {
+pub(crate) enum ToolChange {
     /// mcp-defer's `select_tools` answered (it appends tools and sends list_changed).
     SelectTools { names: Vec<String> },
     /// The client's own tool search loaded schemas (Claude Code `ToolSearch`, Codex
@@ -68,7 +68,7 @@ pub enum ToolChange {
 
 impl ToolChange {
     /// One short phrase for the table.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let list = |names: &[String]| {
             let mut text = names.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
             if names.len() > 3 {
@@ -101,7 +101,7 @@ impl ToolChange {
 
 /// One model request, as the provider's usage reported it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Request {
+pub(crate) struct Request {
     /// When the client logged it (RFC 3339), if it did.
     pub timestamp: Option<String>,
     /// Input tokens billed at the full rate: neither read from the cache nor written to it.
@@ -122,14 +122,14 @@ pub struct Request {
 
 impl Request {
     /// Every prompt token of the request.
-    pub fn prompt(&self) -> u64 {
+    pub(crate) fn prompt(&self) -> u64 {
         self.input + self.cache_read + self.cache_write
     }
 }
 
 /// One session (one transcript file).
 #[derive(Debug, Clone, Serialize)]
-pub struct Session {
+pub(crate) struct Session {
     pub client: Client,
     pub id: String,
     pub path: String,
@@ -161,7 +161,7 @@ impl Session {
 /// its whole prompt (Codex), request i is a re-write when `before - cache_read(i) >=`
 /// [`MIN_REWRITE_TOKENS`]; `rebilled = before - cache_read(i)`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Rewrite {
+pub(crate) struct Rewrite {
     pub request: usize,
     pub cached_before: u64,
     pub cache_read: u64,
@@ -177,14 +177,14 @@ pub struct Rewrite {
 
 impl Rewrite {
     /// Follows a tool-list change (and not a pause longer than the cache lifetime).
-    pub fn after_tool_change(&self) -> bool {
+    pub(crate) fn after_tool_change(&self) -> bool {
         !self.after.is_empty() && !self.expired
     }
 }
 
 /// Sums over requests, and what the re-writes cost.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Totals {
+pub(crate) struct Totals {
     pub sessions: usize,
     pub requests: usize,
     pub input: u64,
@@ -221,7 +221,7 @@ impl Totals {
 
 /// A session with its re-writes and totals.
 #[derive(Debug, Clone, Serialize)]
-pub struct Analysed {
+pub(crate) struct Analysed {
     #[serde(flatten)]
     pub session: Session,
     pub rewrites: Vec<Rewrite>,
@@ -229,7 +229,7 @@ pub struct Analysed {
 }
 
 /// Finds the re-writes of `session` (see [`Rewrite`]) and sums it up.
-pub fn analyse(session: Session) -> Analysed {
+pub(crate) fn analyse(session: Session) -> Analysed {
     let mut rewrites = Vec::new();
     for i in 1..session.requests.len() {
         let (prev, this) = (&session.requests[i - 1], &session.requests[i]);
@@ -286,7 +286,7 @@ pub fn analyse(session: Session) -> Analysed {
 
 /// The report over many sessions.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// The encoding tool schemas are counted with.
     pub encoding: &'static str,
     pub sessions: Vec<Analysed>,
@@ -297,7 +297,7 @@ pub struct Report {
 
 impl Report {
     /// Analyses `sessions`; those without any request only count as skipped.
-    pub fn new(sessions: Vec<Session>) -> Report {
+    pub(crate) fn new(sessions: Vec<Session>) -> Report {
         let mut total = Totals::default();
         let mut analysed = Vec::new();
         let mut skipped_files = 0;

@@ -13,12 +13,12 @@ const SPARK_WIDTH: usize = 60;
 ///
 /// # Errors
 /// Never in practice (plain data); serde_json's error otherwise.
-pub fn json(report: &Report) -> serde_json::Result<String> {
+pub(crate) fn json(report: &Report) -> serde_json::Result<String> {
     serde_json::to_string_pretty(report).map(|s| s + "\n")
 }
 
 /// The text form.
-pub fn text(report: &Report) -> String {
+pub(crate) fn text(report: &Report) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "{:<10} {:<6} {:>5} {:>10} {:>11} {:>11} {:>9} {:>9} {:>9} {:>10}  {}\n",

@@ -72,7 +72,7 @@ fn basic(tokenizer: &str) -> TextOptions {
 }
 
 impl Fields {
-    pub fn schema() -> (Schema, Fields) {
+    pub(super) fn schema() -> (Schema, Fields) {
         let mut b = Schema::builder();
         let fields = Fields {
             id: b.add_u64_field("id", INDEXED),
@@ -99,7 +99,7 @@ impl Fields {
     }
 
     /// `text` is the index-side text analyzer, whose stems the topic lexicon is keyed by.
-    pub fn document(&self, doc: &ToolDoc<'_>, text: &mut TextAnalyzer) -> TantivyDocument {
+    pub(super) fn document(&self, doc: &ToolDoc<'_>, text: &mut TextAnalyzer) -> TantivyDocument {
         let mut d = self.fields_document(doc);
         let mut all = String::new();
         for (field, value) in d.field_values() {

@@ -246,12 +246,12 @@ pub(crate) struct Vectors {
 }
 
 impl Vectors {
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.rows.len()
     }
 
     /// Sets the vector of `id` (`None`: the tool has no vector and is removed).
-    pub fn set(&mut self, id: EntryId, order: u64, server: &str, vector: Option<&[f32]>) {
+    pub(crate) fn set(&mut self, id: EntryId, order: u64, server: &str, vector: Option<&[f32]>) {
         let Some(vector) = vector else {
             self.remove(id);
             return;
@@ -292,7 +292,7 @@ impl Vectors {
 
     /// Drops the vector of `id`; the last row moves into its place (rank ties break by
     /// `order`, never by row position).
-    pub fn remove(&mut self, id: EntryId) {
+    pub(crate) fn remove(&mut self, id: EntryId) {
         let Some(at) = self.by_id.remove(&id) else {
             return;
         };
@@ -308,7 +308,7 @@ impl Vectors {
 
     /// Every row's cosine with `query` (unit length), in row order; rows of other servers
     /// than `server` (when given) are NaN. Empty when nothing can be compared.
-    pub fn cosines(&self, query: &[f32], server: Option<&str>) -> Vec<f32> {
+    pub(crate) fn cosines(&self, query: &[f32], server: Option<&str>) -> Vec<f32> {
         if query.len() != self.dims || self.rows.is_empty() {
             return Vec::new();
         }
@@ -334,12 +334,12 @@ impl Vectors {
     }
 
     /// The row holding `id`'s vector.
-    pub fn row_of(&self, id: EntryId) -> Option<usize> {
+    pub(crate) fn row_of(&self, id: EntryId) -> Option<usize> {
         self.by_id.get(&id).copied()
     }
 
     /// The tool in `row` and its tie-break order.
-    pub fn entry(&self, row: usize) -> (EntryId, u64) {
+    pub(crate) fn entry(&self, row: usize) -> (EntryId, u64) {
         self.rows
             .get(row)
             .map_or((EntryId(u32::MAX), u64::MAX), |r| (r.id, r.order))

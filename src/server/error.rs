@@ -8,7 +8,7 @@ use crate::config::ConfigError;
 use crate::search::SearchError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ServeError {
+pub(crate) enum ServeError {
     #[error(transparent)]
     Http(#[from] HttpError),
     #[error(transparent)]

@@ -30,7 +30,7 @@ use crate::sync::lock;
 
 /// The handler rmcp drives: one client session over the shared state; cheap to clone.
 #[derive(Clone)]
-pub struct DeferServer {
+pub(crate) struct DeferServer {
     pub(super) state: State,
 }
 

@@ -3,7 +3,7 @@
 
 use crate::config::{Config, ExposureMode};
 
-pub fn build(config: &Config) -> String {
+pub(super) fn build(config: &Config) -> String {
     let mut text = String::from(match config.settings.exposure {
         ExposureMode::Deferred => {
             "This server gives you the tools of the MCP servers listed below; only a few are loaded \

@@ -33,14 +33,14 @@ impl Histogram {
     }
 
     /// Times until the returned guard drops.
-    pub fn start(&'static self) -> Timer {
+    pub(super) fn start(&'static self) -> Timer {
         Timer {
             histogram: self,
             started: Instant::now(),
         }
     }
 
-    pub fn record(&self, elapsed: Duration) {
+    pub(super) fn record(&self, elapsed: Duration) {
         let seconds = elapsed.as_secs_f64();
         for (bucket, bound) in self.buckets.iter().zip(BOUNDS) {
             if seconds <= bound {
@@ -53,7 +53,7 @@ impl Histogram {
     }
 
     /// The histogram in Prometheus' text format under `name`.
-    pub fn render(&self, out: &mut String, name: &str, help: &str) {
+    pub(super) fn render(&self, out: &mut String, name: &str, help: &str) {
         let count = self.count.load(Ordering::Relaxed);
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
         for (bucket, bound) in self.buckets.iter().zip(BOUNDS) {

@@ -30,7 +30,7 @@ mod http;
 mod instructions;
 mod latency;
 mod locks;
-pub mod meta;
+pub(crate) mod meta;
 mod meta_context;
 mod output_limit;
 mod passthrough;
@@ -44,10 +44,10 @@ mod stdio;
 mod tasks;
 pub(crate) mod view;
 
-pub use error::ServeError;
-pub use handler::DeferServer;
-pub use http::{HttpError, serve_http};
-pub use serve::serve;
+pub(crate) use error::ServeError;
+pub(crate) use handler::DeferServer;
+pub(crate) use http::{HttpError, serve_http};
+pub(crate) use serve::serve;
 
 use session::Session;
 use shared::Shared;

@@ -35,7 +35,7 @@ pub(super) struct ReusedIds {
 impl ReusedIds {
     /// Rewrites a message from the client on its way to rmcp: a request reusing a cancelled
     /// id gets an alias; a cancel names the alias of the request it cancels.
-    pub fn inbound(&mut self, message: &mut ClientJsonRpcMessage) {
+    pub(super) fn inbound(&mut self, message: &mut ClientJsonRpcMessage) {
         match message {
             JsonRpcMessage::Request(request) if self.cancelled_set.contains(&request.id) => {
                 self.next += 1;
@@ -62,7 +62,7 @@ impl ReusedIds {
 
     /// Rewrites an answer from rmcp on its way to the client: an alias back to the
     /// client's id.
-    pub fn outbound(&mut self, message: &mut TxJsonRpcMessage<rmcp::RoleServer>) {
+    pub(super) fn outbound(&mut self, message: &mut TxJsonRpcMessage<rmcp::RoleServer>) {
         let id = match message {
             JsonRpcMessage::Response(response) => &mut response.id,
             JsonRpcMessage::Error(error) => match &mut error.id {

@@ -33,7 +33,7 @@ const CLIENT_SILENCE_FALLBACK: Duration = Duration::from_secs(1);
 ///
 /// # Errors
 /// When the stdio transport cannot start.
-pub async fn serve(config: Config, profile: Option<String>) -> Result<(), ServeError> {
+pub(crate) async fn serve(config: Config, profile: Option<String>) -> Result<(), ServeError> {
     // Signals are taken over first: a SIGTERM during the handshake must still reap children.
     let terminated = terminated().map_err(ServeError::Signals)?;
     let shutdown = CancellationToken::new();

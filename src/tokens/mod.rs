@@ -13,7 +13,7 @@ use std::sync::LazyLock;
 use tiktoken_rs::{CoreBPE, Rank};
 
 /// The encoding [`count`] uses, by its public name (printed beside every count).
-pub const ENCODING: &str = "o200k_base";
+pub(crate) const ENCODING: &str = "o200k_base";
 
 /// o200k_base's table, packed by `scripts/pack_o200k.py` from the file tiktoken-rs ships:
 /// one length byte and the token's bytes per rank, in rank order. tiktoken-rs's own
@@ -63,11 +63,11 @@ fn bpe(packed: &[u8]) -> Result<CoreBPE, TableError> {
 }
 
 /// Bytes per token, roughly.
-pub const BYTES_PER_TOKEN: usize = 4;
+pub(crate) const BYTES_PER_TOKEN: usize = 4;
 
 /// Tokens of `text` in [`ENCODING`]. The first call builds the encoder from the embedded
 /// table; later calls reuse it.
-pub fn count(text: &str) -> usize {
+pub(crate) fn count(text: &str) -> usize {
     match &*BPE {
         Some(bpe) => bpe.encode_ordinary(text).len(),
         None => estimate(text.len()),
@@ -75,12 +75,12 @@ pub fn count(text: &str) -> usize {
 }
 
 /// Estimated tokens of `bytes` bytes of text or JSON.
-pub fn estimate(bytes: usize) -> usize {
+pub(crate) fn estimate(bytes: usize) -> usize {
     bytes.div_ceil(BYTES_PER_TOKEN)
 }
 
 /// The bytes `tokens` tokens stand for: the inverse of [`estimate`].
-pub fn bytes_for(tokens: usize) -> usize {
+pub(crate) fn bytes_for(tokens: usize) -> usize {
     tokens.saturating_mul(BYTES_PER_TOKEN)
 }
 

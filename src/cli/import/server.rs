@@ -47,7 +47,7 @@ impl Server {
     /// login is its own, in its own store): its source configures OAuth, or it is a remote
     /// HTTP server with no credentials at all, which is how Claude Code, Codex, Cursor and
     /// VS Code keep servers they sign in to.
-    pub fn oauth_note(&self, client: Client, name: &str) -> Option<String> {
+    pub(crate) fn oauth_note(&self, client: Client, name: &str) -> Option<String> {
         let url = self.url.as_deref()?;
         let credentials = self.bearer_token_env_var.is_some()
             || self.headers.iter().any(|(name, _)| {
@@ -80,7 +80,7 @@ impl Server {
     }
 
     /// The servers.toml table, keys in the order a person would write them.
-    pub fn into_table(self) -> toml::Table {
+    pub(crate) fn into_table(self) -> toml::Table {
         let mut t = toml::Table::new();
         let string = |s: String| toml::Value::String(s);
         let strings =

@@ -18,9 +18,9 @@ use sha2::{Digest, Sha256};
 pub const CACHE_DIR_ENV: &str = "MCP_DEFER_CACHE_DIR";
 
 /// A text's cache key.
-pub type Key = [u8; 16];
+pub(super) type Key = [u8; 16];
 
-pub fn key(text: &str) -> Key {
+pub(super) fn key(text: &str) -> Key {
     let digest = Sha256::digest(text.as_bytes());
     let mut key = [0u8; 16];
     key.copy_from_slice(&digest[..16]);
@@ -29,7 +29,7 @@ pub fn key(text: &str) -> Key {
 
 /// `$MCP_DEFER_CACHE_DIR`, else `$XDG_CACHE_HOME/mcp-defer`, else `~/.cache/mcp-defer`;
 /// `None` when none can be found (then nothing is cached).
-pub fn cache_root() -> Option<PathBuf> {
+pub(super) fn cache_root() -> Option<PathBuf> {
     let var = |name| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
@@ -40,7 +40,7 @@ pub fn cache_root() -> Option<PathBuf> {
 
 /// The vectors of one model read from disk, and the file new ones are appended to.
 #[derive(Debug)]
-pub struct VectorCache {
+pub(super) struct VectorCache {
     dims: usize,
     known: HashMap<Key, Vec<f32>>,
     file: Option<File>,
@@ -50,7 +50,7 @@ pub struct VectorCache {
 impl VectorCache {
     /// Opens (creating) `<root>/vectors/<model>.bin`. An unreadable or unwritable cache is
     /// logged and the cache runs in memory only: vectors are then recomputed next start.
-    pub fn open(root: Option<&Path>, model: &str, dims: usize) -> VectorCache {
+    pub(super) fn open(root: Option<&Path>, model: &str, dims: usize) -> VectorCache {
         let path = root.map_or_else(PathBuf::new, |r| {
             r.join("vectors").join(format!("{model}.bin"))
         });
@@ -107,17 +107,17 @@ impl VectorCache {
         Ok(())
     }
 
-    pub fn get(&self, key: &Key) -> Option<&[f32]> {
+    pub(super) fn get(&self, key: &Key) -> Option<&[f32]> {
         self.known.get(key).map(Vec::as_slice)
     }
 
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.known.len()
     }
 
     /// Keeps `vector` under `key`, in memory and (when the file is open) on disk.
-    pub fn put(&mut self, key: Key, vector: &[f32]) {
+    pub(super) fn put(&mut self, key: Key, vector: &[f32]) {
         if vector.len() != self.dims || self.known.contains_key(&key) {
             return;
         }

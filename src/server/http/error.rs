@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 /// Why `serve --http` cannot start.
 #[derive(Debug, thiserror::Error)]
-pub enum HttpError {
+pub(crate) enum HttpError {
     #[error(
         "refusing to serve on {addr} without auth: anyone who can reach it could call every \
          configured server. Set `tokens_env = \"VAR\"` or `token_file = \"path\"` under \

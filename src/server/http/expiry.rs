@@ -133,7 +133,7 @@ impl Drop for IdInFlight {
 }
 
 impl Sessions {
-    pub fn new(
+    pub(super) fn new(
         idle: Duration,
         max_in_flight: usize,
         max_per_principal: usize,
@@ -155,7 +155,7 @@ impl Sessions {
     }
 
     /// Whose the session `id` is.
-    pub fn owner(&self, id: &str) -> Owner {
+    pub(super) fn owner(&self, id: &str) -> Owner {
         match lock(&self.live).get(id).and_then(|s| s.owner) {
             Some(owner) => Owner::Is(owner),
             None => Owner::Unknown,
@@ -163,12 +163,12 @@ impl Sessions {
     }
 
     /// Sessions open now, for the metrics.
-    pub fn open(&self) -> usize {
+    pub(super) fn open(&self) -> usize {
         lock(&self.live).len()
     }
 
     /// A place for one more session of `principal`, or `Err(cap)` when it holds its cap.
-    pub fn reserve(&self, principal: Principal) -> Result<Reservation, usize> {
+    pub(super) fn reserve(&self, principal: Principal) -> Result<Reservation, usize> {
         let mut held = lock(&self.held);
         let count = held.entry(principal).or_default();
         if *count >= self.max_per_principal {
@@ -184,7 +184,7 @@ impl Sessions {
 
     /// Makes the session `id` (just answered its `initialize`) the reservation's
     /// principal's, counted under its cap until it closes.
-    pub fn bind(&self, id: &str, mut reservation: Reservation) {
+    pub(super) fn bind(&self, id: &str, mut reservation: Reservation) {
         if let Some(session) = lock(&self.live).get_mut(id) {
             session.owner = Some(reservation.principal);
             reservation.bound = true;
@@ -193,7 +193,7 @@ impl Sessions {
 
     /// Takes a place in the session's in-flight limit (and, for a request, its id's place
     /// among the ids in flight), and counts as use.
-    pub fn admit(self: &Arc<Self>, id: &str, request: Option<String>) -> Admission {
+    pub(super) fn admit(self: &Arc<Self>, id: &str, request: Option<String>) -> Admission {
         let mut live = lock(&self.live);
         let Some(session) = live.get_mut(id) else {
             return Admission::Unknown;
@@ -223,7 +223,7 @@ impl Sessions {
     /// A `notifications/cancelled` for `request` (JSON text) in session `id`: remembered,
     /// so a request reusing it is aliased; the alias it must name instead, when the request
     /// it cancels runs under one.
-    pub fn cancelled(&self, id: &str, request: &str) -> Option<String> {
+    pub(super) fn cancelled(&self, id: &str, request: &str) -> Option<String> {
         let mut live = lock(&self.live);
         let session = live.get_mut(id)?;
         if session.cancelled.len() >= CANCELLED_REMEMBERED {
@@ -235,7 +235,7 @@ impl Sessions {
 
     /// The alias a request with the cancelled id `request` (JSON text) runs under, if it
     /// reuses one; noted until [`Sessions::unalias`].
-    pub fn alias_for(&self, id: &str, request: &str) -> Option<String> {
+    pub(super) fn alias_for(&self, id: &str, request: &str) -> Option<String> {
         let mut live = lock(&self.live);
         let session = live.get_mut(id)?;
         if !session.cancelled.remove(request) {
@@ -248,7 +248,7 @@ impl Sessions {
     }
 
     /// The aliased request with the client's id `request` has ended.
-    pub fn unalias(&self, id: &str, request: &str, alias: &str) {
+    pub(super) fn unalias(&self, id: &str, request: &str, alias: &str) {
         if let Some(session) = lock(&self.live).get_mut(id)
             && session.aliases.get(request).is_some_and(|a| a == alias)
         {
@@ -264,7 +264,7 @@ impl Sessions {
 
     /// Closes every session idle for longer than `idle` with nothing in flight, until
     /// `stop`.
-    pub async fn expire_idle(self: Arc<Self>, stop: CancellationToken) {
+    pub(super) async fn expire_idle(self: Arc<Self>, stop: CancellationToken) {
         let period = (self.idle / 4).clamp(SWEEP_MIN, SWEEP_MAX);
         loop {
             tokio::select! {

@@ -50,7 +50,7 @@ impl Tokens {
     ///
     /// # Errors
     /// An unset variable, an unreadable file, or either holding no token.
-    pub fn load(settings: &HttpSettings) -> Result<Option<Tokens>, HttpError> {
+    pub(super) fn load(settings: &HttpSettings) -> Result<Option<Tokens>, HttpError> {
         let tokens = match &settings.tokens {
             None => return Ok(None),
             Some(TokenSource::Env(var)) => {
@@ -128,7 +128,11 @@ pub(super) struct Limits {
 }
 
 impl Gate {
-    pub fn new(tokens: Option<Arc<Tokens>>, sessions: Arc<Sessions>, limits: Limits) -> Gate {
+    pub(super) fn new(
+        tokens: Option<Arc<Tokens>>,
+        sessions: Arc<Sessions>,
+        limits: Limits,
+    ) -> Gate {
         Gate {
             tokens,
             sessions,
@@ -139,7 +143,7 @@ impl Gate {
     }
 
     /// This gate's calls are labelled with the server that owns the name in `registry`.
-    pub fn naming(self, registry: Arc<Registry>) -> Gate {
+    pub(super) fn naming(self, registry: Arc<Registry>) -> Gate {
         Gate {
             registry: Some(registry),
             ..self
@@ -155,7 +159,7 @@ impl Gate {
 
     /// Who sent `headers`: `Err` with the 401 when tokens are configured and none of
     /// them is offered. The scheme is matched without regard to case (RFC 7235).
-    pub fn principal(&self, headers: &http::HeaderMap) -> Result<Principal, Box<Response>> {
+    pub(super) fn principal(&self, headers: &http::HeaderMap) -> Result<Principal, Box<Response>> {
         let Some(tokens) = &self.tokens else {
             return Ok(Principal(0));
         };

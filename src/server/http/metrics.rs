@@ -103,7 +103,7 @@ pub(super) struct Timing {
 impl Timing {
     /// `tool`: the name a `tools/call` gave, with the server that owns it in the catalog
     /// (`None` for a name the catalog does not have, counted as `unknown`).
-    pub fn new(
+    pub(super) fn new(
         method: Option<&str>,
         tool: Option<(&str, Option<Arc<str>>)>,
         started: Instant,
@@ -130,7 +130,7 @@ impl Timing {
     }
 
     /// The HTTP status the request was answered with: 4xx and 5xx count as errors.
-    pub fn status(&mut self, status: u16) {
+    pub(super) fn status(&mut self, status: u16) {
         self.error = status >= 400;
     }
 }

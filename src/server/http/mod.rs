@@ -29,7 +29,7 @@ mod probes;
 mod reused;
 mod tasks;
 
-pub use error::HttpError;
+pub(crate) use error::HttpError;
 
 use super::reload::{Reloader, Source, View as ReloadedView};
 use super::{DeferServer, ServeError, Shared};
@@ -39,14 +39,14 @@ use expiry::{Holdings, Sessions};
 use gate::{Gate, Limits, Tokens};
 
 /// The path clients connect to.
-pub const MCP_PATH: &str = "/mcp";
+pub(super) const MCP_PATH: &str = "/mcp";
 
 /// Serves MCP over Streamable HTTP on `addr` until SIGINT or SIGTERM; then every
 /// downstream server is stopped before we return.
 ///
 /// # Errors
 /// [`HttpError`] when the bind or the tokens are refused; when the address cannot be bound.
-pub async fn serve_http(
+pub(crate) async fn serve_http(
     config: Config,
     addr: SocketAddr,
     profile: Option<String>,

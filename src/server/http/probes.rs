@@ -28,7 +28,7 @@ struct Inner {
 }
 
 impl Probes {
-    pub fn new(
+    pub(super) fn new(
         servers: Vec<ServerHandle>,
         required: Vec<bool>,
         sessions: Vec<Arc<Sessions>>,
@@ -42,7 +42,7 @@ impl Probes {
         }))
     }
 
-    pub fn router(self) -> axum::Router {
+    pub(super) fn router(self) -> axum::Router {
         axum::Router::new()
             .route("/healthz", axum::routing::get(healthz))
             .route("/readyz", axum::routing::get(readyz))

@@ -38,14 +38,14 @@ pub(super) struct Unalias {
 }
 
 impl Unalias {
-    pub fn new(alias: &str, client_id: &str) -> Unalias {
+    pub(super) fn new(alias: &str, client_id: &str) -> Unalias {
         Unalias {
             from: format!("\"id\":{alias}").into_bytes(),
             to: format!("\"id\":{client_id}").into_bytes(),
         }
     }
 
-    pub fn frame(&self, data: Bytes) -> Bytes {
+    pub(super) fn frame(&self, data: Bytes) -> Bytes {
         let Some(at) = data.windows(self.from.len()).position(|w| w == self.from) else {
             return data;
         };

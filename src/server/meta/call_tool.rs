@@ -14,19 +14,19 @@ use serde_json::{Value, json};
 use super::{Context, MetaTool, error_result};
 use crate::catalog::{Catalog, EntryId, Resolution, ToolJson};
 
-pub const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
+pub(crate) const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
 is loaded in your tool list. Arguments are checked against the tool's input schema first; errors \
 name each failing field.";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Args {
+pub(crate) struct Args {
     pub name: String,
     #[serde(default)]
     pub arguments: Option<JsonObject>,
 }
 
-pub fn input_schema() -> Value {
+pub(crate) fn input_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -72,7 +72,10 @@ pub(in crate::server) async fn apply(
 
 /// The entry `name` designates, or a message the model can act on; `unknown` explains a
 /// name that resolves to nothing.
-pub fn resolve(catalog: &Catalog, name: &str) -> Result<(EntryId, String, ToolJson), Unresolved> {
+pub(crate) fn resolve(
+    catalog: &Catalog,
+    name: &str,
+) -> Result<(EntryId, String, ToolJson), Unresolved> {
     let name = super::clean_name(name).map_err(|err| Unresolved::Refused(err.to_string()))?;
     match catalog.resolve(name) {
         Resolution::Found(entry) => Ok((
@@ -94,7 +97,7 @@ pub fn resolve(catalog: &Catalog, name: &str) -> Result<(EntryId, String, ToolJs
 
 /// Why a name designates no entry.
 #[derive(Debug, PartialEq)]
-pub enum Unresolved {
+pub(crate) enum Unresolved {
     /// What to tell the model as it is (an empty or over-long name, an ambiguous one).
     Refused(String),
     /// No tool has this (cleaned) name: what to say depends on the servers and the catalog
@@ -103,7 +106,7 @@ pub enum Unresolved {
 }
 
 /// The error text for arguments that fail the tool's schema: one failing path a line.
-pub fn mismatch(name: &str, errors: &[String]) -> String {
+pub(crate) fn mismatch(name: &str, errors: &[String]) -> String {
     format!(
         "Arguments for {name} do not match its input schema:\n- {}\nFix them and call again.",
         errors.join("\n- ")

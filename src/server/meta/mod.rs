@@ -30,20 +30,20 @@ pub(crate) mod validate;
 pub(in crate::server) use context::Context;
 
 /// Largest `limit` a search may ask for.
-pub const MAX_SEARCH_LIMIT: usize = 50;
+pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
 /// Most names one `select_tools` call may load: enough for a task, few enough that one
 /// call cannot flood the context.
-pub const MAX_SELECT: usize = 20;
+pub(crate) const MAX_SELECT: usize = 20;
 /// Longest tool name accepted from the client, in bytes. Real names are at most 128 (most
 /// providers stop at 64); refusing longer ones at once keeps "did you mean" cheap (its edit
 /// distance is quadratic in the name: a 100 KB name once froze the runtime for 16 s).
-pub const MAX_NAME_BYTES: usize = 256;
+pub(crate) const MAX_NAME_BYTES: usize = 256;
 /// `_meta` key that feeds Claude Code's own tool search (DESIGN.md 7a).
 const SEARCH_HINT_KEY: &str = "anthropic/searchHint";
 
 /// A meta tool, by wire name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetaTool {
+pub(crate) enum MetaTool {
     SearchTools,
     SelectTools,
     CallTool,
@@ -51,13 +51,13 @@ pub enum MetaTool {
 
 impl MetaTool {
     /// In the order they are listed.
-    pub const ALL: [MetaTool; 3] = [
+    pub(crate) const ALL: [MetaTool; 3] = [
         MetaTool::SearchTools,
         MetaTool::SelectTools,
         MetaTool::CallTool,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             MetaTool::SearchTools => "search_tools",
             MetaTool::SelectTools => "select_tools",
@@ -65,13 +65,13 @@ impl MetaTool {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<MetaTool> {
+    pub(crate) fn from_name(name: &str) -> Option<MetaTool> {
         MetaTool::ALL.into_iter().find(|m| m.name() == name)
     }
 
     /// The listed definition. Depends on the settings only, so it is the same in every
     /// session with the same config.
-    pub fn definition(self, exposure: ExposureMode, claude_always_load: bool) -> Tool {
+    pub(crate) fn definition(self, exposure: ExposureMode, claude_always_load: bool) -> Tool {
         // Annotations: searching is read-only; selecting twice changes nothing more; what
         // call_tool does depends on the tool it calls, so it claims nothing.
         let (description, input, output, annotations) = match self {

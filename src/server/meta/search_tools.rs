@@ -13,7 +13,7 @@ use crate::exposure::ExposedList;
 use crate::search::SearchIndex;
 use crate::server::view::Unavailable;
 
-pub const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
+pub(crate) const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
 Returns the best matches (name, server, short description, whether loaded). Load the ones you \
 need with select_tools, or call one directly with call_tool. Never changes your tool list.";
 
@@ -29,13 +29,13 @@ const EXCERPT_CHARS: usize = 200;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Args {
+pub(crate) struct Args {
     pub query: String,
     pub limit: Option<usize>,
     pub server: Option<String>,
 }
 
-pub fn input_schema() -> Value {
+pub(crate) fn input_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -48,7 +48,7 @@ pub fn input_schema() -> Value {
     })
 }
 
-pub fn output_schema() -> Value {
+pub(crate) fn output_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -130,7 +130,7 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
 /// What `search_tools` answers: `structuredContent` is this struct, the text is rendered
 /// from it ([`Found::text`]); `mcp-defer search` prints it.
 #[derive(Debug, Default, Clone, PartialEq, Serialize)]
-pub struct Found {
+pub(crate) struct Found {
     pub tools: Vec<Hit>,
     /// Which engines ranked ([`crate::search::Tier::as_str`]): the model knows whether meaning was
     /// searched or only words.
@@ -159,7 +159,7 @@ pub struct Found {
 
 /// One ranked tool.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Hit {
+pub(crate) struct Hit {
     /// The qualified name, to select or call it by.
     pub name: String,
     pub server: String,
@@ -182,7 +182,7 @@ pub struct Hit {
 ///
 /// # Errors
 /// A message for the model when `server` names no server with tools.
-pub fn run(
+pub(crate) fn run(
     catalog: &Catalog,
     index: &SearchIndex,
     exposed: &ExposedList,
@@ -260,13 +260,13 @@ pub fn run(
 }
 
 impl Found {
-    pub fn result(&self) -> CallToolResult {
+    pub(crate) fn result(&self) -> CallToolResult {
         structured_result(self.text(), self, false)
     }
 
     /// One line a tool, `name (server/tool) [loaded]: description`, and a line naming the
     /// servers that are not available.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut text = String::new();
         for hit in &self.tools {
             text.push_str(&format!(
@@ -332,7 +332,7 @@ fn unavailable_line(unavailable: &[Unavailable]) -> String {
 }
 
 /// The first [`EXCERPT_CHARS`] characters of the first paragraph, cut at a word.
-pub fn excerpt(description: &str) -> String {
+pub(crate) fn excerpt(description: &str) -> String {
     let paragraph = description.trim().split("\n\n").next().unwrap_or("");
     let flat: String = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= EXCERPT_CHARS {

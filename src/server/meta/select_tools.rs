@@ -15,7 +15,7 @@ use crate::config::ExposureMode;
 use crate::exposure::{ExposedList, listed_tool};
 use crate::server::view::Unknown;
 
-pub fn description(exposure: ExposureMode) -> &'static str {
+pub(crate) fn description(exposure: ExposureMode) -> &'static str {
     match exposure {
         ExposureMode::Proxy => {
             "Get the full schemas of tools found with search_tools, by name. Call them through \
@@ -31,11 +31,11 @@ pub fn description(exposure: ExposureMode) -> &'static str {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Args {
+pub(crate) struct Args {
     pub names: Vec<String>,
 }
 
-pub fn input_schema() -> Value {
+pub(crate) fn input_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -108,7 +108,7 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
 /// What `select_tools` answers: `structuredContent` is this struct, the text is rendered
 /// from it ([`Selection::text`]).
 #[derive(Debug, Default, Serialize)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// The full definitions, as listed, of the tools named (newly or earlier in this call).
     pub loaded: Vec<Value>,
     /// Qualified names of tools that were already in the list.
@@ -124,7 +124,7 @@ pub struct Selection {
 
 /// A name that loaded nothing, and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct UnknownName {
+pub(crate) struct UnknownName {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub did_you_mean: Option<String>,
@@ -164,7 +164,7 @@ impl UnknownName {
 /// the selection (or why the arguments are refused) and how many tools were appended.
 /// Tools of the servers in `removed` (taken out of the config file by a reload) load
 /// nothing: they would only answer that their server is gone.
-pub fn run(
+pub(crate) fn run(
     catalog: &Catalog,
     exposed: &mut ExposedList,
     args: &Args,
@@ -233,14 +233,14 @@ pub fn run(
 
 impl Selection {
     /// The result: `isError` only when nothing was loaded or already loaded.
-    pub fn result(&self, exposure: ExposureMode) -> CallToolResult {
+    pub(crate) fn result(&self, exposure: ExposureMode) -> CallToolResult {
         let is_error = self.loaded.is_empty() && self.already_loaded.is_empty();
         structured_result(self.text(exposure), self, is_error)
     }
 
     /// `Loaded: a, b. Already loaded: c. Unknown: x (did you mean y?)`, then each loaded
     /// tool's definition on a line of its own.
-    pub fn text(&self, exposure: ExposureMode) -> String {
+    pub(crate) fn text(&self, exposure: ExposureMode) -> String {
         let mut parts = Vec::new();
         if !self.loaded.is_empty() {
             let names: Vec<&str> = (self.loaded.iter())
@@ -293,7 +293,7 @@ impl Selection {
 
 /// Why `select_tools` refuses its arguments before any work; each message says what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Refused {
+pub(crate) enum Refused {
     #[error("select_tools needs at least one name in `names`. Use search_tools to find names.")]
     NoNames,
     /// How many names came.

@@ -25,7 +25,7 @@ type Compiled = (ToolJson, Arc<Validator>);
 impl Validators {
     /// The validator of the entry's current definition; `None` when its schema does not
     /// compile (logged: the server then judges the arguments itself).
-    pub fn get(&self, id: EntryId, tool: &ToolJson) -> Option<Arc<Validator>> {
+    pub(crate) fn get(&self, id: EntryId, tool: &ToolJson) -> Option<Arc<Validator>> {
         if let Some((cached_tool, validator)) = lock(&self.0).get(&id)
             && cached_tool.same(tool)
         {
@@ -50,10 +50,10 @@ impl Validators {
 /// An `inputSchema` that cannot be compiled: invalid, or pointing at a remote `$ref`.
 #[derive(Debug, thiserror::Error)]
 #[error("inputSchema does not compile: {0}")]
-pub struct SchemaError(#[from] Box<jsonschema::ValidationError<'static>>);
+pub(crate) struct SchemaError(#[from] Box<jsonschema::ValidationError<'static>>);
 
 /// A compiled `inputSchema`.
-pub struct Validator(jsonschema::Validator);
+pub(crate) struct Validator(jsonschema::Validator);
 
 impl Validator {
     /// Compiles `schema` (draft-07, 2019-09 and 2020-12 by its `$schema`, 2020-12 when absent).
@@ -61,14 +61,14 @@ impl Validator {
     /// # Errors
     /// The schema itself is invalid or points at a remote `$ref`; the caller then skips
     /// validation and lets the server judge.
-    pub fn new(schema: &JsonObject) -> Result<Validator, SchemaError> {
+    pub(crate) fn new(schema: &JsonObject) -> Result<Validator, SchemaError> {
         let validator =
             jsonschema::validator_for(&Value::Object(schema.clone())).map_err(Box::new)?;
         Ok(Validator(validator))
     }
 
     /// Every failing path with its reason, as lines the model can act on.
-    pub fn check(&self, arguments: &JsonObject) -> Result<(), Vec<String>> {
+    pub(crate) fn check(&self, arguments: &JsonObject) -> Result<(), Vec<String>> {
         let instance = Value::Object(arguments.clone());
         let errors: Vec<String> = self
             .0

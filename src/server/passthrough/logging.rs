@@ -44,12 +44,12 @@ const FORWARD_TIMEOUT: Duration = Duration::from_secs(5);
 pub(crate) struct LogLevel(Arc<Mutex<Option<LoggingLevel>>>);
 
 impl LogLevel {
-    pub fn get(&self) -> Option<LoggingLevel> {
+    pub(crate) fn get(&self) -> Option<LoggingLevel> {
         *lock(&self.0)
     }
 
     /// A level that is set from the start: a 2026-07-28 request's `_meta` level.
-    pub fn fixed(level: LoggingLevel) -> LogLevel {
+    pub(crate) fn fixed(level: LoggingLevel) -> LogLevel {
         LogLevel(Arc::new(Mutex::new(Some(level))))
     }
 

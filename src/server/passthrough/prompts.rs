@@ -23,13 +23,13 @@ use crate::sync::lock;
 pub(crate) struct Prompts(ClientList<Prompt>);
 
 impl Prompts {
-    pub fn new() -> Prompts {
+    pub(crate) fn new() -> Prompts {
         Prompts::default()
     }
 
     /// Appends the live prompts of `server` the client has not seen; returns how many
     /// (none before its first `prompts/list`).
-    pub fn append_server(&mut self, catalog: &PromptCatalog, server: usize) -> usize {
+    pub(crate) fn append_server(&mut self, catalog: &PromptCatalog, server: usize) -> usize {
         (self.0).arrive(
             (catalog.server_entries(server))
                 .filter(|entry| !entry.gone)
@@ -38,7 +38,7 @@ impl Prompts {
     }
 
     /// The client's list; the first call fills it with every prompt known, in config order.
-    pub fn list(&mut self, catalog: &PromptCatalog) -> Vec<Prompt> {
+    pub(crate) fn list(&mut self, catalog: &PromptCatalog) -> Vec<Prompt> {
         (self.0).list(|| {
             (catalog.iter())
                 .filter(|e| !e.gone)

@@ -40,25 +40,25 @@ pub(crate) struct Subscription {
 }
 
 impl Resources {
-    pub fn new() -> Resources {
+    pub(crate) fn new() -> Resources {
         Resources::default()
     }
 
     /// Appends the resources and templates of `server` the client has not seen. Returns
     /// whether either list the client has seen grew.
-    pub fn append_server(&mut self, catalog: &ResourceCatalog, server: usize) -> bool {
+    pub(crate) fn append_server(&mut self, catalog: &ResourceCatalog, server: usize) -> bool {
         let resources = (self.resources).arrive(catalog.server_resources(server).cloned());
         let templates = (self.templates).arrive(catalog.server_templates(server).cloned());
         resources + templates > 0
     }
 
     /// The client's resource list; the first call fills it in config order.
-    pub fn list(&mut self, catalog: &ResourceCatalog) -> Vec<Resource> {
+    pub(crate) fn list(&mut self, catalog: &ResourceCatalog) -> Vec<Resource> {
         (self.resources).list(|| catalog.resources().cloned())
     }
 
     /// The client's template list; the first call fills it in config order.
-    pub fn list_templates(&mut self, catalog: &ResourceCatalog) -> Vec<ResourceTemplate> {
+    pub(crate) fn list_templates(&mut self, catalog: &ResourceCatalog) -> Vec<ResourceTemplate> {
         (self.templates).list(|| catalog.templates().cloned())
     }
 }

@@ -71,7 +71,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub fn new(
+    pub(crate) fn new(
         settings: &Settings,
         mode: Option<Mode>,
         tool_lists: Option<ToolLists>,
@@ -101,18 +101,18 @@ impl Session {
     }
 
     /// `initialize` makes an HTTP session a connection; over stdio it already is one.
-    pub fn bind_connection(&self) {
+    pub(crate) fn bind_connection(&self) {
         let _ = self.mode.set(Mode::Connection);
     }
 
     /// The session's mode, fixed by its first request (see [`Session::mode`] field).
-    pub fn mode(&self) -> Mode {
+    pub(crate) fn mode(&self) -> Mode {
         *self.mode.get_or_init(|| Mode::Stateless)
     }
 
     /// The exposure mode this session is served in: the configured one, or `proxy` for a
     /// stateless request.
-    pub fn exposure(&self) -> ExposureMode {
+    pub(crate) fn exposure(&self) -> ExposureMode {
         match self.mode() {
             Mode::Connection => self.exposure,
             Mode::Stateless => ExposureMode::Proxy,
@@ -121,7 +121,7 @@ impl Session {
 
     /// The session's tool list, which starts with the meta tools: their definitions depend
     /// on the session's exposure mode, known only once its first request came.
-    pub fn exposed(&self) -> MutexGuard<'_, Exposed> {
+    pub(crate) fn exposed(&self) -> MutexGuard<'_, Exposed> {
         let mut exposed = lock(&self.exposed);
         if exposed.list.is_empty() {
             let exposure = self.exposure();
@@ -134,17 +134,17 @@ impl Session {
     }
 
     /// Whether the client has listed tools yet, without fixing the session's mode.
-    pub fn has_listed(&self) -> bool {
+    pub(crate) fn has_listed(&self) -> bool {
         lock(&self.exposed).listed
     }
 
     /// Counts one more channel of this session holding `uri`.
-    pub fn hold(&self, uri: &str) {
+    pub(crate) fn hold(&self, uri: &str) {
         *lock(&self.subscribed).entry(uri.to_owned()).or_default() += 1;
     }
 
     /// Gives back one of this session's holds on `uri`; false when it held none.
-    pub fn unhold(&self, uri: &str) -> bool {
+    pub(crate) fn unhold(&self, uri: &str) -> bool {
         let mut subscribed = lock(&self.subscribed);
         let Some(count) = subscribed.get_mut(uri) else {
             return false;
@@ -157,7 +157,7 @@ impl Session {
     }
 
     /// Whether this session holds a subscription to `uri`.
-    pub fn holds(&self, uri: &str) -> bool {
+    pub(crate) fn holds(&self, uri: &str) -> bool {
         lock(&self.subscribed).contains_key(uri)
     }
 }

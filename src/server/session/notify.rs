@@ -39,7 +39,7 @@ pub(crate) struct Notifier {
 }
 
 impl Notifier {
-    pub fn new() -> Notifier {
+    pub(crate) fn new() -> Notifier {
         Notifier {
             legacy: Mutex::new(None),
             subscriptions: Mutex::new(Vec::new()),
@@ -48,26 +48,26 @@ impl Notifier {
         }
     }
 
-    pub fn set_legacy_peer(&self, peer: Peer<RoleServer>) {
+    pub(crate) fn set_legacy_peer(&self, peer: Peer<RoleServer>) {
         *lock(&self.legacy) = Some(peer);
     }
 
-    pub fn subscribe(&self, sink: SubscriptionSink) {
+    pub(crate) fn subscribe(&self, sink: SubscriptionSink) {
         lock(&self.subscriptions).push(sink);
     }
 
-    pub fn unsubscribe(&self, id: &RequestId) {
+    pub(crate) fn unsubscribe(&self, id: &RequestId) {
         lock(&self.subscriptions).retain(|sink| sink.id() != id);
     }
 
     /// Sends tools list-changed on every channel the client has. Returns whether any took it.
-    pub async fn tools_changed(&self) -> bool {
+    pub(crate) async fn tools_changed(&self) -> bool {
         self.changed(Change::Tools).await
     }
 
     /// Sends list-changed for `change` on every channel the client has that wants it.
     /// Returns whether any took it.
-    pub async fn changed(&self, change: Change) -> bool {
+    pub(crate) async fn changed(&self, change: Change) -> bool {
         // Clone out, then await: no lock across `.await`.
         let sinks: Vec<SubscriptionSink> = lock(&self.subscriptions)
             .iter()
@@ -116,7 +116,7 @@ impl Notifier {
     /// Sends `notifications/resources/updated` for `uri` to the legacy session (which only
     /// hears about URIs it subscribed to: we subscribe downstream for nothing else) and to
     /// each subscription stream whose filter names the URI.
-    pub async fn resource_updated(&self, uri: &str) {
+    pub(crate) async fn resource_updated(&self, uri: &str) {
         let sinks: Vec<SubscriptionSink> = lock(&self.subscriptions)
             .iter()
             .filter(|sink| {
@@ -143,18 +143,18 @@ impl Notifier {
     }
 
     /// Records a `tools/list` from the client.
-    pub fn listed(&self) {
+    pub(crate) fn listed(&self) {
         self.relists.send_modify(|n| *n += 1);
     }
 
     /// The number of re-lists so far, to wait for the next one.
-    pub fn relist_count(&self) -> u64 {
+    pub(crate) fn relist_count(&self) -> u64 {
         *self.relists.borrow()
     }
 
     /// Starts without a hold for a client known not to re-list while a call is pending
     /// ([`NO_RELIST_CLIENTS`]), by the `clientInfo.name` of its handshake.
-    pub fn client_named(&self, name: &str) {
+    pub(crate) fn client_named(&self, name: &str) {
         if never_relists_while_held(name) {
             tracing::debug!(
                 client = name,
@@ -167,7 +167,7 @@ impl Notifier {
 
     /// Waits until the client has re-listed after `seen`, at most `max`. A client that lets
     /// the wait time out is not waited for again in this session.
-    pub async fn hold_until_relist(&self, seen: u64, max: Duration) {
+    pub(crate) async fn hold_until_relist(&self, seen: u64, max: Duration) {
         if !self.client_relists_while_held.load(Ordering::Relaxed) {
             return;
         }

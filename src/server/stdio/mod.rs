@@ -39,11 +39,11 @@ mod judge;
 mod tool_lists;
 
 use judge::{Verdict, error_reply, judge};
-pub use tool_lists::ToolLists;
+pub(super) use tool_lists::ToolLists;
 use tool_lists::encode;
 
 /// The rmcp transport over `reader` (the client's stdin) and `writer` (its stdout).
-pub struct Framed<R> {
+pub(super) struct Framed<R> {
     reader: LineReader<R>,
     lists: ToolLists,
     out: mpsc::UnboundedSender<Vec<u8>>,
@@ -57,7 +57,7 @@ pub struct Framed<R> {
 
 /// Why a message could not be sent to the client.
 #[derive(Debug, thiserror::Error)]
-pub enum FramedError {
+pub(super) enum FramedError {
     #[error("the client stopped reading")]
     Closed,
     #[error("cannot encode a message: {0}")]
@@ -68,7 +68,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
     /// Frames `reader`/`writer` with lines of at most `max` bytes; `tools/list` answers
     /// take their tools from `lists`. The writer runs on its own task, so a slow client
     /// never blocks a handler.
-    pub fn new<W: AsyncWrite + Unpin + Send + 'static>(
+    pub(super) fn new<W: AsyncWrite + Unpin + Send + 'static>(
         reader: R,
         writer: W,
         max: usize,

@@ -18,11 +18,11 @@ use crate::sync::lock;
 /// its transport; an entry lives from the handler's return to the write (or the client's
 /// cancel).
 #[derive(Debug, Clone, Default)]
-pub struct ToolLists(Arc<Mutex<HashMap<RequestId, Vec<Arc<ListedTool>>>>>);
+pub(crate) struct ToolLists(Arc<Mutex<HashMap<RequestId, Vec<Arc<ListedTool>>>>>);
 
 impl ToolLists {
     /// The tools of the answer to request `id`, whose typed result has an empty `tools`.
-    pub fn put(&self, id: RequestId, tools: Vec<Arc<ListedTool>>) {
+    pub(crate) fn put(&self, id: RequestId, tools: Vec<Arc<ListedTool>>) {
         lock(&self.0).insert(id, tools);
     }
 

@@ -59,7 +59,7 @@ impl ClientRequests {
     ///
     /// # Errors
     /// An unknown or expired `requestState`, or one issued for another tool.
-    pub async fn resume(
+    pub(crate) async fn resume(
         &self,
         request: &CallToolRequestParams,
         state: &str,

@@ -106,14 +106,14 @@ struct Pending {
 type Reply = oneshot::Sender<Result<ClientResult, ErrorData>>;
 
 impl ClientRequests {
-    pub fn new() -> ClientRequests {
+    pub(crate) fn new() -> ClientRequests {
         ClientRequests::default()
     }
 
     /// The table for many clients at once (`serve --http`): each request a server sends
     /// during a call goes to the session that made the call; one outside any call is
     /// refused with an error saying why.
-    pub fn for_many_clients() -> ClientRequests {
+    pub(crate) fn for_many_clients() -> ClientRequests {
         ClientRequests {
             inner: Arc::new(Inner {
                 many_clients: true,
@@ -124,7 +124,7 @@ impl ClientRequests {
 
     /// Records the capabilities of the client's `initialize` and its session, with the
     /// session's log level.
-    pub fn initialized(
+    pub(crate) fn initialized(
         &self,
         peer: Peer<RoleServer>,
         capabilities: ClientCapabilities,
@@ -138,7 +138,7 @@ impl ClientRequests {
 
     /// Records the capabilities in a request's envelope, the first time there are any
     /// (2026-07-28 clients send them on `server/discover` and every request after).
-    pub fn note(&self, context: &RequestContext<RoleServer>) {
+    pub(crate) fn note(&self, context: &RequestContext<RoleServer>) {
         if self.inner.declared.borrow().is_none()
             && let Some(capabilities) = context.meta.client_capabilities()
         {
@@ -158,7 +158,7 @@ impl ClientRequests {
     }
 
     /// Waits until the client has declared its capabilities.
-    pub async fn declared(&self) -> ClientCapabilities {
+    pub(crate) async fn declared(&self) -> ClientCapabilities {
         let mut declared = self.inner.declared.subscribe();
         match declared.wait_for(Option::is_some).await {
             Ok(capabilities) => capabilities.clone().unwrap_or_default(),
@@ -171,7 +171,7 @@ impl ClientRequests {
     /// gets the origin to give the downstream call and the token that cancels it. Requests
     /// the server sends during the call reach the client as its era allows (module doc);
     /// so do its log messages, at the session's `level`.
-    pub async fn run<F, Fut>(
+    pub(crate) async fn run<F, Fut>(
         &self,
         context: &RequestContext<RoleServer>,
         tool: &str,
@@ -276,13 +276,13 @@ impl ClientRequests {
 
     /// Whether one client is served (stdio): every task of the servers is then its own, and
     /// a task's status notifications have one place to go.
-    pub fn one_client(&self) -> bool {
+    pub(crate) fn one_client(&self) -> bool {
         !self.inner.many_clients
     }
 
     /// Sets the level servers are asked to log at (`None`: no session set one).
     #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
-    pub fn set_downstream_level(&self, level: Option<LoggingLevel>) {
+    pub(crate) fn set_downstream_level(&self, level: Option<LoggingLevel>) {
         *lock(&self.inner.downstream_level) = level;
     }
 
