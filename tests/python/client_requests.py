@@ -22,6 +22,8 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.client import Client
 
+from searching import search
+
 SAMPLED = "sampled-answer-42"
 NAME = "Ada Lovelace"
 
@@ -68,18 +70,6 @@ def params(binary, config):
     env = dict(os.environ)
     env.setdefault("RUST_LOG", "mcp_defer=debug")
     return StdioServerParameters(command=binary, args=["serve", "--config", config], env=env)
-
-
-async def search(session, arguments):
-    """search_tools as a model is told to use it: a search answers within a few seconds with
-    what is indexed and names the servers still starting ("Search again shortly"), so a
-    real server slow to start on a loaded machine is searched again, for 60 s at most."""
-    with anyio.fail_after(60):
-        while True:
-            found = await session.call_tool("search_tools", arguments)
-            if not (found.structured_content or {}).get("starting"):
-                return found
-            await anyio.sleep(0.5)
 
 
 async def call(session, name, arguments):

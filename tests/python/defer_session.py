@@ -11,6 +11,8 @@ import sys
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from searching import search
+
 
 def dumps(tools):
     return [json.dumps(t.model_dump(mode="json", by_alias=True, exclude_none=True), sort_keys=False) for t in tools]
@@ -20,18 +22,6 @@ def check(condition, message):
     if not condition:
         print(f"FAILED: {message}", file=sys.stderr)
         sys.exit(1)
-
-
-async def search(session, arguments):
-    """search_tools as a model is told to use it: a search answers within a few seconds with
-    what is indexed and names the servers still starting ("Search again shortly"), so a
-    real server slow to start on a loaded machine is searched again, for 60 s at most."""
-    with anyio.fail_after(60):
-        while True:
-            found = await session.call_tool("search_tools", arguments)
-            if not (found.structured_content or {}).get("starting"):
-                return found
-            await anyio.sleep(0.5)
 
 
 async def main(binary, config):
