@@ -9,8 +9,8 @@ use rmcp::RoleServer;
 use rmcp::model::{CompleteRequestParams, CompleteResult, Reference};
 use rmcp::service::RequestContext;
 
-use super::downstream_error;
-use super::envelope::{forwarded_meta, mark_complete};
+use super::answered;
+use super::envelope::forwarded_meta;
 use crate::server::State;
 
 impl State {
@@ -45,12 +45,7 @@ impl State {
             return Ok(CompleteResult::default());
         }
         request.meta = forwarded_meta(&context.meta);
-        let mut result = handle
-            .complete(request, context.ct.child_token())
-            .await
-            .map_err(downstream_error)?;
-        mark_complete(&mut result.result_type);
-        Ok(result)
+        answered(handle.complete(request, context.ct.child_token()).await)
     }
 
     /// The server a reference belongs to; a prompt reference is rewritten to the prompt's

@@ -11,8 +11,8 @@ use rmcp::RoleServer;
 use rmcp::model::{GetPromptRequestParams, GetPromptResult, Prompt};
 use rmcp::service::RequestContext;
 
-use super::downstream_error;
-use super::envelope::{forwarded_meta, mark_complete};
+use super::answered;
+use super::envelope::forwarded_meta;
 use crate::catalog::PromptCatalog;
 use crate::exposure::ClientList;
 use crate::server::State;
@@ -88,12 +88,7 @@ impl State {
         }
         request.name = original;
         request.meta = forwarded_meta(&context.meta);
-        let mut result = handle
-            .get_prompt(request, context.ct.child_token())
-            .await
-            .map_err(downstream_error)?;
-        mark_complete(&mut result.result_type);
-        Ok(result)
+        answered(handle.get_prompt(request, context.ct.child_token()).await)
     }
 
     /// The server, original name and gone flag of a prompt by its qualified name.

@@ -17,8 +17,8 @@ use rmcp::RoleServer;
 use rmcp::model::{ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate};
 use rmcp::service::RequestContext;
 
-use super::downstream_error;
-use super::envelope::{forwarded_meta, mark_complete};
+use super::envelope::forwarded_meta;
+use super::{Tried, answered, downstream_error, first_that_answers};
 use crate::catalog::{ResourceCatalog, Route};
 use crate::exposure::ClientList;
 use crate::server::{Shared, State};
@@ -113,32 +113,19 @@ impl State {
     ) -> Result<ReadResourceResult, McpError> {
         let candidates = self.resource_candidates(&request.uri).await;
         request.meta = forwarded_meta(&context.meta);
-        let mut failures = Vec::new();
-        for &server in &candidates {
-            let Some(handle) = self.shared.handle(server) else {
-                continue;
-            };
-            match handle
-                .read_resource(request.clone(), context.ct.child_token())
-                .await
-            {
-                Ok(mut result) => {
-                    mark_complete(&mut result.result_type);
-                    return Ok(result);
-                }
-                Err(err) if candidates.len() == 1 => return Err(downstream_error(err)),
-                Err(err) => failures.push(err.to_string()),
-            }
+        let read = first_that_answers(&candidates, |server| {
+            let handle = self.shared.handle(server)?;
+            let (request, ct) = (request.clone(), context.ct.child_token());
+            Some(async move { handle.read_resource(request, ct).await })
+        });
+        match read.await {
+            Ok(result) => answered(Ok(result)),
+            Err(Tried::Only(err)) => Err(err),
+            Err(Tried::None(reason)) => Err(McpError::resource_not_found(
+                format!("Cannot read the resource '{}': {reason}.", request.uri),
+                None,
+            )),
         }
-        let reason = if failures.is_empty() {
-            "no server offers it".to_owned()
-        } else {
-            failures.join("; ")
-        };
-        Err(McpError::resource_not_found(
-            format!("Cannot read the resource '{}': {reason}.", request.uri),
-            None,
-        ))
     }
 
     /// Subscribes the session to `uri`: the first subscription of any session subscribes
@@ -150,33 +137,25 @@ impl State {
             return Ok(());
         }
         let candidates = self.resource_candidates(uri).await;
-        let mut failures = Vec::new();
-        for &server in &candidates {
-            let Some(handle) = self.shared.handle(server) else {
-                continue;
-            };
-            match handle.subscribe(uri).await {
-                Ok(()) => {
-                    lock(&self.shared.subscriptions)
-                        .entry(uri.to_owned())
-                        .and_modify(|s| s.count += 1)
-                        .or_insert(Subscription { server, count: 1 });
-                    self.session.hold(uri);
-                    return Ok(());
-                }
-                Err(err) if candidates.len() == 1 => return Err(downstream_error(err)),
-                Err(err) => failures.push(err.to_string()),
+        let subscribed = first_that_answers(&candidates, |server| {
+            let handle = self.shared.handle(server)?;
+            Some(async move { handle.subscribe(uri).await.map(|()| server) })
+        });
+        match subscribed.await {
+            Ok(server) => {
+                lock(&self.shared.subscriptions)
+                    .entry(uri.to_owned())
+                    .and_modify(|s| s.count += 1)
+                    .or_insert(Subscription { server, count: 1 });
+                self.session.hold(uri);
+                Ok(())
             }
+            Err(Tried::Only(err)) => Err(err),
+            Err(Tried::None(reason)) => Err(McpError::resource_not_found(
+                format!("Cannot subscribe to the resource '{uri}': {reason}."),
+                None,
+            )),
         }
-        let reason = if failures.is_empty() {
-            "no server offers it".to_owned()
-        } else {
-            failures.join("; ")
-        };
-        Err(McpError::resource_not_found(
-            format!("Cannot subscribe to the resource '{uri}': {reason}."),
-            None,
-        ))
     }
 
     /// Drops one of the session's subscriptions to `uri`; the last one of all sessions
