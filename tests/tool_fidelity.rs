@@ -229,6 +229,47 @@ fn initialize_params() -> Value {
 /// generous, a bound on a hang, not a timing assertion.
 const TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// A task-augmented call of server-everything's `simulate-research-query`, through mcp-defer.
+fn research_call() -> Value {
+    json!({"name": "everything__simulate-research-query",
+           "arguments": {"topic": "tides"}, "task": {"ttl": 60000}})
+}
+
+/// Creates a research task with `ask` (a JSON-RPC request, its whole answer back), follows
+/// it with `tasks/get` until it ends (bounded by TASK_WAIT, nothing asserted on how long it
+/// took), checks it completed with the tool's own result, and returns the task's id as the
+/// client knows it and `tasks/result`'s answer.
+async fn run_research_task(mut ask: impl AsyncFnMut(&str, Value) -> Value) -> (Value, Value) {
+    let created = ask("tools/call", research_call()).await;
+    let task_id = created["result"]["task"]["taskId"].clone();
+    assert!(
+        task_id
+            .as_str()
+            .is_some_and(|id| id.starts_with("everything:")),
+        "a task is created: {created}"
+    );
+    let deadline = tokio::time::Instant::now() + TASK_WAIT;
+    let status = loop {
+        let got = ask("tasks/get", json!({"taskId": task_id})).await;
+        assert_eq!(got["result"]["taskId"], task_id, "{got}");
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if status != "working" || tokio::time::Instant::now() > deadline {
+            break status;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(status, "completed");
+    let result = ask("tasks/result", json!({"taskId": task_id})).await;
+    assert!(
+        crate::raw::result_text(&result).contains("Research Report: tides"),
+        "the tool's own result: {result}"
+    );
+    (task_id, result)
+}
+
 /// Issue 24 item 7: server-everything's `simulate-research-query` is a 2025-11-25 task tool
 /// (`execution.taskSupport: "required"`). Through mcp-defer it works as it does directly:
 /// a 2025-11-25 client is offered `tasks`, sees the tool's `execution`, a call with `task`
@@ -298,46 +339,16 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
         .unwrap_or_else(|| panic!("not listed after select_tools: {listed}"));
     assert_eq!(through["execution"], tool["execution"], "{through}");
 
-    let task_call = json!({"name": "everything__simulate-research-query",
-                           "arguments": {"topic": "tides"}, "task": {"ttl": 60000}});
-    let created = raw.request("tools/call", task_call.clone()).await;
-    let task_id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task is created: {created}"))
-        .to_owned();
-    assert!(task_id.starts_with("everything:"), "{created}");
-
-    // Poll until the task ends; bounded by TASK_WAIT, nothing asserted on how long it took.
-    let deadline = tokio::time::Instant::now() + TASK_WAIT;
-    let status = loop {
-        let got = raw.request("tasks/get", json!({"taskId": task_id})).await;
-        assert_eq!(got["result"]["taskId"], json!(task_id), "{got}");
-        let status = got["result"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if status != "working" || tokio::time::Instant::now() > deadline {
-            break status;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    };
-    assert_eq!(status, "completed");
-    let result = raw
-        .request("tasks/result", json!({"taskId": task_id}))
-        .await;
-    assert!(
-        crate::raw::result_text(&result).contains("Research Report: tides"),
-        "the tool's own result: {result}"
-    );
+    let (task_id, result) =
+        run_research_task(async |method: &str, params: Value| raw.request(method, params).await)
+            .await;
     assert_eq!(
-        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
-        json!(task_id),
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task_id,
         "{result}"
     );
     // The server's status notifications reach the client, the task named as it knows it.
-    let is_status = |m: &Value| {
-        m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == json!(task_id)
-    };
+    let is_status =
+        |m: &Value| m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == task_id;
     while !raw.received.iter().any(is_status) {
         raw.next_within(TASK_WAIT)
             .await
@@ -347,11 +358,11 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
     assert!(
         tasks["result"]["tasks"]
             .as_array()
-            .is_some_and(|tasks| tasks.iter().any(|t| t["taskId"] == json!(task_id))),
+            .is_some_and(|tasks| tasks.iter().any(|t| t["taskId"] == task_id)),
         "{tasks}"
     );
 
-    let second = raw.request("tools/call", task_call).await;
+    let second = raw.request("tools/call", research_call()).await;
     let second_id = second["result"]["task"]["taskId"].clone();
     assert!(second_id.is_string(), "{second}");
     let cancelled = raw
@@ -419,44 +430,11 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
         "{through}"
     );
 
-    let created = raw
-        .request(
-            "tools/call",
-            json!({"name": "everything__simulate-research-query",
-                   "arguments": {"topic": "tides"}, "task": {"ttl": 60000}}),
-        )
-        .await;
-    let task_id = created["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task is created: {created}"))
-        .to_owned();
-    assert!(task_id.starts_with("everything:"), "{created}");
-
-    // Poll until the task ends; bounded by TASK_WAIT, nothing asserted on how long it took.
-    let deadline = tokio::time::Instant::now() + TASK_WAIT;
-    let status = loop {
-        let got = raw.request("tasks/get", json!({"taskId": task_id})).await;
-        assert_eq!(got["result"]["taskId"], json!(task_id), "{got}");
-        let status = got["result"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if status != "working" || tokio::time::Instant::now() > deadline {
-            break status;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    };
-    assert_eq!(status, "completed");
-    let result = raw
-        .request("tasks/result", json!({"taskId": task_id}))
-        .await;
-    assert!(
-        crate::raw::result_text(&result).contains("Research Report: tides"),
-        "the tool's own result: {result}"
-    );
+    let (task_id, result) =
+        run_research_task(async |method: &str, params: Value| raw.request(method, params).await)
+            .await;
     assert_eq!(
-        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
-        json!(task_id),
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], task_id,
         "{result}"
     );
 }
@@ -543,35 +521,7 @@ async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
         "{tool}"
     );
 
-    let task_call = json!({"name": "everything__simulate-research-query",
-                           "arguments": {"topic": "tides"}, "task": {"ttl": 60000}});
-    let created = ask("tools/call", task_call.clone()).await;
-    let task_id = created["result"]["task"]["taskId"].clone();
-    assert!(
-        task_id
-            .as_str()
-            .is_some_and(|id| id.starts_with("everything:")),
-        "{created}"
-    );
-    let deadline = tokio::time::Instant::now() + TASK_WAIT;
-    let status = loop {
-        let got = ask("tasks/get", json!({"taskId": task_id})).await;
-        assert_eq!(got["result"]["taskId"], task_id, "{got}");
-        let status = got["result"]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if status != "working" || tokio::time::Instant::now() > deadline {
-            break status;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    };
-    assert_eq!(status, "completed");
-    let result = ask("tasks/result", json!({"taskId": task_id})).await;
-    assert!(
-        crate::raw::result_text(&result).contains("Research Report: tides"),
-        "{result}"
-    );
+    let (task_id, _) = run_research_task(&mut ask).await;
     let tasks = ask("tasks/list", json!({})).await;
     assert!(
         tasks["result"]["tasks"]
@@ -579,7 +529,7 @@ async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
             .is_some_and(|tasks| tasks.iter().any(|t| t["taskId"] == task_id)),
         "{tasks}"
     );
-    let second = ask("tools/call", task_call).await;
+    let second = ask("tools/call", research_call()).await;
     let second_id = second["result"]["task"]["taskId"].clone();
     let cancelled = ask("tasks/cancel", json!({"taskId": second_id})).await;
     assert_eq!(
