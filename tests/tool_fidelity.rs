@@ -229,6 +229,15 @@ fn initialize_params() -> Value {
 /// generous, a bound on a hang, not a timing assertion.
 const TASK_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
+/// The tool named `name` in a `tools/list` answer, whole as it was listed.
+fn listed_tool(listed: &Value, name: &str) -> Value {
+    listed["result"]["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == name))
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} not listed: {listed}"))
+}
+
 /// A task-augmented call of server-everything's `simulate-research-query`, through mcp-defer.
 fn research_call() -> Value {
     json!({"name": "everything__simulate-research-query",
@@ -287,15 +296,7 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     let listed = direct.request("tools/list", json!({})).await;
-    let tool = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| {
-            tools
-                .iter()
-                .find(|t| t["name"] == "simulate-research-query")
-        })
-        .cloned()
-        .unwrap_or_else(|| panic!("no simulate-research-query in {listed}"));
+    let tool = listed_tool(&listed, "simulate-research-query");
     assert_eq!(
         tool["execution"],
         json!({"taskSupport": "required"}),
@@ -328,15 +329,7 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
         "select_tools returns the schema as listed: {selected}"
     );
     let listed = raw.request("tools/list", json!({})).await;
-    let through = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| {
-            tools
-                .iter()
-                .find(|t| t["name"] == "everything__simulate-research-query")
-        })
-        .cloned()
-        .unwrap_or_else(|| panic!("not listed after select_tools: {listed}"));
+    let through = listed_tool(&listed, "everything__simulate-research-query");
     assert_eq!(through["execution"], tool["execution"], "{through}");
 
     let (task_id, result) =
@@ -415,15 +408,7 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
         "select_tools returns the schema as the HTTP server lists it: {selected}"
     );
     let listed = raw.request("tools/list", json!({})).await;
-    let through = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| {
-            tools
-                .iter()
-                .find(|t| t["name"] == "everything__simulate-research-query")
-        })
-        .cloned()
-        .unwrap_or_else(|| panic!("not listed after select_tools: {listed}"));
+    let through = listed_tool(&listed, "everything__simulate-research-query");
     assert_eq!(
         through["execution"],
         json!({"taskSupport": "required"}),
@@ -501,15 +486,7 @@ async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
         "{selected}"
     );
     let listed = ask("tools/list", json!({})).await;
-    let tool = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| {
-            tools
-                .iter()
-                .find(|t| t["name"] == "everything__simulate-research-query")
-        })
-        .cloned()
-        .unwrap_or_else(|| panic!("not listed: {listed}"));
+    let tool = listed_tool(&listed, "everything__simulate-research-query");
     assert_eq!(
         tool["execution"],
         json!({"taskSupport": "required"}),
@@ -589,11 +566,7 @@ async fn mcp_apps_ui_metadata_and_ui_resources_arrive_unchanged() {
         .await;
     assert!(selected.get("result").is_some(), "{selected}");
     let listed = raw.request("tools/list", json!({})).await;
-    let show = listed["result"]["tools"]
-        .as_array()
-        .and_then(|tools| tools.iter().find(|t| t["name"] == "fx__show"))
-        .cloned()
-        .unwrap_or_else(|| panic!("fx__show not listed: {listed}"));
+    let show = listed_tool(&listed, "fx__show");
     assert_eq!(show["_meta"]["ui"], ui, "{show}");
     assert_eq!(show["_meta"]["vendor/key"], json!(7), "{show}");
     let resources = raw.request("resources/list", json!({})).await;
