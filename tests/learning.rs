@@ -128,7 +128,7 @@ async fn a_tool_chosen_after_a_search_ranks_first_for_a_similar_query_next_time(
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("use up to +0.50 of the best"), "{text}");
+    assert!(text.contains("use up to +0.70 of the best"), "{text}");
     let taught = (text.lines())
         .find(|l| l.ends_with(TAUGHT))
         .unwrap_or_else(|| panic!("{text}"));

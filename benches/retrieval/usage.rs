@@ -92,7 +92,7 @@ pub(super) fn replay(
         .iter()
         .cloned()
         .partition(|q| fnv(&q.query) % 2 == 0);
-    let label = format!("  {name} use");
+    let label = format!("  {name} {variant}");
     let mut sink = Vec::new();
     let none = eval::evaluate(&test, |q| ranked(loaded, q, &mut sink));
     print_row(&label, "no use", &none, &format!(" train {}", train.len()));
