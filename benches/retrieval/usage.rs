@@ -91,7 +91,7 @@ pub(super) fn replay(
     let (train, test): (Vec<eval::Query>, Vec<eval::Query>) = queries
         .iter()
         .cloned()
-        .partition(|q| fnv(&q.query) % 2 == 0);
+        .partition(|q| fnv(&q.query).is_multiple_of(2));
     let label = format!("  {name} {variant}");
     let mut sink = Vec::new();
     let none = eval::evaluate(&test, |q| ranked(loaded, q, &mut sink));
