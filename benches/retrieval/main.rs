@@ -203,6 +203,7 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
             "usage" => &mut b.usage,
             "usage_selected" => &mut b.usage_selected,
             "usage_floor" => &mut b.usage_floor,
+            "usage_words_floor" => &mut b.usage_words_floor,
 
             "model_zscore" => {
                 b.model_zscore = v != 0.0;

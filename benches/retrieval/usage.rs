@@ -117,8 +117,11 @@ pub(super) fn replay(
         let (p50, _) = percentiles(&mut latencies);
         if row.starts_with("sweep") {
             tail_spec = format!(
-                "usage={},usage_floor={},usage_selected={}",
-                weights.usage, weights.usage_floor, weights.usage_selected
+                "usage={},usage_floor={},usage_words_floor={},usage_selected={}",
+                weights.usage,
+                weights.usage_floor,
+                weights.usage_words_floor,
+                weights.usage_selected
             );
         }
         let tail = format!(

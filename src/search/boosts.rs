@@ -41,6 +41,10 @@ const USAGE_SELECTED: f32 = 0.25;
 /// count (shared words, Jaccard, with `semantic = "off"`).
 /// 0.4 on MetaTool single: +0.078 R@5 (0.5: +0.071, 0.6: +0.023, 0.3: +0.058).
 const USAGE_FLOOR: f32 = 0.4;
+/// The same floor for shared words (Jaccard of the analyzed words), when queries are
+/// compared by words (`semantic = "off"`). 0.5 gained nothing on MetaTool single: few
+/// paraphrases share half their words.
+const USAGE_WORDS_FLOOR: f32 = 0.25;
 
 /// Per-field weights of a query term's BM25 score (BM25F-style; tantivy's k1 and b are fixed,
 /// so the field layout and these weights are the tuning knobs).
@@ -91,8 +95,11 @@ pub struct Boosts {
     /// Weight of a selection never followed by a call (a call weighs 1); below 0 it
     /// pushes the tool down.
     pub usage_selected: f32,
-    /// Least similarity of a stored query to this one for its choices to count.
+    /// Least similarity of a stored query to this one for its choices to count (static
+    /// cosine).
     pub usage_floor: f32,
+    /// The same with `semantic = "off"` (Jaccard of the analyzed words).
+    pub usage_words_floor: f32,
 }
 
 impl Default for Boosts {
@@ -124,6 +131,7 @@ impl Default for Boosts {
             usage: USAGE_LIFT,
             usage_selected: USAGE_SELECTED,
             usage_floor: USAGE_FLOOR,
+            usage_words_floor: USAGE_WORDS_FLOOR,
         }
     }
 }

@@ -8,10 +8,6 @@ use super::{QueryKey, Usage, Weights, saturate};
 use crate::search::query::bounded;
 use crate::search::{Explained, SearchIndex, analysis};
 
-/// Least share of shared words (Jaccard) between a stored query and this one, when they are
-/// compared by words (`semantic = "off"`): half their distinct words in common.
-const WORDS_FLOOR: f32 = 0.5;
-
 impl SearchIndex {
     /// Hands the index what was learnt from use: from now on it lifts the tools chosen for
     /// queries like the one ranked ([`super`]).
@@ -49,7 +45,7 @@ impl SearchIndex {
         let key = self.usage_key(query)?;
         let floor = match key {
             QueryKey::Vector(_) => self.boosts.usage_floor,
-            QueryKey::Words(_) => WORDS_FLOOR,
+            QueryKey::Words(_) => self.boosts.usage_words_floor,
         };
         let weights = Weights {
             floor,

@@ -64,7 +64,8 @@ pub struct Event {
 }
 
 impl Event {
-    /// An event now.
+    /// An event now. A secret in the query (a configured one, a token by its shape) is
+    /// masked before it is kept, as in a log line.
     pub fn now(kind: Kind, query: &str, tool: &str) -> Event {
         let time = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -72,7 +73,10 @@ impl Event {
         Event {
             time,
             kind,
-            query: query.chars().take(MAX_QUERY_CHARS).collect(),
+            query: crate::redact::redact(query)
+                .chars()
+                .take(MAX_QUERY_CHARS)
+                .collect(),
             tool: tool.to_owned(),
         }
     }
@@ -99,7 +103,8 @@ impl Event {
 pub(crate) enum QueryKey {
     /// Its static-embedding vector (unit length): compared by cosine.
     Vector(Vec<f32>),
-    /// Its analyzed words (`semantic = "off"`): compared by Jaccard overlap.
+    /// Its analyzed words, sorted and without duplicates (`semantic = "off"`): compared by
+    /// Jaccard overlap.
     Words(Vec<String>),
 }
 
@@ -111,13 +116,24 @@ impl QueryKey {
                 a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>().max(0.0)
             }
             (QueryKey::Words(a), QueryKey::Words(b)) => {
-                let a: HashSet<&String> = a.iter().collect();
-                let b: HashSet<&String> = b.iter().collect();
-                let union = a.union(&b).count();
+                // Both sorted and without duplicates: one merge counts what they share.
+                let (mut i, mut j, mut shared) = (0, 0, 0usize);
+                while i < a.len() && j < b.len() {
+                    match a[i].cmp(&b[j]) {
+                        std::cmp::Ordering::Less => i += 1,
+                        std::cmp::Ordering::Greater => j += 1,
+                        std::cmp::Ordering::Equal => {
+                            shared += 1;
+                            i += 1;
+                            j += 1;
+                        }
+                    }
+                }
+                let union = a.len() + b.len() - shared;
                 if union == 0 {
                     0.0
                 } else {
-                    a.intersection(&b).count() as f32 / union as f32
+                    shared as f32 / union as f32
                 }
             }
             _ => 0.0,

@@ -12,9 +12,10 @@ fn event(kind: Kind, query: &str, tool: &str) -> Event {
 }
 
 fn words(text: &str) -> Option<QueryKey> {
-    Some(QueryKey::Words(
-        text.split_whitespace().map(str::to_owned).collect(),
-    ))
+    let mut words: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+    words.sort();
+    words.dedup();
+    Some(QueryKey::Words(words))
 }
 
 const WEIGHTS: Weights = Weights {
@@ -131,6 +132,16 @@ fn calls_weigh_more_than_selections_and_similarity_scales_them() {
     // Saturating: one call is half the lift, never more than all of it.
     assert_eq!(saturate(1.0), 0.5);
     assert!(saturate(1e9) <= 1.0 && saturate(-1e9) >= -1.0);
+}
+
+#[test]
+fn a_token_in_a_query_is_masked_before_it_is_kept() {
+    let e = Event::now(
+        Kind::Called,
+        "fetch https://api.example/x?api_key=abc123def456",
+        "s__t",
+    );
+    assert!(!e.query.contains("abc123def456"), "{}", e.query);
 }
 
 #[test]
