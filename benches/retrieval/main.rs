@@ -25,6 +25,10 @@
 //! transformer budgets (a minute of embedding) when tuning; `RETRIEVAL_SWEEP="spec;spec"`
 //! ranks the `mfused` index again under each boosts spec (a `sweep` line each: tuning many
 //! fusions for one embedding); `RETRIEVAL_CACHE=<dir>` keeps the tool vectors between runs.
+//! Each set and variant also gets "use" rows (`usage.rs`): half the queries replayed as
+//! usage, the other half scored without and with it, and with 30% wrong usage;
+//! `RETRIEVAL_USAGE=0` skips them, `RETRIEVAL_USAGE_SWEEP="usage=0.3;usage_floor=0.5"` adds
+//! a row per weights spec.
 
 /// The binary's allocator (see `src/main.rs`), so figures match what users run.
 #[global_allocator]
@@ -46,6 +50,7 @@ mod model;
 mod os;
 #[path = "../common/scale.rs"]
 mod scale;
+mod usage;
 
 /// A query of at most this many words counts as short (`create github issue`).
 const SHORT_WORDS: usize = 5;
@@ -195,6 +200,10 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
             "static_named" => &mut b.static_named,
             "fit_model" => &mut b.fit_model,
             "fit_static" => &mut b.fit_static,
+            "usage" => &mut b.usage,
+            "usage_selected" => &mut b.usage_selected,
+            "usage_floor" => &mut b.usage_floor,
+            "usage_words_floor" => &mut b.usage_words_floor,
 
             "model_zscore" => {
                 b.model_zscore = v != 0.0;
@@ -324,6 +333,10 @@ fn main() -> Result<(), String> {
                 p50,
                 p99
             );
+            // Learning from use, by replay (item 6 of issue 21).
+            if std::env::var("RETRIEVAL_USAGE").map_or(true, |v| v != "0") {
+                usage::replay(&mut loaded, &queries, name, variant, boosts)?;
+            }
             // The queries that name a thing (item 2 of issue 21), on their own.
             let named: Vec<eval::Query> = queries
                 .iter()
