@@ -15,7 +15,8 @@
 //! directory (`.models/all-MiniLM-L6-v2` from `.ci/install-peers`, or `RETRIEVAL_MODEL`);
 //! without it they are skipped with a line saying so. Each query's transformer vector is
 //! computed once and reused by both model rows (its cost is printed on its own, beside the
-//! transformer budgets: first-time embedding of 1,000 tools, restart, added RSS). Queries of at most [`SHORT_WORDS`] words are also scored on their own
+//! transformer budgets: first-time embedding of 1,000 tools, restart, added RSS), and each
+//! tier's memory at 1,000 tools, one process per tier (`memory.rs`). Queries of at most [`SHORT_WORDS`] words are also scored on their own
 //! ("short": what agents type) when a set has enough of them.
 //!
 //! `cargo bench --bench retrieval`. Env: `RETRIEVAL_MISSES=N` prints N misses per set;
@@ -45,6 +46,7 @@ use mcp_defer::search::{Boosts, SearchIndex, Semantic, StaticModel};
 use rmcp::model::Tool;
 
 mod eval;
+mod memory;
 mod model;
 #[path = "../common/os.rs"]
 mod os;
@@ -225,6 +227,9 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
 }
 
 fn main() -> Result<(), String> {
+    if memory::child()? {
+        return Ok(());
+    }
     // `cargo bench` passes `--bench`; a filter argument selects sets by name.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     let misses: usize = std::env::var("RETRIEVAL_MISSES")
@@ -456,6 +461,14 @@ fn main() -> Result<(), String> {
     {
         model::budgets(&rows.dir)?;
     }
+    // The model tier's memory needs its 1,000 tools embedded once: with the budgets only.
+    let budgets = std::env::var("RETRIEVAL_BUDGETS").map_or(true, |v| v != "0");
+    memory::print(
+        model_rows
+            .as_ref()
+            .filter(|_| budgets)
+            .map(|rows| &rows.dir),
+    )?;
     Ok(())
 }
 
