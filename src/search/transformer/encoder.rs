@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use candle_core::{Device, Tensor};
@@ -17,44 +16,12 @@ use candle_nn::{LayerNorm, Linear, Module};
 use sha2::Digest;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
-use super::weights::{Weights, Words};
+pub use super::error::{EncoderError, FILES};
+use super::weights::{Weights, Words, read_header};
 
 /// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (its
 /// `sentence_bert_config.json`), used when the directory does not say.
 const DEFAULT_MAX_TOKENS: usize = 256;
-/// The files a model directory must hold.
-pub const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
-
-#[derive(Debug, thiserror::Error)]
-pub enum EncoderError {
-    #[error(
-        "model directory {0} does not exist; run `mcp-defer model fetch` (it unpacks all-MiniLM-L6-v2 there when `model` is not set; `--dir` for another place), or point `model` at a sentence-transformers directory"
-    )]
-    MissingDir(PathBuf),
-    #[error("model directory {dir} has no {file}; a sentence-transformers directory holds {}", FILES.join(", "))]
-    MissingFile { dir: PathBuf, file: &'static str },
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{path}: not a BERT config ({source}); the model must be a BERT encoder")]
-    Config {
-        path: PathBuf,
-        #[source]
-        source: serde_json::Error,
-    },
-    #[error("{0}: {1}")]
-    Tokenizer(PathBuf, String),
-    #[error("model weights: {0}")]
-    Tensors(#[from] candle_core::Error),
-    #[error("model weights: {0}")]
-    Header(#[from] safetensors::SafeTensorError),
-    #[error("model weights: {0}; the weights do not match config.json (another architecture?)")]
-    Shape(String),
-}
-
 /// The fields of a BERT `config.json` the forward pass needs.
 #[derive(Debug, Clone, serde::Deserialize)]
 struct BertConfig {
@@ -235,30 +202,6 @@ fn read(path: &Path) -> Result<Vec<u8>, EncoderError> {
         path: path.to_owned(),
         source,
     })
-}
-
-/// A safetensors header (8 bytes of little-endian length, then that much JSON) and its
-/// length, leaving `file` at the first tensor's data.
-pub(super) fn read_header(
-    file: &mut fs::File,
-    path: &Path,
-) -> Result<(Vec<u8>, u64), EncoderError> {
-    let io = |source| EncoderError::Io {
-        path: path.to_owned(),
-        source,
-    };
-    let mut len = [0u8; 8];
-    file.read_exact(&mut len).map_err(io)?;
-    let len = u64::from_le_bytes(len);
-    if len > 100_000_000 {
-        return Err(EncoderError::Shape(format!(
-            "{}: header of {len} bytes; not a safetensors file",
-            path.display()
-        )));
-    }
-    let mut header = vec![0u8; len as usize];
-    file.read_exact(&mut header).map_err(io)?;
-    Ok((header, len))
 }
 
 /// One encoder layer: self-attention and the feed-forward block, each with its residual

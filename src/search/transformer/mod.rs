@@ -10,6 +10,7 @@
 
 mod cache;
 mod encoder;
+mod error;
 mod home;
 mod weights;
 

@@ -19,7 +19,7 @@ use candle_core::{DType, Device, Tensor};
 use candle_nn::Linear;
 use sha2::{Digest, Sha256};
 
-use super::encoder::EncoderError;
+use super::error::EncoderError;
 
 /// Rows of the word embeddings read and quantized at a time (1.5 MB of f32 at 384 dims).
 const SLAB_ROWS: usize = 1_024;
@@ -89,7 +89,7 @@ impl Weights {
             source,
         };
         let mut file = File::open(path).map_err(io)?;
-        let (header, len) = super::encoder::read_header(&mut file, path)?;
+        let (header, len) = read_header(&mut file, path)?;
         let mut hash = Sha256::new();
         hash.update(&header);
         let mut entries: HashMap<String, serde_json::Value> = serde_json::from_slice(&header)
@@ -201,6 +201,27 @@ impl Weights {
         }
         Ok(Words { rows, scales, dims })
     }
+}
+
+/// A safetensors header (8 bytes of little-endian length, then that much JSON) and its
+/// length, leaving `file` at the first tensor's data.
+pub(super) fn read_header(file: &mut File, path: &Path) -> Result<(Vec<u8>, u64), EncoderError> {
+    let io = |source| EncoderError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut len = [0u8; 8];
+    file.read_exact(&mut len).map_err(io)?;
+    let len = u64::from_le_bytes(len);
+    if len > 100_000_000 {
+        return Err(EncoderError::Shape(format!(
+            "{}: header of {len} bytes; not a safetensors file",
+            path.display()
+        )));
+    }
+    let mut header = vec![0u8; len as usize];
+    file.read_exact(&mut header).map_err(io)?;
+    Ok((header, len))
 }
 
 #[cfg(test)]
