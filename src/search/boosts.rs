@@ -28,6 +28,12 @@ const FIT_MODEL: f32 = MODEL_VECTOR_ONLY_FLOOR;
 /// away "what time is it in another timezone" over mcp-server-time, so the vector-only
 /// floor.
 const FIT_STATIC: f32 = VECTOR_ONLY_FLOOR;
+/// Weight of a tool's best score over a query's needs beside its whole-query score, in the
+/// transformer tier (`needs`; 0 turns the split off). Picked on half of MetaTool multi,
+/// reported on the other half, MetaTool single and the reference set (docs/search.md).
+const NEEDS_WEIGHT: f32 = 1.0;
+/// The same in the static tier.
+const STATIC_NEEDS_WEIGHT: f32 = 1.0;
 /// How many of the best hits the fit signal looks at: what a model reads first.
 pub const FIT_TOP: usize = 5;
 
@@ -74,6 +80,11 @@ pub struct Boosts {
     pub fit_model: f32,
     /// Least static cosine of the best hits for the query to count as served.
     pub fit_static: f32,
+    /// A query of two or more needs (`needs`) ranks each need too: a tool scores its
+    /// whole-query score plus this times its best score over the needs (transformer tier).
+    pub needs: f32,
+    /// The same in the static tier's fusion.
+    pub static_needs: f32,
 }
 
 impl Default for Boosts {
@@ -102,6 +113,8 @@ impl Default for Boosts {
             static_named: STATIC_NAMED_BONUS,
             fit_model: FIT_MODEL,
             fit_static: FIT_STATIC,
+            needs: NEEDS_WEIGHT,
+            static_needs: STATIC_NEEDS_WEIGHT,
         }
     }
 }
