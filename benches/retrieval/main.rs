@@ -571,9 +571,9 @@ fn model_rows(
     }
     // The needs' vectors (`RETRIEVAL_NEEDS`), untimed: not every query has them.
     for text in need_texts {
-        if !queries.contains_key(&text) {
-            let vector = encoder.embed(&text).map_err(|e| e.to_string())?;
-            queries.insert(text, vector);
+        if let std::collections::hash_map::Entry::Vacant(slot) = queries.entry(text) {
+            let vector = encoder.embed(slot.key()).map_err(|e| e.to_string())?;
+            slot.insert(vector);
         }
     }
     if let Some(path) = &kept
