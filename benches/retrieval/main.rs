@@ -24,7 +24,13 @@
 //! where the first relevant tool lands in the top 100; `RETRIEVAL_BUDGETS=0` skips the
 //! transformer budgets (a minute of embedding) when tuning; `RETRIEVAL_SWEEP="spec;spec"`
 //! ranks the `mfused` index again under each boosts spec (a `sweep` line each: tuning many
-//! fusions for one embedding); `RETRIEVAL_CACHE=<dir>` keeps the tool vectors between runs.
+//! fusions for one embedding); `RETRIEVAL_CACHE=<dir>` keeps the tool vectors (and the
+//! queries' and their needs') between runs.
+//!
+//! Two-need queries (issue 21, item 3): `fused` and `mfused` cut a query into its needs as
+//! shipped; `fwhole` and `mwhole` are the same tiers with needs off. `RETRIEVAL_NEEDS`
+//! compares ways to combine the needs' rankings outside the index (`needs.rs`);
+//! `RETRIEVAL_QUICK=1` skips the warm-up and the FM, named and short/long rows (tuning).
 
 /// The binary's allocator (see `src/main.rs`), so figures match what users run.
 #[global_allocator]
