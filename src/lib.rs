@@ -19,7 +19,8 @@
 //! - [`search`]: a tantivy index over the catalog; a pure function of what it is fed.
 //!   `search/semantic.rs` is the static embedding tier built in; `search/transformer/` the
 //!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
-//!   under `MCP_DEFER_CACHE_DIR`/`vectors/`).
+//!   under `MCP_DEFER_CACHE_DIR`/`vectors/`); `search/usage/` what search learns from use
+//!   (which tool was chosen after which query, `usage.jsonl` in the data directory).
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
 //!   kept as the bytes it is listed with (`server/stdio/` writes stdio `tools/list`
 //!   answers from them).

@@ -121,6 +121,11 @@ impl Session {
             "RUST_LOG",
             std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
         );
+        // What search learns from use stays in the test's directory, so no test ranks by
+        // another's choices (or the user's).
+        if let Some(dir) = config.parent() {
+            command.env("MCP_DEFER_DATA_DIR", dir.join("data"));
+        }
         configure(&mut command);
         let mut builder = TokioChildProcess::builder(command);
         if let Some(file) = stderr {

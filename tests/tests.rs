@@ -30,6 +30,7 @@ mod interop;
 mod launcher;
 #[cfg(target_os = "linux")]
 mod lazy;
+mod learning;
 mod list;
 mod logging;
 #[cfg(feature = "model")]

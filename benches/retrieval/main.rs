@@ -31,6 +31,11 @@
 //! shipped; `fwhole` and `mwhole` are the same tiers with needs off. `RETRIEVAL_NEEDS`
 //! compares ways to combine the needs' rankings outside the index (`needs.rs`);
 //! `RETRIEVAL_QUICK=1` skips the warm-up and the FM, named and short/long rows (tuning).
+//! fusions for one embedding); `RETRIEVAL_CACHE=<dir>` keeps the tool vectors between runs.
+//! Each set and variant also gets "use" rows (`usage.rs`): half the queries replayed as
+//! usage, the other half scored without and with it, and with 30% wrong usage;
+//! `RETRIEVAL_USAGE=0` skips them, `RETRIEVAL_USAGE_SWEEP="usage=0.3;usage_floor=0.5"` adds
+//! a row per weights spec.
 
 /// The binary's allocator (see `src/main.rs`), so figures match what users run.
 #[global_allocator]
@@ -55,6 +60,7 @@ mod needs;
 mod os;
 #[path = "../common/scale.rs"]
 mod scale;
+mod usage;
 
 /// A query of at most this many words counts as short (`create github issue`).
 const SHORT_WORDS: usize = 5;
@@ -233,6 +239,10 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
             "fit_static" => &mut b.fit_static,
             "needs" => &mut b.needs,
             "static_needs" => &mut b.static_needs,
+            "usage" => &mut b.usage,
+            "usage_selected" => &mut b.usage_selected,
+            "usage_floor" => &mut b.usage_floor,
+            "usage_words_floor" => &mut b.usage_words_floor,
 
             "model_zscore" => {
                 b.model_zscore = v != 0.0;
@@ -397,6 +407,10 @@ fn main() -> Result<(), String> {
             loaded.index.set_boosts(boosts);
             if quick {
                 continue;
+            }
+            // Learning from use, by replay (item 6 of issue 21).
+            if std::env::var("RETRIEVAL_USAGE").map_or(true, |v| v != "0") {
+                usage::replay(&mut loaded, &queries, name, variant, boosts)?;
             }
             // The queries that name a thing (item 2 of issue 21), on their own.
             let named: Vec<eval::Query> = queries

@@ -9,6 +9,7 @@ use super::{connect_all, load_config, runtime, wait_for_vectors, write_stdout};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
+use crate::search::usage::Usage;
 use crate::search::{Explained, Ranking};
 use crate::server::meta::search_tools;
 
@@ -38,6 +39,10 @@ pub(super) fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCod
 
 async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
+    // What `serve` learnt from use ranks here too (read only: a search here chooses nothing).
+    if config.settings.learn {
+        registry.learn_from(Arc::new(Usage::open_default()));
+    }
     let registry = wait_for_vectors(registry).await?;
     let ranking = if args.explain {
         let limit = args
@@ -120,6 +125,9 @@ fn shares_line(ranking: &Ranking) -> String {
             ranking.named.join(", ")
         ));
     }
+    if s.usage > 0.0 {
+        line.push_str(&format!(", use up to +{:.2} of the best", s.usage));
+    }
     if !ranking.needs.is_empty() {
         // Scores are whole + weight x best need (`Boosts::needs`); the columns below are
         // the parts of one ranking (the whole query's when it holds the tool).
@@ -138,7 +146,8 @@ fn shares_line(ranking: &Ranking) -> String {
     line
 }
 
-/// One line per hit: fused rank and score, lexical score and rank, cosine and rank. A `-`
+/// One line per hit: fused rank and score, lexical score and rank, cosine and rank, each
+/// engine's part and the lift of learnt use (`used`). A `-`
 /// is "not in that engine's first hundred" (lexical) or "no vector" (vector).
 fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
     let mut out = String::new();
@@ -152,7 +161,7 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         .collect();
     let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
     out.push_str(&format!(
-        "{:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6}  {:>6}  {:>6}  {:>6}  {:<width$}\n",
+        "{:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:<width$}\n",
         "rank",
         "fused",
         "lexical",
@@ -163,6 +172,7 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         "vector",
         "static",
         "named",
+        "used",
         "tool"
     ));
     for (rank, (hit, name)) in hits.iter().zip(&names).enumerate() {
@@ -179,7 +189,7 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         };
         let p = hit.parts;
         let line = format!(
-            "{:>4}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {name}",
+            "{:>4}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {name}",
             rank + 1,
             hit.score,
             lex,
@@ -189,7 +199,8 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
             p.lexical,
             p.vector,
             p.statics,
-            p.named
+            p.named,
+            p.usage
         );
         out.push_str(line.trim_end());
         out.push('\n');

@@ -107,6 +107,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
         client_era,
         semantic,
         model,
+        learn,
         session_idle,
         http,
     } = old;
@@ -137,6 +138,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
     note(*client_era != new.client_era, "client_era");
     note(*semantic != new.semantic, "search.semantic");
     note(*model != new.model, "search.model");
+    note(*learn != new.learn, "search.learn");
     note(*session_idle != new.session_idle, "session_idle_sec");
     note(*http != new.http, "http");
     changed

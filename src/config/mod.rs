@@ -16,6 +16,7 @@
 //! [settings.search]
 //! semantic = "static"             # "static" (built-in embeddings) | "off" (words only)
 //!                                 # | "model" (a transformer, with `model = "<dir>"`)
+//! learn = true                    # lift tools chosen before for similar queries
 //!
 //! [mcp_servers.docs]              # a Codex block, pasted unchanged
 //! command = "npx"

@@ -38,6 +38,9 @@ pub struct Settings {
     /// against the config file's). Some exactly when `semantic` is `Model`, and then a
     /// directory whose files and tensor shapes were checked at load.
     pub model: Option<std::path::PathBuf>,
+    /// `[settings.search] learn`: keep which tool was chosen after which query, and lift
+    /// it for similar queries (`search::usage`); false: nothing is read or written.
+    pub learn: bool,
     /// `serve --http`: a session without a request this long is closed and its state
     /// dropped.
     pub session_idle: Duration,
@@ -109,6 +112,7 @@ impl Default for Settings {
             client_era: ClientEra::Any,
             semantic: crate::search::Semantic::default(),
             model: None,
+            learn: true,
             session_idle: DEFAULT_SESSION_IDLE,
             http: HttpSettings::default(),
         }

@@ -38,6 +38,22 @@ const NEEDS_WEIGHT: f32 = 0.5;
 const STATIC_NEEDS_WEIGHT: f32 = 0.5;
 /// How many of the best hits the fit signal looks at: what a model reads first.
 pub const FIT_TOP: usize = 5;
+/// The most learnt use lifts a tool, as a share of the query's best score (see `usage`).
+/// Picked on MetaTool single replayed as usage (docs/search.md, "Learning from use"): 1.0
+/// gained +0.005 R@5 more, but one call after the very same query would then lift a tool
+/// at half the best score level with it; at 0.7 that tool needs 65% of the best.
+const USAGE_LIFT: f32 = 0.7;
+/// Weight of a selection never followed by a call, against 1 for a call.
+const USAGE_SELECTED: f32 = 0.25;
+/// Least static-embedding cosine between a stored query and this one for its choices to
+/// count (shared words, Jaccard, with `semantic = "off"`).
+/// 0.4 on MetaTool single: +0.078 R@5 (0.5: +0.071, 0.6: +0.023, 0.3: +0.058).
+const USAGE_FLOOR: f32 = 0.4;
+/// The same floor for shared words (Jaccard of the analyzed words), when queries are
+/// compared by words (`semantic = "off"`). On MetaTool single: 0.15 +0.016 R@5, 0.25 and
+/// 0.35 +0.000, 0.5 +0.000 (few paraphrases share many words; meaning is the static
+/// tier's).
+const USAGE_WORDS_FLOOR: f32 = 0.15;
 
 /// Per-field weights of a query term's BM25 score (BM25F-style; tantivy's k1 and b are fixed,
 /// so the field layout and these weights are the tuning knobs).
@@ -87,6 +103,17 @@ pub struct Boosts {
     pub needs: f32,
     /// The same in the static tier's fusion.
     pub static_needs: f32,
+    /// The most learnt use (`usage`) lifts a tool, as a share of the query's best score;
+    /// 0: use is not looked at.
+    pub usage: f32,
+    /// Weight of a selection never followed by a call (a call weighs 1); below 0 it
+    /// pushes the tool down.
+    pub usage_selected: f32,
+    /// Least similarity of a stored query to this one for its choices to count (static
+    /// cosine).
+    pub usage_floor: f32,
+    /// The same with `semantic = "off"` (Jaccard of the analyzed words).
+    pub usage_words_floor: f32,
 }
 
 impl Default for Boosts {
@@ -117,6 +144,10 @@ impl Default for Boosts {
             fit_static: FIT_STATIC,
             needs: NEEDS_WEIGHT,
             static_needs: STATIC_NEEDS_WEIGHT,
+            usage: USAGE_LIFT,
+            usage_selected: USAGE_SELECTED,
+            usage_floor: USAGE_FLOOR,
+            usage_words_floor: USAGE_WORDS_FLOOR,
         }
     }
 }

@@ -47,6 +47,7 @@ pub(super) fn shares(fusion: Fusion<'_>, statics: f32, named: f32) -> Parts {
         vector,
         statics,
         named,
+        usage: 0.0,
     }
 }
 
@@ -163,6 +164,7 @@ pub(super) fn fuse(
                     vector: weight * v,
                     statics: static_score(id),
                     named: named_score(id),
+                    usage: 0.0,
                 },
                 Some((r.score, rank + 1)),
                 vector,
@@ -183,6 +185,7 @@ pub(super) fn fuse(
                     vector: weight * vec_norm(cosines[row]),
                     statics: static_score(id),
                     named: named_score(id),
+                    usage: 0.0,
                 },
                 None,
                 Some((cosines[row], Some(rank + 1))),

@@ -128,6 +128,7 @@ impl SearchIndex {
         keys.sort();
         keys.dedup();
         self.set_keys(doc.id, Some(keys));
+        (self.names).insert(doc.id, doc.qualified_name.to_owned());
     }
 
     /// Removes documents by id (unknown ids are ignored).
@@ -141,6 +142,7 @@ impl SearchIndex {
             writer.delete_term(self.id_term(id));
             self.set_keys(id, None);
             self.vectors.remove(id);
+            self.names.remove(&id);
         }
         if let Some(transformer) = &self.transformer {
             transformer.remove(&ids);

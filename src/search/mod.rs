@@ -38,6 +38,7 @@ mod semantic;
 mod tests;
 #[cfg(feature = "model")]
 pub mod transformer;
+pub mod usage;
 #[cfg(not(feature = "model"))]
 pub use embedding::shim as transformer;
 
@@ -116,6 +117,10 @@ pub struct SearchIndex {
     /// builds exact-name clauses for keys that exist.
     keys_by_doc: BTreeMap<EntryId, Vec<String>>,
     key_counts: HashMap<String, usize>,
+    /// What was learnt from use (`usage`); `None` with `learn = false`.
+    usage: Option<std::sync::Arc<usage::Usage>>,
+    /// Each document's qualified name, which use is learnt by.
+    names: HashMap<EntryId, String>,
 }
 
 impl fmt::Debug for SearchIndex {
@@ -186,6 +191,8 @@ impl SearchIndex {
             reader,
             keys_by_doc: BTreeMap::new(),
             key_counts: HashMap::new(),
+            usage: None,
+            names: HashMap::new(),
         })
     }
 
@@ -288,8 +295,31 @@ impl SearchIndex {
         self.rank(query, limit, server, model_query).hits
     }
 
-    /// One need's ranking (the whole query's when it has one need; see
-    /// [`SearchIndex::rank`], in `needs`).
+    /// [`SearchIndex::explain_with`], saying which tier ranked, each engine's share, the
+    /// query's named things and needs, how many tools still wait for a transformer
+    /// vector, and whether any hit fits. Tools chosen before for similar queries are
+    /// lifted last (`usage`), over the first [`FUSION_DEPTH`] of the ranking by content
+    /// (need by need for a query of two or more needs: `needs`).
+    pub fn rank(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        model_query: Option<&QueryVectors>,
+    ) -> Ranking {
+        let Some(evidence) = self.usage_evidence(query).filter(|_| limit > 0) else {
+            return self.rank_by_content(query, limit, server, model_query);
+        };
+        let depth = limit.max(FUSION_DEPTH);
+        let mut ranking = self.rank_by_content(query, depth, server, model_query);
+        self.lift(&mut ranking.hits, &evidence, limit);
+        ranking.shares.usage = self.boosts.usage;
+        ranking.fits = self.fits(ranking.tier, &ranking.hits);
+        ranking
+    }
+
+    /// One need's ranking by the tools' text alone: words, meaning, named things (the whole
+    /// query's when it has one need; see `SearchIndex::rank_by_content` in `needs`).
     fn rank_one(
         &self,
         query: &str,
@@ -414,7 +444,9 @@ impl SearchIndex {
             Tier::Static => self.boosts.fit_static,
             Tier::Transformer => self.boosts.fit_model,
         };
-        top.iter()
-            .any(|h| h.parts.named > 0.0 || h.vector.is_some_and(|(c, _)| c >= least))
+        // A tool chosen before for a query like this one serves it too.
+        top.iter().any(|h| {
+            h.parts.named > 0.0 || h.parts.usage > 0.0 || h.vector.is_some_and(|(c, _)| c >= least)
+        })
     }
 }

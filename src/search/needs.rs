@@ -50,9 +50,7 @@ pub struct QueryVectors {
 }
 
 impl SearchIndex {
-    /// [`SearchIndex::explain_with`], saying which tier ranked, each engine's share, the
-    /// query's named things and needs, how many tools still wait for a transformer vector,
-    /// and whether any hit fits.
+    /// [`SearchIndex::rank`] by the tools' text alone.
     ///
     /// A query of two or more needs ([`needs`]) in a tier with vectors is ranked whole and
     /// need by need; a tool scores its whole-query score plus [`Boosts::needs`]
@@ -60,7 +58,7 @@ impl SearchIndex {
     /// asks for climbs even when the whole query's vector sits between two tools. A tool
     /// missing from a ranking counts that ranking's lowest score. Single-need queries rank
     /// as before.
-    pub fn rank(
+    pub(super) fn rank_by_content(
         &self,
         query: &str,
         limit: usize,

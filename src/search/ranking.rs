@@ -36,7 +36,7 @@ impl Explained {
     ) -> Explained {
         Explained {
             id,
-            score: parts.lexical + parts.vector + parts.statics + parts.named,
+            score: parts.lexical + parts.vector + parts.statics + parts.named + parts.usage,
             lexical,
             vector,
             parts,
@@ -56,6 +56,9 @@ pub struct Parts {
     pub statics: f32,
     /// The bonus of tools holding the query's named things (see `named`).
     pub named: f32,
+    /// The lift of tools chosen before for similar queries (see `usage`): in a query's
+    /// shares, the most it can be, as a share of the best score.
+    pub usage: f32,
 }
 
 /// Which engines ranked a query: the model reads it in `search_tools` answers, so it

@@ -16,6 +16,7 @@ use crate::catalog::EntryId;
 use crate::config::ExposureMode;
 use crate::exposure::ExposedList;
 use crate::ingest::Registry;
+use crate::search::usage::Kind;
 
 impl Context for State {
     fn registry(&self) -> &Arc<Registry> {
@@ -90,5 +91,13 @@ impl Context for State {
 
     async fn hold_until_relist(&self, seen: u64, max: Duration) {
         self.session.notifier.hold_until_relist(seen, max).await;
+    }
+
+    fn note_search(&self, query: &str, listed: Vec<String>) {
+        State::note_search(self, query, listed);
+    }
+
+    fn note_choice(&self, name: &str, kind: Kind) {
+        State::note_choice(self, name, kind, true);
     }
 }

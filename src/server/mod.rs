@@ -9,6 +9,7 @@
 //! - [`route`]: where every other `tools/call` goes downstream; [`output_limit`] bounds
 //!   what comes back.
 //! - [`arrivals`]: what [`crate::ingest`] learnt becomes appends and list-changed.
+//! - [`usage`]: which tool a session chose after which search, for search to learn from.
 //! - [`passthrough`]: prompts, resources, completions and the requests servers send their
 //!   client, forwarded as they would be directly.
 //! - [`view`]: the servers as a request sees them (config and handles together), and the
@@ -42,6 +43,7 @@ mod session;
 mod shared;
 mod stdio;
 mod tasks;
+mod usage;
 pub(crate) mod view;
 
 pub(crate) use error::ServeError;

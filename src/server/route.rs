@@ -15,6 +15,7 @@ use super::passthrough::envelope;
 use super::{State, meta, output_limit, view};
 use crate::catalog::EntryId;
 use crate::downstream::{CallOptions, DownstreamError, ProgressRoute};
+use crate::search::usage::Kind;
 
 impl State {
     /// A direct `tools/call` of a downstream tool by its qualified name. A name we do not
@@ -31,7 +32,10 @@ impl State {
             .map_err(|err| McpError::invalid_params(err.to_string(), None))?
             .to_owned();
         match self.entry_waiting(&name).await {
-            Some(id) => Ok(self.route(id, request, &name, context).await),
+            Some(id) => {
+                self.note_choice(&name, Kind::Called, false);
+                Ok(self.route(id, request, &name, context).await)
+            }
             None => {
                 let message = self.shared.unknown_message(&name).await;
                 Err(McpError::invalid_params(

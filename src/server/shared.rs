@@ -17,6 +17,7 @@ use super::{ServeError, arrivals, instructions, meta};
 use crate::config::{AlwaysLoad, Config};
 use crate::downstream::{Event, ServerHandle, ServerState};
 use crate::ingest::Registry;
+use crate::search::usage::Usage;
 use crate::sync::lock;
 
 /// How often a wait for starting servers re-checks them.
@@ -93,8 +94,12 @@ impl Shared {
             ))
             .with_instructions(instructions::build(&config));
         let (release, released) = mpsc::unbounded_channel();
+        let registry = Registry::new(&config)?;
+        if config.settings.learn {
+            registry.learn_from(Arc::new(Usage::open_default()));
+        }
         let shared = Arc::new(Shared {
-            registry: Arc::new(Registry::new(&config)?),
+            registry: Arc::new(registry),
             validators: meta::validate::Validators::default(),
             subscriptions: Mutex::new(BTreeMap::new()),
             sessions: Mutex::new(Vec::new()),

@@ -48,7 +48,9 @@ impl Dir {
             .arg("--config")
             .arg(self.file("servers.toml"))
             .current_dir(self.path())
-            .env("RUST_LOG", "warn,mcp_defer=info");
+            .env("RUST_LOG", "warn,mcp_defer=info")
+            // What search learned from use: this directory's own (see `Session::launch`).
+            .env("MCP_DEFER_DATA_DIR", self.file("data"));
         cmd
     }
 

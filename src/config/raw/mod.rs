@@ -56,6 +56,8 @@ pub(super) struct RawSettings {
     pub search_semantic: Option<S<String>>,
     /// `[settings.search] model`.
     pub search_model: Option<S<String>>,
+    /// `[settings.search] learn`.
+    pub search_learn: Option<S<bool>>,
     pub session_idle_sec: Option<S<i64>>,
     pub http: RawHttp,
 }

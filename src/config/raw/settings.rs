@@ -34,7 +34,7 @@ const HTTP_KEYS: &[&str] = &[
 ];
 
 /// Keys of `[settings.search]`.
-const SEARCH_KEYS: &[&str] = &["semantic", "model"];
+const SEARCH_KEYS: &[&str] = &["semantic", "model", "learn"];
 
 pub(super) fn decode_settings(
     source: &Source<'_>,
@@ -56,8 +56,11 @@ pub(super) fn decode_settings(
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             "client_era" => settings.client_era = Some(cx.string(key, value)?),
             "search" => {
-                (settings.search_semantic, settings.search_model) =
-                    decode_search(source, key, value)?;
+                (
+                    settings.search_semantic,
+                    settings.search_model,
+                    settings.search_learn,
+                ) = decode_search(source, key, value)?;
             }
             "session_idle_sec" => settings.session_idle_sec = Some(cx.integer(key, value)?),
             "http" => settings.http = decode_http(source, key, value)?,
@@ -67,25 +70,26 @@ pub(super) fn decode_settings(
     Ok(settings)
 }
 
-/// `[settings.search]` as written: `semantic`, `model`.
-type SearchKeys = (Option<S<String>>, Option<S<String>>);
+/// `[settings.search]` as written: `semantic`, `model`, `learn`.
+type SearchKeys = (Option<S<String>>, Option<S<String>>, Option<S<bool>>);
 
-/// The `[settings.search]` table: `semantic` and `model`.
+/// The `[settings.search]` table: `semantic`, `model` and `learn`.
 fn decode_search(
     source: &Source<'_>,
     key: &Key<'_>,
     value: &Value<'_>,
 ) -> Result<SearchKeys, ConfigError> {
     let (cx, table) = Cx::open(source, "[settings.search]", key, value)?;
-    let (mut semantic, mut model) = (None, None);
+    let (mut semantic, mut model, mut learn) = (None, None, None);
     for (key, value) in in_file_order(table) {
         match key.get_ref().as_ref() {
             "semantic" => semantic = Some(cx.string(key, value)?),
             "model" => model = Some(cx.string(key, value)?),
+            "learn" => learn = Some(cx.boolean(key, value)?),
             other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
         }
     }
-    Ok((semantic, model))
+    Ok((semantic, model, learn))
 }
 
 fn decode_http(

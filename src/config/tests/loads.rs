@@ -109,6 +109,7 @@ fn settings_parse_and_convert_units() {
         "session_idle_sec = 60",
         "[settings.search]",
         "semantic = \"off\"",
+        "learn = false",
         "[settings.http]",
         "token_file = \"tokens\"",
         "allowed_origins = [\"http://localhost:*\"]",
@@ -133,6 +134,7 @@ fn settings_parse_and_convert_units() {
             client_era: ClientEra::Handshake,
             semantic: crate::search::Semantic::Off,
             model: None,
+            learn: false,
             session_idle: Duration::from_secs(60),
             http: crate::config::HttpSettings {
                 tokens: Some(crate::config::TokenSource::File(

@@ -35,6 +35,7 @@ pub(super) fn build_settings(
         client_era,
         search_semantic,
         search_model,
+        search_learn,
         session_idle_sec,
         http,
     } = raw;
@@ -118,6 +119,7 @@ pub(super) fn build_settings(
         client_era,
         semantic,
         model,
+        learn: search_learn.map_or(defaults.learn, |b| *b.get_ref()),
     })
 }
 

@@ -1,9 +1,9 @@
 //! A sentence-embedding transformer (BERT: all-MiniLM-L6-v2 and its kind) run in pure Rust.
 //!
 //! Loads a sentence-transformers model directory (`config.json`, `tokenizer.json`,
-//! `model.safetensors`), runs BERT's forward pass with candle's CPU kernels, mean-pools the
+//! `model.safetensors`), runs BERT's forward pass with candle's CPU kernels (`weights.rs` reads the weights), mean-pools the
 //! attended tokens and normalises, as sentence-transformers does: the vectors agree with the
-//! Python reference to ~1e-6 cosine (`tests/fixtures/transformer_reference.json`). Checking a
+//! Python reference to a cosine of 0.9999 (`tests/fixtures/transformer_reference.json`). Checking a
 //! directory ([`ModelDir::check`]) reads only the config and the tensors' header, so `check`
 //! and config validation do not pay for the weights.
 
@@ -12,10 +12,12 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::{Embedding, LayerNorm, Linear, Module};
-use sha2::{Digest, Sha256};
+use candle_core::{Device, Tensor};
+use candle_nn::{LayerNorm, Linear, Module};
+use sha2::Digest;
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use super::weights::{Weights, Words};
 
 /// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (its
 /// `sentence_bert_config.json`), used when the directory does not say.
@@ -199,22 +201,11 @@ impl ModelDir {
     /// JSON): the weights themselves are not read. A `0` in a shape is "any".
     fn check_shapes(&self) -> Result<(), EncoderError> {
         let path = self.dir.join("model.safetensors");
-        let io = |source| EncoderError::Io {
+        let mut file = fs::File::open(&path).map_err(|source| EncoderError::Io {
             path: path.clone(),
             source,
-        };
-        let mut file = fs::File::open(&path).map_err(io)?;
-        let mut len = [0u8; 8];
-        file.read_exact(&mut len).map_err(io)?;
-        let len = u64::from_le_bytes(len);
-        if len > 100_000_000 {
-            return Err(EncoderError::Shape(format!(
-                "{}: header of {len} bytes; not a safetensors file",
-                path.display()
-            )));
-        }
-        let mut header = vec![0u8; len as usize];
-        file.read_exact(&mut header).map_err(io)?;
+        })?;
+        let (header, _) = read_header(&mut file, &path)?;
         let header: HashMap<String, serde_json::Value> =
             serde_json::from_slice(&header).map_err(|e| {
                 EncoderError::Shape(format!("{}: unreadable header ({e})", path.display()))
@@ -246,6 +237,30 @@ fn read(path: &Path) -> Result<Vec<u8>, EncoderError> {
     })
 }
 
+/// A safetensors header (8 bytes of little-endian length, then that much JSON) and its
+/// length, leaving `file` at the first tensor's data.
+pub(super) fn read_header(
+    file: &mut fs::File,
+    path: &Path,
+) -> Result<(Vec<u8>, u64), EncoderError> {
+    let io = |source| EncoderError::Io {
+        path: path.to_owned(),
+        source,
+    };
+    let mut len = [0u8; 8];
+    file.read_exact(&mut len).map_err(io)?;
+    let len = u64::from_le_bytes(len);
+    if len > 100_000_000 {
+        return Err(EncoderError::Shape(format!(
+            "{}: header of {len} bytes; not a safetensors file",
+            path.display()
+        )));
+    }
+    let mut header = vec![0u8; len as usize];
+    file.read_exact(&mut header).map_err(io)?;
+    Ok((header, len))
+}
+
 /// One encoder layer: self-attention and the feed-forward block, each with its residual
 /// and LayerNorm (post-norm, as BERT).
 struct Layer {
@@ -259,18 +274,19 @@ struct Layer {
     out_norm: LayerNorm,
 }
 
-/// A loaded model: tokenizer, weights in RAM (f32), and its identity for the vector cache.
+/// A loaded model: tokenizer, weights in RAM (the word table in int8, `weights.rs`), and its
+/// identity for the vector cache.
 pub struct Encoder {
     tokenizer: Tokenizer,
-    words: Embedding,
+    words: Words,
     positions: Tensor,
     token_type: Tensor,
     norm: LayerNorm,
     layers: Vec<Layer>,
     heads: usize,
     dims: usize,
-    /// sha256 of the weights and the tokenizer: vectors cached under another id are not
-    /// this model's.
+    /// Hash of the weights, the tokenizer and the quantization: vectors cached under
+    /// another id are not this model's.
     id: String,
 }
 
@@ -284,8 +300,13 @@ impl std::fmt::Debug for Encoder {
     }
 }
 
+/// Names the quantization in the model's identity: vectors of the f32 model, or of another
+/// scheme, are not reused.
+const QUANTIZATION: &[u8] = b"int8 word table, one scale per row";
+
 impl Encoder {
-    /// Loads the weights (~0.3 s and ~90 MB for all-MiniLM-L6-v2, hashing included).
+    /// Loads the weights (~55 MB for all-MiniLM-L6-v2, from its 90 MB file), hashing them
+    /// as they are read.
     ///
     /// # Errors
     /// When a file cannot be read or parsed.
@@ -305,60 +326,43 @@ impl Encoder {
             strategy: PaddingStrategy::BatchLongest,
             ..PaddingParams::default()
         }));
-        let weights_path = dir.dir.join("model.safetensors");
-        let weights = read(&weights_path)?;
-        let mut hash = Sha256::new();
-        hash.update(&weights);
-        hash.update(&tokenizer_bytes);
-        hash.update(dir.max_tokens.to_le_bytes());
-        let id: String = hash.finalize()[..16]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        let mut tensors = candle_core::safetensors::load_buffer(&weights, &Device::Cpu)?;
-        drop(weights);
-        let mut take = |name: &str| -> Result<Tensor, EncoderError> {
-            let tensor = tensors
-                .remove(name)
-                .ok_or_else(|| EncoderError::Shape(format!("no tensor `{name}`")))?;
-            Ok(tensor.to_dtype(DType::F32)?)
-        };
-        let linear = |take: &mut dyn FnMut(&str) -> Result<Tensor, EncoderError>,
-                      p: &str|
-         -> Result<Linear, EncoderError> {
-            Ok(Linear::new(
-                take(&format!("{p}.weight"))?,
-                Some(take(&format!("{p}.bias"))?),
-            ))
-        };
+        let mut weights = Weights::open(&dir.dir.join("model.safetensors"))?;
         let eps = c.layer_norm_eps;
-        let norm = |take: &mut dyn FnMut(&str) -> Result<Tensor, EncoderError>,
-                    p: &str|
-         -> Result<LayerNorm, EncoderError> {
+        let norm = |weights: &mut Weights, p: &str| -> Result<LayerNorm, EncoderError> {
             Ok(LayerNorm::new(
-                take(&format!("{p}.weight"))?,
-                take(&format!("{p}.bias"))?,
+                weights.tensor(&format!("{p}.weight"))?,
+                weights.tensor(&format!("{p}.bias"))?,
                 eps,
             ))
         };
-        let words = Embedding::new(take("embeddings.word_embeddings.weight")?, c.hidden_size);
-        let positions = take("embeddings.position_embeddings.weight")?;
-        let token_type = take("embeddings.token_type_embeddings.weight")?.get(0)?;
-        let embeddings_norm = norm(&mut take, "embeddings.LayerNorm")?;
+        let words = weights.words("embeddings.word_embeddings.weight")?;
+        let positions = weights.tensor("embeddings.position_embeddings.weight")?;
+        let token_type = weights
+            .tensor("embeddings.token_type_embeddings.weight")?
+            .get(0)?;
+        let embeddings_norm = norm(&mut weights, "embeddings.LayerNorm")?;
         let mut layers = Vec::with_capacity(c.num_hidden_layers);
         for layer in 0..c.num_hidden_layers {
             let p = format!("encoder.layer.{layer}");
             layers.push(Layer {
-                query: linear(&mut take, &format!("{p}.attention.self.query"))?,
-                key: linear(&mut take, &format!("{p}.attention.self.key"))?,
-                value: linear(&mut take, &format!("{p}.attention.self.value"))?,
-                attention_out: linear(&mut take, &format!("{p}.attention.output.dense"))?,
-                attention_norm: norm(&mut take, &format!("{p}.attention.output.LayerNorm"))?,
-                up: linear(&mut take, &format!("{p}.intermediate.dense"))?,
-                down: linear(&mut take, &format!("{p}.output.dense"))?,
-                out_norm: norm(&mut take, &format!("{p}.output.LayerNorm"))?,
+                query: weights.dense(&format!("{p}.attention.self.query"))?,
+                key: weights.dense(&format!("{p}.attention.self.key"))?,
+                value: weights.dense(&format!("{p}.attention.self.value"))?,
+                attention_out: weights.dense(&format!("{p}.attention.output.dense"))?,
+                attention_norm: norm(&mut weights, &format!("{p}.attention.output.LayerNorm"))?,
+                up: weights.dense(&format!("{p}.intermediate.dense"))?,
+                down: weights.dense(&format!("{p}.output.dense"))?,
+                out_norm: norm(&mut weights, &format!("{p}.output.LayerNorm"))?,
             });
         }
+        let mut hash = weights.finish();
+        hash.update(&tokenizer_bytes);
+        hash.update(dir.max_tokens.to_le_bytes());
+        hash.update(QUANTIZATION);
+        let id: String = hash.finalize()[..16]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         Ok(Encoder {
             tokenizer,
             words,
@@ -410,19 +414,23 @@ impl Encoder {
             ids.extend_from_slice(e.get_ids());
             mask.extend(e.get_attention_mask().iter().map(|&m| m as f32));
         }
-        let ids = Tensor::from_vec(ids, (batch, len), &Device::Cpu)?;
         let mask = Tensor::from_vec(mask, (batch, len), &Device::Cpu)?;
-        let pooled = self.forward(&ids, &mask)?;
+        let pooled = self.forward(&ids, batch, len, &mask)?;
         Ok(pooled.to_vec2::<f32>()?)
     }
 
     /// BERT's encoder, then mean pooling over attended tokens and L2 normalisation.
-    fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor, EncoderError> {
-        let (batch, len) = ids.dims2()?;
+    fn forward(
+        &self,
+        ids: &[u32],
+        batch: usize,
+        len: usize,
+        mask: &Tensor,
+    ) -> Result<Tensor, EncoderError> {
         let head = self.dims / self.heads;
         let mut x = self
             .words
-            .forward(ids)?
+            .lookup(ids, batch, len)?
             .broadcast_add(&self.positions.narrow(0, 0, len)?)?
             .broadcast_add(&self.token_type)?;
         x = self.norm.forward(&x)?;

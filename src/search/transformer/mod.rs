@@ -11,6 +11,7 @@
 mod cache;
 mod encoder;
 mod home;
+mod weights;
 
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, Sender};

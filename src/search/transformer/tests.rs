@@ -46,21 +46,27 @@ fn vectors_match_the_python_reference() {
         .collect();
     // One at a time and as one padded batch: padding must not change a vector.
     let batch = encoder.embed_batch(&texts).unwrap();
+    let mut worst = 1.0f64;
     for (r, batched) in reference.iter().zip(&batch) {
         let want: Vec<f64> = serde_json::from_value(r["vector"].clone()).unwrap();
         let alone = encoder.embed(r["text"].as_str().unwrap()).unwrap();
         assert_eq!(alone.len(), 384);
         let norm: f32 = alone.iter().map(|x| x * x).sum::<f32>().sqrt();
         assert!((norm - 1.0).abs() < 1e-5, "norm {norm}");
-        for got in [&alone, batched] {
-            let c = cosine(got, &want);
-            assert!(
-                c > 1.0 - 1e-4,
-                "{:?}: cosine {c} with the reference",
-                r["text"]
-            );
-        }
+        let drift: f32 = alone.iter().zip(batched).map(|(a, b)| (a - b).abs()).sum();
+        assert!(
+            drift < 1e-4,
+            "{:?}: padding moved the vector by {drift}",
+            r["text"]
+        );
+        let c = cosine(&alone, &want);
+        worst = worst.min(c);
+        // The int8 word table (`weights.rs`) moves a vector a little (worst 0.99993; f32
+        // matched to 1e-6). A bug in the forward pass (a wrong head split, a lost
+        // residual) falls far below this.
+        assert!(c > 0.9995, "{:?}: cosine {c} with the reference", r["text"]);
     }
+    eprintln!("worst cosine with the reference: {worst:.5}");
 }
 
 /// A directory with a BERT config.json, any tokenizer.json, and weights whose one tensor

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::{Context, MetaTool, error_result};
 use crate::catalog::{Catalog, EntryId, Resolution, ToolJson};
+use crate::search::usage::Kind;
 
 pub(crate) const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
 is loaded in your tool list. Arguments are checked against the tool's input schema first; errors \
@@ -64,6 +65,9 @@ pub(in crate::server) async fn apply(
         && let Err(errors) = validator.check(&arguments)
     {
         return error_result(mismatch(&args.name, &errors)).into();
+    }
+    if let Some(entry) = state.registry().catalog().get(id) {
+        state.note_choice(entry.name.as_str(), Kind::Called);
     }
     let mut inner = CallToolRequestParams::new(original);
     inner.arguments = Some(arguments);

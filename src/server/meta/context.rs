@@ -20,6 +20,7 @@ use crate::catalog::EntryId;
 use crate::config::ExposureMode;
 use crate::exposure::ExposedList;
 use crate::ingest::Registry;
+use crate::search::usage::Kind;
 use crate::server::view::{Servers, Unknown};
 
 /// What a meta tool sees of one request: the shared registry and servers, its session's
@@ -85,4 +86,11 @@ pub(in crate::server) trait Context {
 
     /// Holds until the client lists again after `seen` lists, at most `max`.
     async fn hold_until_relist(&self, seen: u64, max: Duration);
+
+    /// Notes a search and the qualified names its answer listed, for search to learn
+    /// which tool follows which query (`[settings.search] learn`).
+    fn note_search(&self, query: &str, listed: Vec<String>);
+
+    /// Notes that the tool `name` (qualified) was selected or called through a meta tool.
+    fn note_choice(&self, name: &str, kind: Kind);
 }

@@ -113,6 +113,12 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
         })
     };
     let config_problem = state.reload_problem();
+    if let Ok(found) = &found {
+        state.note_search(
+            &args.query,
+            found.tools.iter().map(|t| t.name.clone()).collect(),
+        );
+    }
     match found {
         Ok(found) => Found {
             unavailable,

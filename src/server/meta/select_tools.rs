@@ -13,6 +13,7 @@ use super::{Context, MAX_SELECT, NameError, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
 use crate::exposure::{ExposedList, listed_tool};
+use crate::search::usage::Kind;
 use crate::server::view::Unknown;
 
 pub(crate) fn description(exposure: ExposureMode) -> &'static str {
@@ -77,6 +78,10 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     };
     let selection = match selection {
         Ok(mut selection) => {
+            let listed = (selection.loaded.iter()).filter_map(|tool| tool["name"].as_str());
+            for name in listed.chain(selection.already_loaded.iter().map(String::as_str)) {
+                state.note_choice(name, Kind::Selected);
+            }
             // Why a name resolved to nothing is worked out here, off the runtime thread,
             // once the locks are let go.
             let unresolved: Vec<&mut UnknownName> = (selection.unknown.iter_mut())

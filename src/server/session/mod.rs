@@ -68,6 +68,8 @@ pub(crate) struct Session {
     /// The 2025-11-25 tasks this session created, by our id: over HTTP a session reaches
     /// only its own (`server/tasks.rs`).
     pub tasks: Mutex<std::collections::HashSet<String>>,
+    /// This session's searches and choices, which say what search learns (`server/usage.rs`).
+    pub trail: Mutex<crate::search::usage::Trail>,
 }
 
 impl Session {
@@ -93,6 +95,7 @@ impl Session {
             subscribed: Mutex::new(BTreeMap::new()),
             release,
             tasks: Mutex::default(),
+            trail: Mutex::default(),
         };
         if let Some(mode) = mode {
             let _ = session.mode.set(mode);
