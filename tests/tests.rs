@@ -48,6 +48,7 @@ mod reload;
 mod report;
 mod search;
 mod search_feel;
+mod search_needs;
 mod secrets;
 #[cfg(feature = "model")]
 mod semantic_model;

@@ -25,6 +25,13 @@
 //! where the first relevant tool lands in the top 100; `RETRIEVAL_BUDGETS=0` skips the
 //! transformer budgets (a minute of embedding) when tuning; `RETRIEVAL_SWEEP="spec;spec"`
 //! ranks the `mfused` index again under each boosts spec (a `sweep` line each: tuning many
+//! fusions for one embedding); `RETRIEVAL_CACHE=<dir>` keeps the tool vectors (and the
+//! queries' and their needs') between runs.
+//!
+//! Two-need queries (issue 21, item 3): `fused` and `mfused` cut a query into its needs as
+//! shipped; `fwhole` and `mwhole` are the same tiers with needs off. `RETRIEVAL_NEEDS`
+//! compares ways to combine the needs' rankings outside the index (`needs.rs`);
+//! `RETRIEVAL_QUICK=1` skips the warm-up and the FM, named and short/long rows (tuning).
 //! fusions for one embedding); `RETRIEVAL_CACHE=<dir>` keeps the tool vectors between runs.
 //! Each set and variant also gets "use" rows (`usage.rs`): half the queries replayed as
 //! usage, the other half scored without and with it, and with 30% wrong usage;
@@ -42,12 +49,15 @@ use std::time::{Duration, Instant};
 use mcp_defer::catalog::{Catalog, ServerKey};
 use mcp_defer::ingest::Indexed;
 use mcp_defer::search::transformer::{Encoder, ModelDir, Transformer};
-use mcp_defer::search::{Boosts, SearchIndex, Semantic, StaticModel};
+use mcp_defer::search::{
+    Boosts, MAX_QUERY_CHARS, QueryVectors, SearchIndex, Semantic, StaticModel, needs,
+};
 use rmcp::model::Tool;
 
 mod eval;
 mod memory;
 mod model;
+mod needs;
 #[path = "../common/os.rs"]
 mod os;
 #[path = "../common/scale.rs"]
@@ -158,14 +168,41 @@ fn ranked_n(
     limit: usize,
     latencies: &mut Vec<Duration>,
 ) -> Vec<(String, String)> {
-    let vector = loaded.queries.and_then(|q| q.get(query)).map(Vec::as_slice);
+    let vectors = query_vectors(loaded, query);
     let start = Instant::now();
-    let hits = loaded.index.explain_with(query, limit, None, vector);
+    let hits = loaded
+        .index
+        .explain_with(query, limit, None, vectors.as_ref());
     latencies.push(start.elapsed());
     hits.iter()
         .filter_map(|h| loaded.catalog.get(h.id))
         .map(|e| (e.server.to_string(), e.original_name().to_owned()))
         .collect()
+}
+
+/// The query's transformer vectors (model rows), its needs' included: embedded before
+/// timing, as `search_tools` embeds them before it ranks.
+fn query_vectors(loaded: &Loaded, query: &str) -> Option<QueryVectors> {
+    let map = loaded.queries?;
+    let whole = map.get(query)?.clone();
+    let parts = needs(bounded(query));
+    let needs = if parts.len() > 1 {
+        (parts.iter().map(|p| map.get(*p).cloned()))
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Some(QueryVectors { whole, needs })
+}
+
+/// The query as the index cuts it ([`MAX_QUERY_CHARS`]), so the needs embedded are the
+/// needs it ranks.
+pub(crate) fn bounded(query: &str) -> &str {
+    match query.char_indices().nth(MAX_QUERY_CHARS) {
+        Some((end, _)) => &query[..end],
+        None => query,
+    }
 }
 
 fn parse_boosts() -> Result<Boosts, String> {
@@ -202,6 +239,8 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
             "static_named" => &mut b.static_named,
             "fit_model" => &mut b.fit_model,
             "fit_static" => &mut b.fit_static,
+            "needs" => &mut b.needs,
+            "static_needs" => &mut b.static_needs,
             "usage" => &mut b.usage,
             "usage_selected" => &mut b.usage_selected,
             "usage_floor" => &mut b.usage_floor,
@@ -239,15 +278,17 @@ fn main() -> Result<(), String> {
     let boosts = parse_boosts()?;
     let fused_weight = boosts.vector;
     let model_weight = boosts.model_vector;
-    let variants: Vec<(&str, Semantic, f32)> = [
-        ("bm25", Semantic::Off, 0.0),
-        ("static", Semantic::Static, 1.0),
-        ("fused", Semantic::Static, fused_weight),
-        ("model", Semantic::Model, 1.0),
-        ("mfused", Semantic::Model, model_weight),
+    let variants: Vec<(&str, Semantic, f32, bool)> = [
+        ("bm25", Semantic::Off, 0.0, true),
+        ("static", Semantic::Static, 1.0, true),
+        ("fwhole", Semantic::Static, fused_weight, false),
+        ("fused", Semantic::Static, fused_weight, true),
+        ("model", Semantic::Model, 1.0, true),
+        ("mwhole", Semantic::Model, model_weight, false),
+        ("mfused", Semantic::Model, model_weight, true),
     ]
     .into_iter()
-    .filter(|(name, _, _)| {
+    .filter(|(name, ..)| {
         std::env::var("RETRIEVAL_VARIANTS").map_or(true, |v| v.split(',').any(|x| x == *name))
     })
     .collect();
@@ -265,13 +306,15 @@ fn main() -> Result<(), String> {
         ("metatool multi", "metatool", "queries_multi.jsonl"),
         ("reference", "reference", "queries.jsonl"),
     ];
+    let needs_specs = needs::specs()?;
+    let quick = std::env::var("RETRIEVAL_QUICK").is_ok_and(|v| v != "0");
     let wants_model = variants.iter().any(|v| v.1 == Semantic::Model);
     let model_rows = if wants_model {
-        model_rows(&data, &sets)?
+        model_rows(&data, &sets, &needs_specs)?
     } else {
         None
     };
-    let variants: Vec<(&str, Semantic, f32)> = variants
+    let variants: Vec<(&str, Semantic, f32, bool)> = variants
         .into_iter()
         .filter(|v| v.1 != Semantic::Model || model_rows.is_some())
         .collect();
@@ -294,10 +337,12 @@ fn main() -> Result<(), String> {
     let mut all: Vec<(&str, Vec<Duration>)> = variants.iter().map(|v| (v.0, Vec::new())).collect();
     let mut builds = Vec::new();
     for (name, dir, file) in sets {
-        for (vi, &(variant, semantic, weight)) in variants.iter().enumerate() {
+        for (vi, &(variant, semantic, weight, split)) in variants.iter().enumerate() {
             let boosts = Boosts {
                 vector: weight,
                 model_vector: weight,
+                needs: if split { boosts.needs } else { 0.0 },
+                static_needs: if split { boosts.static_needs } else { 0.0 },
                 ..boosts
             };
             if filter.as_deref().is_some_and(|f| !name.contains(f)) {
@@ -314,14 +359,23 @@ fn main() -> Result<(), String> {
             let queries = eval::load_queries(&dir.join(file))?;
             // Warm up caches once, then measure.
             let mut sink = Vec::new();
-            for q in &queries {
-                ranked(&loaded, &q.query, &mut sink);
+            if !quick {
+                for q in &queries {
+                    ranked(&loaded, &q.query, &mut sink);
+                }
             }
             let mut latencies = Vec::with_capacity(queries.len());
             let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut latencies));
             let (p50, p99) = percentiles(&mut latencies);
             all[vi].1.extend(latencies);
-            let fit = fit_eval(&loaded, &queries);
+            let fit = if quick {
+                Fit {
+                    false_match: 0.0,
+                    gated_r5: 0.0,
+                }
+            } else {
+                fit_eval(&loaded, &queries)
+            };
             println!(
                 "{:<22} {:<7} {:>7} {:>6.3} {:>6.3} {:>6.3} {:>7.3} {:>7.3} {:>8.3} {:>6.3} {:>6.3} {:>9.1} {:>9.1}",
                 name,
@@ -338,6 +392,27 @@ fn main() -> Result<(), String> {
                 p50,
                 p99
             );
+            // Each query cut into its needs, ranked per need and combined outside the index
+            // (item 3: ways to combine, compared over one index; needs off inside it).
+            loaded.index.set_boosts(Boosts {
+                needs: 0.0,
+                static_needs: 0.0,
+                ..boosts
+            });
+            for spec in &needs_specs {
+                let part = needs::half(spec, &queries);
+                let split = needs::split_count(spec, &part);
+                if spec.half.is_some() {
+                    let m = eval::evaluate(&part, |q| ranked(&loaded, q, &mut sink));
+                    print_row(name, "whole", &m, &format!(" half of {}", spec.text));
+                }
+                let m = eval::evaluate(&part, |q| needs::ranked(&loaded, spec, q, 10));
+                print_row(name, "needs", &m, &format!(" {split} split  {}", spec.text));
+            }
+            loaded.index.set_boosts(boosts);
+            if quick {
+                continue;
+            }
             // Learning from use, by replay (item 6 of issue 21).
             if std::env::var("RETRIEVAL_USAGE").map_or(true, |v| v != "0") {
                 usage::replay(&mut loaded, &queries, name, variant, boosts)?;
@@ -346,11 +421,12 @@ fn main() -> Result<(), String> {
             let named: Vec<eval::Query> = queries
                 .iter()
                 .filter(|q| {
-                    let v = loaded
-                        .queries
-                        .and_then(|m| m.get(&q.query))
-                        .map(Vec::as_slice);
-                    !loaded.index.rank(&q.query, 1, None, v).named.is_empty()
+                    let v = query_vectors(&loaded, &q.query);
+                    !loaded
+                        .index
+                        .rank(&q.query, 1, None, v.as_ref())
+                        .named
+                        .is_empty()
                 })
                 .cloned()
                 .collect();
@@ -370,7 +446,7 @@ fn main() -> Result<(), String> {
             }
             // `RETRIEVAL_SWEEP="model_static=0.2;model_vector_short=0.8"`: the model rows
             // again under each spec (over the base weights), one index, one line each.
-            if semantic == Semantic::Model
+            if semantic != Semantic::Off
                 && weight < 1.0
                 && let Ok(sweep) = std::env::var("RETRIEVAL_SWEEP")
             {
@@ -474,7 +550,11 @@ fn main() -> Result<(), String> {
 
 /// The model and every query's transformer vector (timed: the transformer tier's query
 /// cost), or `None` with a line saying why the model rows are skipped.
-fn model_rows(data: &Path, sets: &[(&str, &str, &str)]) -> Result<Option<ModelRows>, String> {
+fn model_rows(
+    data: &Path,
+    sets: &[(&str, &str, &str)],
+    needs_specs: &[needs::Spec],
+) -> Result<Option<ModelRows>, String> {
     let dir = std::env::var_os("RETRIEVAL_MODEL").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2"),
         PathBuf::from,
@@ -498,10 +578,21 @@ fn model_rows(data: &Path, sets: &[(&str, &str, &str)]) -> Result<Option<ModelRo
         start.elapsed().as_secs_f64() * 1e3,
         model::rss_mb() - rss
     );
-    let mut queries = HashMap::new();
+    // With `RETRIEVAL_CACHE`, the queries' vectors are kept there too (tuning re-runs).
+    let kept = std::env::var_os("RETRIEVAL_CACHE")
+        .map(|d| PathBuf::from(d).join(format!("queries-{}.json", encoder.id())));
+    let mut queries: HashMap<String, Vec<f32>> = kept
+        .as_ref()
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let cached = queries.len();
     let mut times = Vec::new();
+    let mut need_texts = Vec::new();
     for (_, set, file) in sets {
-        for q in eval::load_queries(&data.join(set).join(file))? {
+        let loaded = eval::load_queries(&data.join(set).join(file))?;
+        need_texts.extend(needs::texts(needs_specs, &loaded));
+        for q in loaded {
             if queries.contains_key(&q.query) {
                 continue;
             }
@@ -510,6 +601,19 @@ fn model_rows(data: &Path, sets: &[(&str, &str, &str)]) -> Result<Option<ModelRo
             times.push(start.elapsed());
             queries.insert(q.query, vector);
         }
+    }
+    // The needs' vectors (`RETRIEVAL_NEEDS`), untimed: not every query has them.
+    for text in need_texts {
+        if let std::collections::hash_map::Entry::Vacant(slot) = queries.entry(text) {
+            let vector = encoder.embed(slot.key()).map_err(|e| e.to_string())?;
+            slot.insert(vector);
+        }
+    }
+    if let Some(path) = &kept
+        && queries.len() > cached
+    {
+        let json = serde_json::to_vec(&queries).map_err(|e| e.to_string())?;
+        std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let (p50, p99) = percentiles(&mut times);
     println!(
@@ -550,11 +654,8 @@ struct Fit {
 fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
     let (mut false_match, mut gated) = (0usize, 0.0f64);
     for q in queries {
-        let vector = loaded
-            .queries
-            .and_then(|m| m.get(&q.query))
-            .map(Vec::as_slice);
-        let ranking = loaded.index.rank(&q.query, 10, None, vector);
+        let vector = query_vectors(loaded, &q.query);
+        let ranking = loaded.index.rank(&q.query, 10, None, vector.as_ref());
         let pairs: Vec<(String, String)> = (ranking.hits.iter())
             .filter_map(|h| loaded.catalog.get(h.id))
             .map(|e| (e.server.to_string(), e.original_name().to_owned()))

@@ -128,6 +128,14 @@ fn shares_line(ranking: &Ranking) -> String {
     if s.usage > 0.0 {
         line.push_str(&format!(", use up to +{:.2} of the best", s.usage));
     }
+    if !ranking.needs.is_empty() {
+        // Scores are whole + weight x best need (`Boosts::needs`); the columns below are
+        // the parts of one ranking (the whole query's when it holds the tool).
+        line.push_str(&format!(
+            "; needs ranked too: {}",
+            ranking.needs.join(" | ")
+        ));
+    }
     if ranking.waiting > 0 {
         line.push_str(&format!("; {} tools wait for vectors", ranking.waiting));
     }

@@ -28,6 +28,14 @@ const FIT_MODEL: f32 = MODEL_VECTOR_ONLY_FLOOR;
 /// away "what time is it in another timezone" over mcp-server-time, so the vector-only
 /// floor.
 const FIT_STATIC: f32 = VECTOR_ONLY_FLOOR;
+/// Weight of a tool's best score over a query's needs beside its whole-query score, in the
+/// transformer tier (`needs`; 0 turns the split off). Picked on the even half of MetaTool
+/// multi (R@5 0.779 -> 0.793); the odd half 0.795 -> 0.807; MetaTool single R@5 0.805 ->
+/// 0.804, R@1 0.562 -> 0.557 (docs/search.md, "Two-need queries").
+const NEEDS_WEIGHT: f32 = 0.5;
+/// The same in the static tier: 0.5 and 1 both took the tuning half of MetaTool multi
+/// from R@5 0.783 to 0.797; 1 cost MetaTool single 0.002, 0.5 nothing.
+const STATIC_NEEDS_WEIGHT: f32 = 0.5;
 /// How many of the best hits the fit signal looks at: what a model reads first.
 pub const FIT_TOP: usize = 5;
 /// The most learnt use lifts a tool, as a share of the query's best score (see `usage`).
@@ -90,6 +98,11 @@ pub struct Boosts {
     pub fit_model: f32,
     /// Least static cosine of the best hits for the query to count as served.
     pub fit_static: f32,
+    /// A query of two or more needs (`needs`) ranks each need too: a tool scores its
+    /// whole-query score plus this times its best score over the needs (transformer tier).
+    pub needs: f32,
+    /// The same in the static tier's fusion.
+    pub static_needs: f32,
     /// The most learnt use (`usage`) lifts a tool, as a share of the query's best score;
     /// 0: use is not looked at.
     pub usage: f32,
@@ -129,6 +142,8 @@ impl Default for Boosts {
             static_named: STATIC_NAMED_BONUS,
             fit_model: FIT_MODEL,
             fit_static: FIT_STATIC,
+            needs: NEEDS_WEIGHT,
+            static_needs: STATIC_NEEDS_WEIGHT,
             usage: USAGE_LIFT,
             usage_selected: USAGE_SELECTED,
             usage_floor: USAGE_FLOOR,

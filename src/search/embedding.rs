@@ -63,6 +63,9 @@ pub mod shim {
         pub fn embed(&self, _: &str) -> Option<Vec<f32>> {
             match *self {}
         }
+        pub fn embed_query(&self, _: &str) -> Option<crate::search::QueryVectors> {
+            match *self {}
+        }
     }
     impl Transformer {
         pub fn submit(&self, _: Vec<Job>) {

@@ -30,6 +30,7 @@ mod fields;
 mod fusion;
 mod index;
 mod named;
+mod needs;
 mod query;
 mod ranking;
 mod semantic;
@@ -43,6 +44,7 @@ pub use embedding::shim as transformer;
 
 pub use boosts::{Boosts, FIT_TOP};
 pub use embedding::EmbedJob;
+pub use needs::{MAX_NEEDS, QueryVectors, SplitRules, needs, needs_with};
 pub use query::{MAX_QUERY_CHARS, MAX_QUERY_TERMS};
 pub use ranking::{Explained, Hit, Parts, Ranking, Tier};
 pub use semantic::{ModelError, Semantic, StaticModel};
@@ -240,14 +242,14 @@ impl SearchIndex {
         self.search_with(query, limit, server, None)
     }
 
-    /// [`SearchIndex::search`] with the query's transformer vector given (see
-    /// [`SearchIndex::query_encoder`]); `None`: embedded here if the tier needs it.
+    /// [`SearchIndex::search`] with the query's transformer vectors given (see
+    /// [`SearchIndex::query_encoder`]); `None`: embedded here if the tier needs them.
     pub fn search_with(
         &self,
         query: &str,
         limit: usize,
         server: Option<&str>,
-        model_query: Option<&[f32]>,
+        model_query: Option<&QueryVectors>,
     ) -> Vec<Hit> {
         self.explain_with(query, limit, server, model_query)
             .into_iter()
@@ -281,28 +283,29 @@ impl SearchIndex {
         self.explain_with(query, limit, server, None)
     }
 
-    /// [`SearchIndex::explain`] with the query's transformer vector given (benches embed
+    /// [`SearchIndex::explain`] with the query's transformer vectors given (benches embed
     /// each query once and rank it under several weights).
     pub fn explain_with(
         &self,
         query: &str,
         limit: usize,
         server: Option<&str>,
-        model_query: Option<&[f32]>,
+        model_query: Option<&QueryVectors>,
     ) -> Vec<Explained> {
         self.rank(query, limit, server, model_query).hits
     }
 
     /// [`SearchIndex::explain_with`], saying which tier ranked, each engine's share, the
-    /// query's named things, how many tools still wait for a transformer vector, and
-    /// whether any hit fits. Tools chosen before for similar queries are lifted last
-    /// (`usage`), over the first [`FUSION_DEPTH`] of the ranking by content.
+    /// query's named things and needs, how many tools still wait for a transformer
+    /// vector, and whether any hit fits. Tools chosen before for similar queries are
+    /// lifted last (`usage`), over the first [`FUSION_DEPTH`] of the ranking by content
+    /// (need by need for a query of two or more needs: `needs`).
     pub fn rank(
         &self,
         query: &str,
         limit: usize,
         server: Option<&str>,
-        model_query: Option<&[f32]>,
+        model_query: Option<&QueryVectors>,
     ) -> Ranking {
         let Some(evidence) = self.usage_evidence(query).filter(|_| limit > 0) else {
             return self.rank_by_content(query, limit, server, model_query);
@@ -315,8 +318,9 @@ impl SearchIndex {
         ranking
     }
 
-    /// [`SearchIndex::rank`] by the tools' text alone: words, meaning, named things.
-    fn rank_by_content(
+    /// One need's ranking by the tools' text alone: words, meaning, named things (the whole
+    /// query's when it has one need; see `SearchIndex::rank_by_content` in `needs`).
+    fn rank_one(
         &self,
         query: &str,
         limit: usize,
@@ -335,6 +339,7 @@ impl SearchIndex {
                 ..Parts::default()
             },
             named: Vec::new(),
+            needs: Vec::new(),
             waiting,
             fits: false,
         };

@@ -97,6 +97,9 @@ pub struct Ranking {
     /// Tools still waiting for their transformer vector (0 without that tier): until none
     /// is, the static tier ranks.
     pub waiting: usize,
+    /// The query's needs when it has two or more (see `needs`), each ranked too; empty
+    /// otherwise.
+    pub needs: Vec<String>,
     /// Whether any hit fits the query (see [`SearchIndex::fits`](super::SearchIndex::fits)); false: the hits are
     /// only the nearest, and none does what was asked.
     pub fits: bool,

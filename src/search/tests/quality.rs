@@ -133,3 +133,69 @@ fn a_named_server_lifts_its_tool() {
     let plain = without.rank(query, 5, None, None);
     eprintln!("without the bonus: {:?}", plain.hits.first().map(|h| h.id));
 }
+
+/// The MetaTool catalog in an index of `boosts`, and each row's (server, tool name).
+fn metatool_index(boosts: Boosts) -> (SearchIndex, Vec<(String, String)>) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/metatool");
+    let servers = eval::load_servers(&dir.join("servers.json")).unwrap();
+    let mut index = SearchIndex::with_boosts(boosts).unwrap();
+    let mut rows: Vec<(String, String, Tool)> = Vec::new();
+    for s in &servers {
+        for t in &s.tools {
+            let tool: Tool = serde_json::from_value(t.clone()).unwrap();
+            rows.push((s.server.clone(), s.description.clone(), tool));
+        }
+    }
+    let names: Vec<String> = (rows.iter())
+        .map(|(s, _, t)| format!("{s}__{}", t.name))
+        .collect();
+    let docs =
+        (rows.iter().zip(&names).enumerate()).map(|(i, ((server, text, tool), name))| ToolDoc {
+            id: EntryId(i as u32),
+            server_index: i,
+            qualified_name: name,
+            server,
+            server_text: text,
+            tool,
+        });
+    index.upsert(docs).unwrap();
+    let pairs = (rows.iter())
+        .map(|(s, _, t)| (s.clone(), t.name.to_string()))
+        .collect();
+    (index, pairs)
+}
+
+/// A two-need MetaTool task (`benches/data/metatool/queries_multi.jsonl`) whose mean
+/// vector leans to its music half: need by need, news and music tools are both in the
+/// first five; whole, the news tool is not.
+pub(super) const TWO_NEEDS: &str = "I'm looking for trending news articles in the tech \
+industry, and also recommend me some music to listen to while I read them.";
+
+/// Item 3 of issue 21: a two-need task ranked need by need finds both its tools, ranked
+/// whole only one; a one-need task ranks the same either way.
+#[test]
+fn a_two_need_task_finds_both_tools_need_by_need() {
+    let (with, pairs) = metatool_index(Boosts::default());
+    let (without, _) = metatool_index(Boosts {
+        static_needs: 0.0,
+        ..Boosts::default()
+    });
+    let top = |index: &SearchIndex, q: &str| -> Vec<String> {
+        (index.search(q, 5, None).iter())
+            .map(|h| pairs[h.id.0 as usize].1.clone())
+            .collect()
+    };
+    assert_eq!(super::super::needs(TWO_NEEDS).len(), 2);
+    let both = |names: &[String]| {
+        names.iter().any(|n| n == "NewsTool") && names.iter().any(|n| n == "MusicTool")
+    };
+    let split = top(&with, TWO_NEEDS);
+    assert!(both(&split), "need by need: {split:?}");
+    let whole = top(&without, TWO_NEEDS);
+    assert!(!both(&whole), "whole: {whole:?}");
+    let ranking = with.rank(TWO_NEEDS, 5, None, None);
+    assert_eq!(ranking.needs.len(), 2, "{ranking:?}");
+    let one = "I need help rewording my essay conclusion. Can you assist me with that?";
+    assert_eq!(with.search(one, 10, None), without.search(one, 10, None));
+    assert!(with.rank(one, 5, None, None).needs.is_empty());
+}

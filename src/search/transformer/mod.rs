@@ -296,6 +296,33 @@ impl QueryEncoder {
     }
 }
 
+impl QueryEncoder {
+    /// The vectors of the query and, when it has two or more needs
+    /// ([`needs`](super::needs())), of each need, in one forward pass; `None` as for
+    /// [`QueryEncoder::embed`]. A need costs about what its words cost in the query.
+    pub fn embed_query(&self, query: &str) -> Option<super::QueryVectors> {
+        let encoder = self.0.encoder.get().and_then(Option::as_ref)?;
+        let query = super::bounded(query);
+        let needs = super::needs(super::query::bounded(query));
+        let mut texts = vec![query];
+        if needs.len() > 1 {
+            texts.extend(needs);
+        }
+        let mut vectors = encoder
+            .embed_batch(&texts)
+            .inspect_err(|error| tracing::warn!(%error, "query embedding failed"))
+            .ok()?;
+        if vectors.len() != texts.len() {
+            return None;
+        }
+        let needs = vectors.split_off(1);
+        Some(super::QueryVectors {
+            whole: vectors.pop()?,
+            needs,
+        })
+    }
+}
+
 fn bounded(text: &str) -> &str {
     match text.char_indices().nth(MAX_CHARS) {
         Some((end, _)) => &text[..end],

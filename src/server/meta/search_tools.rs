@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::{Context, MAX_SEARCH_LIMIT, error_result, structured_result};
 use crate::catalog::Catalog;
 use crate::exposure::ExposedList;
-use crate::search::SearchIndex;
+use crate::search::{QueryVectors, SearchIndex};
 use crate::server::view::Unavailable;
 
 pub(crate) const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
@@ -87,7 +87,7 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     let model_query = match encoder {
         Some(encoder) => {
             let query = args.query.clone();
-            (tokio::task::spawn_blocking(move || encoder.embed(&query)).await)
+            (tokio::task::spawn_blocking(move || encoder.embed_query(&query)).await)
                 .ok()
                 .flatten()
         }
@@ -107,7 +107,7 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
                 exposed,
                 args,
                 servers.config.settings.search_limit,
-                model_query.as_deref(),
+                model_query.as_ref(),
                 &removed,
             )
         })
@@ -194,7 +194,7 @@ pub(crate) fn run(
     exposed: &ExposedList,
     args: &Args,
     default_limit: usize,
-    model_query: Option<&[f32]>,
+    model_query: Option<&QueryVectors>,
     removed: &[usize],
 ) -> Result<Found, String> {
     let limit = args
