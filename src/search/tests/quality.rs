@@ -8,40 +8,10 @@ use super::*;
 #[test]
 fn metatool_recall_floor() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/metatool");
-    let servers = eval::load_servers(&dir.join("servers.json")).unwrap();
-    let mut index = SearchIndex::new().unwrap();
-    let mut rows: Vec<(String, String, Tool)> = Vec::new();
-    for s in &servers {
-        for t in &s.tools {
-            let tool: Tool = serde_json::from_value(t.clone()).unwrap();
-            rows.push((s.server.clone(), s.description.clone(), tool));
-        }
-    }
-    let names: Vec<String> = rows
-        .iter()
-        .map(|(s, _, t)| format!("{s}__{}", t.name))
-        .collect();
-    let docs = rows
-        .iter()
-        .zip(&names)
-        .enumerate()
-        .map(|(i, ((server, text, tool), name))| ToolDoc {
-            id: EntryId(i as u32),
-            server_index: i,
-            qualified_name: name,
-            server,
-            server_text: text,
-            tool,
-        });
-    index.upsert(docs).unwrap();
+    let (index, pairs) = metatool_index(Boosts::default());
     let search = |q: &str| -> Vec<(String, String)> {
-        index
-            .search(q, 10, None)
-            .iter()
-            .map(|h| {
-                let (s, _, t) = &rows[h.id.0 as usize];
-                (s.clone(), t.name.to_string())
-            })
+        (index.search(q, 10, None).iter())
+            .map(|h| pairs[h.id.0 as usize].clone())
             .collect()
     };
     let single = eval::evaluate(
