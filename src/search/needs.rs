@@ -10,7 +10,10 @@
 //! each need beside the whole query and combines the rankings. Measured in docs/search.md
 //! ("Two-need queries").
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use tantivy::tokenizer::TextAnalyzer;
 
 use super::analysis::{text_analyzer, tokens};
 use super::fusion::FUSION_DEPTH;
@@ -114,13 +117,11 @@ fn combine(
         .iter()
         .map(|list| list.iter().map(|e| (e.id, e.score)).collect())
         .collect();
-    let mut seen: HashMap<EntryId, ()> = HashMap::new();
-    let mut all: Vec<Explained> = Vec::new();
-    for e in whole.iter().chain(needs.iter().flatten()) {
-        if seen.insert(e.id, ()).is_none() {
-            all.push(*e);
-        }
-    }
+    let mut seen: HashSet<EntryId> = HashSet::new();
+    let all: Vec<Explained> = (whole.iter().chain(needs.iter().flatten()))
+        .filter(|e| seen.insert(e.id))
+        .copied()
+        .collect();
     let whole_score: HashMap<EntryId, f32> = whole.iter().map(|e| (e.id, e.score)).collect();
     let whole_lowest = lowest(whole);
     let mut scored: Vec<(usize, Explained)> = (all.into_iter().enumerate())
@@ -180,8 +181,10 @@ pub fn needs_with(query: &str, rules: SplitRules) -> Vec<&str> {
         }
         start = cut;
     }
-    let analyzer = text_analyzer(true);
-    let content = |&(from, to): &(usize, usize)| tokens(&analyzer, &whole[from..to]).len();
+    // Built once: every search splits its query.
+    static ANALYZER: OnceLock<TextAnalyzer> = OnceLock::new();
+    let analyzer = ANALYZER.get_or_init(|| text_analyzer(true));
+    let content = |&(from, to): &(usize, usize)| tokens(analyzer, &whole[from..to]).len();
     // A part without enough content words joins the part before it (the first joins the
     // next): "Can you help me with that?" belongs to the request it follows.
     let mut merged: Vec<(usize, usize)> = Vec::with_capacity(parts.len());

@@ -284,22 +284,11 @@ impl std::fmt::Debug for QueryEncoder {
 }
 
 impl QueryEncoder {
-    /// The query's vector (cut as the index cuts queries); `None` while the model loads,
-    /// if it failed, or if the forward pass fails (logged). ~5-30 ms of CPU: not on an
-    /// async runtime's threads.
-    pub fn embed(&self, query: &str) -> Option<Vec<f32>> {
-        let encoder = self.0.encoder.get().and_then(Option::as_ref)?;
-        encoder
-            .embed(super::bounded(query))
-            .inspect_err(|error| tracing::warn!(%error, "query embedding failed"))
-            .ok()
-    }
-}
-
-impl QueryEncoder {
     /// The vectors of the query and, when it has two or more needs
-    /// ([`needs`](super::needs())), of each need, in one forward pass; `None` as for
-    /// [`QueryEncoder::embed`]. A need costs about what its words cost in the query.
+    /// ([`needs`](super::needs())), of each need, in one forward pass; `None` while the
+    /// model loads, if it failed, or if the forward pass fails (logged). ~5-30 ms of
+    /// CPU: not on an async runtime's threads. A need costs about what its words cost in
+    /// the query.
     pub fn embed_query(&self, query: &str) -> Option<super::QueryVectors> {
         let encoder = self.0.encoder.get().and_then(Option::as_ref)?;
         let query = super::bounded(query);
