@@ -9,7 +9,8 @@ import json
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
+from launch import serve_params
 
 from searching import search
 
@@ -31,7 +32,7 @@ async def main(binary, config):
         if getattr(message, "method", None) == "notifications/tools/list_changed":
             changed.set()
 
-    params = StdioServerParameters(command=binary, args=["serve", "--config", config])
+    params = serve_params(binary, config)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write, message_handler=on_message) as session:
             init = await session.initialize()

@@ -10,7 +10,8 @@ import json
 import sys
 
 import anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession, stdio_client
+from launch import serve_params
 
 
 def text_of(result):
@@ -18,7 +19,7 @@ def text_of(result):
 
 
 async def main(mode, binary, config, calls):
-    params = StdioServerParameters(command=binary, args=["serve", "--config", config])
+    params = serve_params(binary, config)
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             if mode == "discover":

@@ -14,7 +14,8 @@ import sys
 import warnings
 
 import anyio
-from mcp import Client, StdioServerParameters
+from mcp import Client
+from launch import serve_params
 
 warnings.simplefilter("ignore")  # MCP logging is deprecated in 2026-07-28, used on purpose
 
@@ -31,7 +32,7 @@ async def main(binary, config, era, tool, level):
     async def on_log(params):
         seen.append(params.model_dump(mode="json", by_alias=True, exclude_none=True))
 
-    params = StdioServerParameters(command=binary, args=["serve", "--config", config])
+    params = serve_params(binary, config)
     opt_in = None if era == "legacy" else level
     async with Client(params, mode=era, logging_callback=on_log, log_level=opt_in) as client:
         if era == "legacy":

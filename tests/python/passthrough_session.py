@@ -14,6 +14,7 @@ import warnings
 import anyio
 import mcp.types as types
 from mcp import Client, StdioServerParameters
+from launch import serve_params
 
 warnings.simplefilter("ignore")  # resources/subscribe is deprecated, and used on purpose
 
@@ -58,7 +59,7 @@ async def main(binary, config, everything, era):
             seen["updated"] = str(message.params.uri)
             updated.set()
 
-    params = StdioServerParameters(command=binary, args=["serve", "--config", config])
+    params = serve_params(binary, config)
     mode = "legacy" if era == "legacy" else "auto"
     async with Client(params, mode=mode, message_handler=on_message) as client:
         check(client.protocol_version == era if era != "legacy" else client.protocol_version < "2026",

@@ -169,10 +169,13 @@ impl Peers {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/python")
             .join(script);
+        // What search learns from use stays with this run (see `Session::launch`).
+        let data = tempfile::tempdir().expect("temp dir");
         let output = Command::new(self.time.with_file_name("python"))
             .arg(path)
             .args(args)
             .env("RUST_LOG", "mcp_defer=debug")
+            .env("MCP_DEFER_DATA_DIR", data.path())
             .output()
             .unwrap_or_else(|e| panic!("run {script}: {e}"));
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
