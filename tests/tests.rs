@@ -9,6 +9,7 @@ mod replicas;
 mod session;
 mod util;
 
+mod activation;
 mod adopt;
 mod check;
 mod client_requests;

@@ -107,7 +107,13 @@ fn meta_tokens(config: &Config, mode: Mode) -> usize {
         Mode::Direct => 0,
         Mode::Exposure(exposure) => MetaTool::ALL
             .iter()
-            .map(|m| json_tokens(&m.definition(exposure, config.settings.claude_always_load)))
+            .map(|m| {
+                json_tokens(&m.definition(
+                    exposure,
+                    config.settings.claude_always_load,
+                    config.settings.search_loads,
+                ))
+            })
             .sum(),
     }
 }

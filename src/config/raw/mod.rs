@@ -52,6 +52,7 @@ pub(super) struct RawSettings {
     pub max_message_bytes: Option<S<i64>>,
     pub max_output_tokens: Option<S<i64>>,
     pub client_era: Option<S<String>>,
+    pub search_loads: Option<S<i64>>,
     /// `[settings.search] semantic`.
     pub search_semantic: Option<S<String>>,
     /// `[settings.search] model`.

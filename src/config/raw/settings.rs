@@ -16,6 +16,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "max_message_bytes",
     "max_output_tokens",
     "client_era",
+    "search_loads",
     "search",
     "session_idle_sec",
     "http",
@@ -55,6 +56,7 @@ pub(super) fn decode_settings(
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             "client_era" => settings.client_era = Some(cx.string(key, value)?),
+            "search_loads" => settings.search_loads = Some(cx.integer(key, value)?),
             "search" => {
                 (
                     settings.search_semantic,

@@ -9,6 +9,7 @@ fn settings_values_are_checked() {
         2,
         &[
             "`client_era = \"handshak\"`",
+            "\"auto\"",
             "\"any\"",
             "did you mean `handshake`?",
         ],
@@ -22,6 +23,11 @@ fn settings_values_are_checked() {
             "\"deferred\", \"proxy\", \"all\"",
             "did you mean `deferred`?",
         ],
+    );
+    fails(
+        &lines(&["[settings]", "search_loads = 9"]),
+        2,
+        &["`search_loads`", "between 0 and 8"],
     );
     fails(
         &lines(&["[settings]", "max_name_length = 8"]),
