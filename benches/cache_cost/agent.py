@@ -149,6 +149,7 @@ def decide(v, tasks=TASKS, path=PATH):
 def decide_fresh(v, tasks, path):
     if not v.go:
         return ("text", "ready", {"step": "ready"})
+    FIRST_CALLABLE.setdefault("names", mcp_callable(v))
     st, sel, ct = v.meta("search_tools"), v.meta("select_tools"), v.meta("call_tool")
     outcome = []
     for i, task in enumerate(tasks):
@@ -213,5 +214,19 @@ def decide_fresh(v, tasks, path):
                                                    dict(tag, step="stuck"))
     ok = [t for t, o in outcome if o == "ok"]
     failed = [t for t, o in outcome if o != "ok"]
+    called = {u[1] for u in v.uses}
+    unused = sorted(n for n in mcp_callable(v) - FIRST_CALLABLE.get("names", set()) if n not in called)
     return ("text", f"done: {len(ok)}/{len(tasks)} tasks" + (f"; failed: {', '.join(failed)}" if failed else ""),
-            {"step": "done", "ok": len(ok), "tasks": len(tasks)})
+            {"step": "done", "ok": len(ok), "tasks": len(tasks), "loaded_unused": len(unused),
+             "unused": unused[:20]})
+
+
+# The MCP tools callable when the task began (one mock process serves one session): what became callable later
+# and was never called is what a search loaded for nothing.
+FIRST_CALLABLE = {}
+
+
+def mcp_callable(v):
+    """Callable MCP tools but the meta tools (Claude Code, Codex: mcp__...; Copilot: <server>-<tool>)."""
+    return {n for n in v.names if (n.startswith("mcp__") or "-" in n) and v.callable(n)
+            and not any(named(n, m) for m in META)}

@@ -39,7 +39,8 @@ Env: SIZES (38,150,500,2000), CLIENTS (claude,codex,copilot; the arguments win),
      MCP_DEFER_BIN (default target/release/mcp-defer), MCP_DEFER_FIXTURE (default mcp-defer-fixture beside it)
      MOCK_PYTHON (a python3 with `tiktoken`; default python3; without tiktoken the counts are bytes/4)
      COPILOT_MODEL (claude-sonnet-4.6: Copilot's default model family, Anthropic API, its tool search on)
-     CLIENT_TIMEOUT (seconds per client session, default 300), RUN (the run directory's name)
+     CLIENT_TIMEOUT (seconds per client session, default 300), RUN (the run directory's name),
+     MCP_DEFER_LABEL (what the binary is, e.g. its commit and build kind: written to summary.json)
 Loopback only: the mock listens on 127.0.0.1, every proxy variable points at a dead port, HOME is a throwaway.
 """
 import glob
@@ -377,6 +378,7 @@ def task_figures(rows, n_tasks):
     searches = sum(1 for t in steps if t.get("step") in ("search", "search_tools"))
     task_reqs = sum(1 for t in steps if "task" in t)
     return {"tasks": n_tasks, "completed": final.get("ok", 0) if final.get("step") == "done" else 0,
+            "loaded_unused": final.get("loaded_unused"),
             "searches_per_task": searches / n_tasks, "requests_per_task": task_reqs / n_tasks,
             "steps": [t.get("step") for t in steps if t]}
 
@@ -443,8 +445,8 @@ def table(results):
     """The summary, one row per client x size x setup; cost against direct of the same client and size."""
     direct = {(r["client"], r["size"]): r["totals"]["cost"] for r in results if r["setup"] == "direct"}
     lines = ["| client | tools | setup | requests | tool tokens/request | prompt total | cache read | written | "
-             "uncached | re-billed | cost-equiv | vs direct | tasks done | searches/task | requests/task |",
-             "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+             "uncached | re-billed | cost-equiv | vs direct | tasks done | searches/task | requests/activation | "
+             "loaded, unused |", "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in sorted(results, key=lambda r: (CLIENTS.index(r["client"]) if r["client"] in CLIENTS else 9, r["size"],
                                             SETUPS.index(r["setup"]) if r["setup"] in SETUPS else 9)):
         t = r["totals"]
@@ -453,7 +455,8 @@ def table(results):
         lines.append(f"| {r['client']} | {r['size']:,} | {r['setup']} | {t['requests']} | {r['tool_tokens']:,} | "
                      f"{t['prompt']:,} | {t['cache_read']:,} | {t['cache_write']:,} | {t['input']:,} | "
                      f"{t['rebilled']:,} | {t['cost']:,.0f} | {vs} | {r['completed']}/{r['tasks']} | "
-                     f"{r['searches_per_task']:.2f} | {r['requests_per_task']:.2f} |")
+                     f"{r['searches_per_task']:.2f} | {r['requests_per_task']:.2f} | "
+                     f"{'-' if r['loaded_unused'] is None else r['loaded_unused']} |")
     return "\n".join(lines)
 
 
@@ -465,7 +468,9 @@ def main():
     if any(s > REFERENCE_TOOLS for s in SIZES) and not os.access(FIXTURE, os.X_OK):
         sys.exit(f"{FIXTURE} not found: `cargo build --bin mcp-defer-fixture`, or set MCP_DEFER_FIXTURE")
     os.makedirs(LOGROOT, exist_ok=True)
-    print(f"cache-cost bench: {LOGROOT}; sizes {SIZES}, clients {CLIENTS}, setups {SETUPS}; {BIN}")
+    version = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"cache-cost bench: {LOGROOT}; sizes {SIZES}, clients {CLIENTS}, setups {SETUPS}; {BIN} ({version}, "
+          f"label {os.environ.get('MCP_DEFER_LABEL', '-')})")
     results = []
     for size in SIZES:
         CURRENT["size"] = size
@@ -475,7 +480,8 @@ def main():
                     continue
                 results.append(one(size, kind, setup))
                 with open(os.path.join(LOGROOT, "summary.json"), "w") as f:
-                    json.dump({"run": RUN, "binary": BIN, "sizes": SIZES, "clients": CLIENTS, "rows": results},
+                    json.dump({"run": RUN, "binary": BIN, "version": version,
+                               "label": os.environ.get("MCP_DEFER_LABEL"), "sizes": SIZES, "clients": CLIENTS, "rows": results},
                               f, indent=1)
     md = table(results)
     with open(os.path.join(LOGROOT, "summary.md"), "w") as f:
