@@ -40,6 +40,7 @@ Env: SIZES (38,150,500,2000), CLIENTS (claude,codex,copilot; the arguments win),
      MOCK_PYTHON (a python3 with `tiktoken`; default python3; without tiktoken the counts are bytes/4)
      COPILOT_MODEL (claude-sonnet-4.6: Copilot's default model family, Anthropic API, its tool search on)
      CLIENT_TIMEOUT (seconds per client session, default 300), RUN (the run directory's name),
+     WITH (an earlier run's directory: its rows join this run's table where this run has none)
      MCP_DEFER_LABEL (what the binary is, e.g. its commit and build kind: written to summary.json)
 Loopback only: the mock listens on 127.0.0.1, every proxy variable points at a dead port, HOME is a throwaway.
 """
@@ -441,6 +442,9 @@ def one(size, kind, setup):
                                                 "rebilled")} for r in rows]}
 
 
+ORDER = ["direct", "direct-nosearch", "adopted", "all", "deferred", "deferred-select", "deferred-nosearch"]
+
+
 def table(results):
     """The summary, one row per client x size x setup; cost against direct of the same client and size."""
     direct = {(r["client"], r["size"]): r["totals"]["cost"] for r in results if r["setup"] == "direct"}
@@ -448,7 +452,7 @@ def table(results):
              "uncached | re-billed | cost-equiv | vs direct | tasks done | searches/task | requests/activation | "
              "loaded, unused |", "|---|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in sorted(results, key=lambda r: (CLIENTS.index(r["client"]) if r["client"] in CLIENTS else 9, r["size"],
-                                            SETUPS.index(r["setup"]) if r["setup"] in SETUPS else 9)):
+                                            ORDER.index(r["setup"]) if r["setup"] in ORDER else 9)):
         t = r["totals"]
         base = direct.get((r["client"], r["size"]))
         vs = f"{t['cost'] / base:.2f}" if base else "-"
@@ -483,6 +487,14 @@ def main():
                     json.dump({"run": RUN, "binary": BIN, "version": version,
                                "label": os.environ.get("MCP_DEFER_LABEL"), "sizes": SIZES, "clients": CLIENTS, "rows": results},
                               f, indent=1)
+    if os.environ.get("WITH"):  # rows of an earlier run (e.g. direct, which does not depend on the binary)
+        done = {(r["size"], r["client"], r["setup"]) for r in results}
+        earlier = json.load(open(os.path.join(os.environ["WITH"], "summary.json")))["rows"]
+        results += [dict(r, run=os.path.basename(os.environ["WITH"].rstrip("/"))) for r in earlier
+                    if (r["size"], r["client"], r["setup"]) not in done]
+        with open(os.path.join(LOGROOT, "summary.json"), "w") as f:
+            json.dump({"run": RUN, "binary": BIN, "version": version, "label": os.environ.get("MCP_DEFER_LABEL"),
+                       "with": os.environ["WITH"], "sizes": SIZES, "clients": CLIENTS, "rows": results}, f, indent=1)
     md = table(results)
     with open(os.path.join(LOGROOT, "summary.md"), "w") as f:
         f.write(md + "\n")
