@@ -1,10 +1,11 @@
 """The cache-cost bench's scripted agent: what the mock models (mock_anthropic.py, mock_openai.py) answer in the
 "bench" scenario, written once over a client-neutral view of the request.
 
-The task is a list of task tools (MOCK_BENCH_TASKS, JSON: [{"tool": suffix, "args": {...}, "queries": [[text, regex],
+Each mock process serves one client session (the loaded-but-unused count keeps what was callable at the start). The
+task is a list of task tools (MOCK_BENCH_TASKS, JSON: [{"tool": suffix, "args": {...}, "queries": [[text, regex],
 ...]}]). For each in turn the agent acts only on what a search returned:
 
-  native path (the servers registered directly, or mcp-defer with exposure "all"): the tool if it is callable by its
+  native path (the servers registered directly): the tool if it is callable by its
     own name; else the client's own tool search (Claude Code ToolSearch and Codex tool_search take the query text,
     Copilot's tool_search_tool the regex) with the next query of the task; the tool is found when the client loaded
     it (tool_reference, tool_search_output); after the last query the task is given up (failed).
@@ -23,7 +24,8 @@ The task is a list of task tools (MOCK_BENCH_TASKS, JSON: [{"tool": suffix, "arg
 The agent is stateless: every decision is recomputed from the conversation in the request, as a model does. Each
 decision carries a tag {"task": index, "step": ...} that the bench counts (searches and requests per task); steps:
 search (the client's own search for a task tool), search_tools, load_meta (client search for the meta tools),
-select, load (client search for a selected tool), call, call_tool, giveup-free "done" at the end.
+select, load (client search for a selected tool), call, call_tool, stuck (no way on: a bench defect), and "done" at
+the end (tasks completed, and the MCP tools loaded during the task but never called).
 """
 import json
 import os
