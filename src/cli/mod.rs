@@ -12,11 +12,13 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::downstream::{Event, Pool};
 use crate::ingest::{Batch, Registry};
+use logging::LogFormat;
 
 mod adopt;
 mod check;
 mod import;
 mod list;
+mod logging;
 mod login;
 #[cfg(feature = "model")]
 mod model;
@@ -149,7 +151,7 @@ struct ConfigArg {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose, cli.quiet, cli.log_format);
+    logging::init(cli.verbose, cli.quiet, cli.log_format);
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -361,39 +363,4 @@ fn write_stdout(out: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()
-}
-
-/// The shape of a log line (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-/// Logs go to stderr, never stdout: stdout is the protocol. Every line passes through
-/// [`crate::redact`], whatever its level or origin (a JSON line value by value, so it
-/// stays JSON: [`crate::redact::RedactingJsonStderr`]).
-fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
-    // rmcp logs every handshake at info; ours are the lines a user wants by default. Its
-    // transport worker logs each connection's end as an ERROR with no server name ("worker
-    // quit with fatal: ... AuthRequired"); the supervisor says the same under the server's
-    // name with the fix ("needs login: run ..."), so by default only ours is shown.
-    let default = match (quiet, verbose) {
-        (true, _) => "error,rmcp::transport::worker=off",
-        (false, 0) => "info,rmcp=warn,rmcp::transport::worker=off",
-        (false, 1) => "debug,rmcp=info",
-        (false, _) => "trace",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.with_writer(crate::redact::RedactingStderr).init(),
-        LogFormat::Json => builder
-            .json()
-            .with_writer(crate::redact::RedactingJsonStderr)
-            .init(),
-    }
 }

@@ -136,14 +136,18 @@ fn walk(dir: &Path, format: Format, files: &mut Vec<(PathBuf, Format)>) -> anyho
     Ok(())
 }
 
+/// One transcript, read line by line (never whole: transcripts grow to hundreds of MB).
 fn read(path: &Path, format: Format) -> anyhow::Result<Session> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
     let shown = path.display().to_string();
+    let open = || std::fs::File::open(path).map(std::io::BufReader::new);
     let format = match format {
         Format::Detect => {
-            let first = text.lines().next().unwrap_or_default();
-            if codex::looks_like(&shown, first) {
+            let mut first = Vec::new();
+            // The first line only, however long it is.
+            open()
+                .and_then(|mut file| std::io::BufRead::read_until(&mut file, b'\n', &mut first))
+                .with_context(|| format!("cannot read {shown}"))?;
+            if codex::looks_like(&shown, String::from_utf8_lossy(&first).trim_end()) {
                 Format::Codex
             } else {
                 Format::Claude
@@ -151,8 +155,9 @@ fn read(path: &Path, format: Format) -> anyhow::Result<Session> {
         }
         known => known,
     };
-    Ok(match format {
-        Format::Codex => codex::parse(&shown, &text),
-        Format::Claude | Format::Detect => claude::parse(&shown, &text),
-    })
+    let session = match format {
+        Format::Codex => codex::parse(&shown, open),
+        Format::Claude | Format::Detect => claude::parse(&shown, open),
+    };
+    session.with_context(|| format!("cannot read {shown}"))
 }
