@@ -9,7 +9,7 @@ use super::{connect_all, load_config, runtime, wait_for_vectors, write_stdout};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
-use crate::search::usage::Usage;
+use crate::search::usage::{Principal, Stores};
 use crate::search::{Explained, Ranking};
 use crate::server::meta::search_tools;
 
@@ -39,17 +39,22 @@ pub(super) fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCod
 
 async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
-    // What `serve` learnt from use ranks here too (read only: a search here chooses nothing).
-    if config.settings.learn {
-        registry.learn_from(Arc::new(Usage::open_default()));
-    }
+    // What the local user's `serve` learnt from use ranks here too (read only: a search
+    // here chooses nothing); nothing with `learn = false`.
+    let usage = Stores::new(config.settings.learn).for_principal(&Principal::Local);
     let registry = wait_for_vectors(registry).await?;
     let ranking = if args.explain {
         let limit = args
             .limit
             .unwrap_or(config.settings.search_limit)
             .clamp(1, crate::server::meta::MAX_SEARCH_LIMIT);
-        Some((registry.index()).rank(&args.query, limit, args.server.as_deref(), None))
+        Some((registry.index()).rank_learnt(
+            &args.query,
+            limit,
+            args.server.as_deref(),
+            None,
+            usage.as_deref(),
+        ))
     } else {
         None
     };
@@ -58,15 +63,22 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit,
         server: args.server,
     };
-    let found = search_tools::run(
-        &registry.catalog(),
-        &registry.index(),
-        &ExposedList::new(),
-        &request,
-        config.settings.search_limit,
-        None,
-        &[],
-    );
+    let found = {
+        let index = registry.index();
+        let ranker = search_tools::Ranker {
+            index: &index,
+            model_query: None,
+            usage: usage.as_deref(),
+        };
+        search_tools::run(
+            &registry.catalog(),
+            ranker,
+            &ExposedList::new(),
+            &request,
+            config.settings.search_limit,
+            &[],
+        )
+    };
     pool.shutdown().await;
     let found = found.map_err(anyhow::Error::msg)?;
     let out = if args.json {

@@ -16,7 +16,8 @@
 //! [settings.search]
 //! semantic = "static"             # "static" (built-in embeddings) | "off" (words only)
 //!                                 # | "model" (a transformer, with `model = "<dir>"`)
-//! learn = true                    # lift tools chosen before for similar queries
+//! learn = "principal"             # lift tools chosen before for similar queries: each
+//!                                 # principal by its own use | "shared" | false
 //!
 //! [mcp_servers.docs]              # a Codex block, pasted unchanged
 //! command = "npx"

@@ -42,8 +42,10 @@ pub struct Settings {
     /// directory whose files and tensor shapes were checked at load.
     pub model: Option<std::path::PathBuf>,
     /// `[settings.search] learn`: keep which tool was chosen after which query, and lift
-    /// it for similar queries (`search::usage`); false: nothing is read or written.
-    pub learn: bool,
+    /// it for similar queries (`search::usage`): each principal from its own use
+    /// (`"principal"`, the default, or `true`), everyone's pooled (`"shared"`), or not at
+    /// all (`false`: nothing is read or written).
+    pub learn: crate::search::usage::Learn,
     /// `serve --http`: a session without a request this long is closed and its state
     /// dropped.
     pub session_idle: Duration,
@@ -116,7 +118,7 @@ impl Default for Settings {
             search_loads: DEFAULT_SEARCH_LOADS,
             semantic: crate::search::Semantic::default(),
             model: None,
-            learn: true,
+            learn: crate::search::usage::Learn::default(),
             session_idle: DEFAULT_SESSION_IDLE,
             http: HttpSettings::default(),
         }

@@ -307,7 +307,22 @@ impl SearchIndex {
         server: Option<&str>,
         model_query: Option<&QueryVectors>,
     ) -> Ranking {
-        let Some(evidence) = self.usage_evidence(query).filter(|_| limit > 0) else {
+        self.rank_learnt(query, limit, server, model_query, self.usage.as_deref())
+    }
+
+    /// [`SearchIndex::rank`] lifting by what `usage` learnt instead of the index's own
+    /// (`None`: no lift): each principal's searches see its own use
+    /// (`usage::Stores`).
+    pub fn rank_learnt(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        model_query: Option<&QueryVectors>,
+        usage: Option<&usage::Usage>,
+    ) -> Ranking {
+        let evidence = usage.and_then(|usage| self.usage_evidence(usage, query));
+        let Some(evidence) = evidence.filter(|_| limit > 0) else {
             return self.rank_by_content(query, limit, server, model_query);
         };
         let depth = limit.max(FUSION_DEPTH);

@@ -334,6 +334,7 @@ impl ServerHandler for DeferServer {
     ) -> Result<CallToolResponse, McpError> {
         let state = &self.state;
         state.shared.client.note(&context);
+        state.learn_as(&context);
         if let Some(request_state) = request.request_state.as_deref() {
             return state
                 .shared

@@ -100,4 +100,8 @@ impl Context for State {
     fn note_choice(&self, name: &str, kind: Kind) {
         State::note_choice(self, name, kind, true);
     }
+
+    fn usage(&self) -> Option<Arc<crate::search::usage::Usage>> {
+        State::usage(self)
+    }
 }

@@ -57,8 +57,8 @@ pub(super) struct RawSettings {
     pub search_semantic: Option<S<String>>,
     /// `[settings.search] model`.
     pub search_model: Option<S<String>>,
-    /// `[settings.search] learn`.
-    pub search_learn: Option<S<bool>>,
+    /// `[settings.search] learn`: `"true"`, `"false"`, or a mode's name.
+    pub search_learn: Option<S<String>>,
     pub session_idle_sec: Option<S<i64>>,
     pub http: RawHttp,
 }

@@ -73,7 +73,7 @@ pub(super) fn decode_settings(
 }
 
 /// `[settings.search]` as written: `semantic`, `model`, `learn`.
-type SearchKeys = (Option<S<String>>, Option<S<String>>, Option<S<bool>>);
+type SearchKeys = (Option<S<String>>, Option<S<String>>, Option<S<String>>);
 
 /// The `[settings.search]` table: `semantic`, `model` and `learn`.
 fn decode_search(
@@ -87,7 +87,10 @@ fn decode_search(
         match key.get_ref().as_ref() {
             "semantic" => semantic = Some(cx.string(key, value)?),
             "model" => model = Some(cx.string(key, value)?),
-            "learn" => learn = Some(cx.boolean(key, value)?),
+            "learn" => {
+                let modes = crate::search::usage::Learn::NAMES;
+                learn = Some(cx.boolean_or_one_of(key, value, &modes)?);
+            }
             other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
         }
     }

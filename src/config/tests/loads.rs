@@ -136,7 +136,7 @@ fn settings_parse_and_convert_units() {
             search_loads: 1,
             semantic: crate::search::Semantic::Off,
             model: None,
-            learn: false,
+            learn: crate::search::usage::Learn::Off,
             session_idle: Duration::from_secs(60),
             http: crate::config::HttpSettings {
                 tokens: Some(crate::config::TokenSource::File(

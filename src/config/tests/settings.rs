@@ -60,6 +60,24 @@ fn settings_values_are_checked() {
         &["`settings`", "must be a table"],
     );
     fails(
+        &lines(&["[settings.search]", "learn = \"shard\""]),
+        2,
+        &[
+            "[settings.search]",
+            "`learn`",
+            "\"principal\", \"shared\"",
+            "did you mean `shared`?",
+        ],
+    );
+    fails(
+        &lines(&["[settings.search]", "learn = 1"]),
+        2,
+        &[
+            "`learn`",
+            "`\"principal\"`, `\"shared\"`, `true` or `false`",
+        ],
+    );
+    fails(
         &lines(&["[settings.search]", "semantic = \"statik\""]),
         2,
         &[
@@ -161,4 +179,15 @@ fn huge_numbers_are_refused_with_the_allowed_range() {
         2,
         &["[settings]", "`core_wait_ms`", "between 0 and 60000"],
     );
+}
+
+#[test]
+fn learn_takes_a_mode_or_a_boolean_and_defaults_to_per_principal() {
+    use crate::search::usage::Learn;
+    let learn = |value: &str| ok(&lines(&["[settings.search]", &format!("learn = {value}")]));
+    assert_eq!(learn("\"shared\"").settings.learn, Learn::Shared);
+    assert_eq!(learn("\"principal\"").settings.learn, Learn::Principal);
+    assert_eq!(learn("true").settings.learn, Learn::Principal);
+    assert_eq!(learn("false").settings.learn, Learn::Off);
+    assert_eq!(ok("").settings.learn, Learn::Principal);
 }

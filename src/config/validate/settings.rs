@@ -16,6 +16,7 @@ use super::Env;
 use super::http_settings::build_http;
 use super::model::build_model;
 use crate::search::Semantic;
+use crate::search::usage::Learn;
 use crate::suggest;
 
 pub(super) fn build_settings(
@@ -129,7 +130,11 @@ pub(super) fn build_settings(
         .unwrap_or(defaults.search_loads),
         semantic,
         model,
-        learn: search_learn.map_or(defaults.learn, |b| *b.get_ref()),
+        learn: search_learn.map_or(defaults.learn, |learn| match learn.get_ref().as_str() {
+            "false" => Learn::Off,
+            // `true`, and a name `raw` already checked is one of `Learn::NAMES`.
+            other => Learn::from_name(other).unwrap_or_default(),
+        }),
     })
 }
 

@@ -124,6 +124,15 @@ impl Tokens {
         self.position(offered).is_some()
     }
 
+    /// Whose use the holder of the token at `position` learns from (a hash of it).
+    fn learner(&self, position: usize) -> crate::search::usage::Principal {
+        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        (accepted.get(position))
+            .and_then(Option::as_ref)
+            .map(|token| crate::search::usage::Principal::of_token(token))
+            .unwrap_or_default()
+    }
+
     /// Which of the tokens `offered` is, comparing with every one of them in time that
     /// depends only on the lengths.
     fn position(&self, offered: &[u8]) -> Option<usize> {
@@ -388,12 +397,22 @@ fn parse(bytes: Bytes) -> Result<(Bytes, Option<Head>), Box<Response>> {
 /// checked as JSON; 429 past a limit (requests in flight, sessions per token); then on
 /// to rmcp, holding the request's places until the response body (an SSE stream for
 /// most requests) ends.
-pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next) -> Response {
+pub(super) async fn admit(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
     let principal = match gate.principal(request.headers()) {
         Ok(principal) => principal,
         Err(response) => return *response,
     };
+    // Its connection has a request with a valid token: no longer one that may be closed
+    // for room (`connections.rs`).
+    if let Some(connection) = request.extensions().get::<super::connections::Connection>() {
+        connection.authenticated();
+    }
+    // What search learns from this request's choices is its token holder's alone
+    // (`server/usage.rs`).
+    if let Some(tokens) = &gate.tokens {
+        request.extensions_mut().insert(tokens.learner(principal.0));
+    }
     let session = request
         .headers()
         .get("mcp-session-id")

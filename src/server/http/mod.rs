@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::passthrough::ClientRequests;
+mod connections;
 mod error;
 mod expiry;
 mod gate;

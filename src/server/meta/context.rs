@@ -95,4 +95,8 @@ pub(in crate::server) trait Context {
 
     /// Notes that the tool `name` (qualified) was selected or called through a meta tool.
     fn note_choice(&self, name: &str, kind: Kind);
+
+    /// What this session's principal learnt from use, which lifts its searches (`None`:
+    /// `learn = false`).
+    fn usage(&self) -> Option<Arc<crate::search::usage::Usage>>;
 }

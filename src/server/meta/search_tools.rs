@@ -17,6 +17,7 @@ use super::{Context, MAX_SEARCH_LIMIT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;
 use crate::exposure::{ExposedList, listed_tool};
+use crate::search::usage::Usage;
 use crate::search::{QueryVectors, SearchIndex};
 use crate::server::view::Unavailable;
 
@@ -123,17 +124,22 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     let unavailable = servers.unavailable();
     let removed = servers.removed();
     let starting = state.starting_servers();
+    let usage = state.usage();
     let found = {
         let catalog = state.registry().catalog();
         let index = state.registry().index();
         state.with_exposed(|exposed| {
+            let ranker = Ranker {
+                index: &index,
+                model_query: model_query.as_ref(),
+                usage: usage.as_deref(),
+            };
             run(
                 &catalog,
-                &index,
+                ranker,
                 exposed,
                 args,
                 servers.config.settings.search_limit,
-                model_query.as_ref(),
                 &removed,
             )
         })
@@ -261,9 +267,17 @@ pub(crate) struct Hit {
     pub input_schema: Option<Value>,
 }
 
-/// Runs a search. Pure over its inputs, so it is tested without a server. `model_query`:
-/// the query's transformer vector when the caller embedded it (else the index embeds it).
-/// Tools of the servers at the positions in `removed` (taken out of the config file by a
+/// How a search ranks: the index, the query's transformer vector when the caller embedded
+/// it (`None`: the index embeds it), and what the searching principal learnt from use,
+/// which lifts the tools it chose before for queries like this one.
+#[derive(Clone, Copy)]
+pub(crate) struct Ranker<'a> {
+    pub index: &'a SearchIndex,
+    pub model_query: Option<&'a QueryVectors>,
+    pub usage: Option<&'a Usage>,
+}
+
+/// Runs a search. Pure over its inputs, so it is tested without a server. Tools of the servers at the positions in `removed` (taken out of the config file by a
 /// reload, [`Servers::removed`](crate::server::view::Servers::removed)) stay in the
 /// index, so a re-added server's come back under the same names, but are not offered;
 /// nor are tools gone from their server's list.
@@ -272,11 +286,10 @@ pub(crate) struct Hit {
 /// A message for the model when `server` names no server with tools.
 pub(crate) fn run(
     catalog: &Catalog,
-    index: &SearchIndex,
+    ranker: Ranker<'_>,
     exposed: &ExposedList,
     args: &Args,
     default_limit: usize,
-    model_query: Option<&QueryVectors>,
     removed: &[usize],
 ) -> Result<Found, String> {
     let limit = args
@@ -300,7 +313,13 @@ pub(crate) fn run(
             known.join(", ")
         ));
     }
-    let ranking = index.rank(&args.query, limit, args.server.as_deref(), model_query);
+    let ranking = ranker.index.rank_learnt(
+        &args.query,
+        limit,
+        args.server.as_deref(),
+        ranker.model_query,
+        ranker.usage,
+    );
     let mut hits = ranking.hits;
     let floor = hits
         .first()
@@ -487,7 +506,12 @@ mod tests {
             limit: None,
             server: None,
         };
-        let result = run(&catalog, &index, &ExposedList::new(), &args, 8, None, &[])
+        let ranker = Ranker {
+            index: &index,
+            model_query: None,
+            usage: None,
+        };
+        let result = run(&catalog, ranker, &ExposedList::new(), &args, 8, &[])
             .unwrap_or_else(|e| panic!("{e}"))
             .result();
         let tools = result.structured_content.unwrap_or_default()["tools"].clone();

@@ -76,6 +76,9 @@ pub(crate) struct Session {
     pub tasks: Mutex<std::collections::HashSet<String>>,
     /// This session's searches and choices, which say what search learns (`server/usage.rs`).
     pub trail: Mutex<crate::search::usage::Trail>,
+    /// The store this session's searches are lifted by and its choices recorded in: its
+    /// principal's, fixed by its first call (`server/usage.rs`); `None` with `learn = false`.
+    pub usage: OnceLock<Option<std::sync::Arc<crate::search::usage::Usage>>>,
 }
 
 impl Session {
@@ -104,6 +107,7 @@ impl Session {
             release,
             tasks: Mutex::default(),
             trail: Mutex::default(),
+            usage: OnceLock::new(),
         };
         if let Some(mode) = mode {
             let _ = session.mode.set(mode);
