@@ -229,12 +229,13 @@ fn report_reads_the_default_folders_under_home_and_nothing_else() {
         .collect();
     assert_eq!(clients, ["claude", "codex"]);
 
-    // An empty HOME: the error names where it looked and how to point elsewhere.
+    // An empty HOME is no error (issue 35, item 12): no session has run yet; the message
+    // names where it looked and how to point elsewhere.
     let out = report(&[]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(0));
     let err = stderr(&out);
     assert!(
-        err.contains("no transcripts found in") && err.contains("--claude DIR"),
+        err.contains("no transcripts yet in") && err.contains("--claude DIR"),
         "{err}"
     );
     let out = report(&["/nonexistent/transcripts"]);

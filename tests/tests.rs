@@ -36,6 +36,7 @@ mod list;
 mod logging;
 #[cfg(feature = "model")]
 mod model_fetch;
+mod nesting;
 mod network_env;
 mod oauth;
 mod onboarding;

@@ -26,8 +26,28 @@ mod report;
 mod search;
 mod stats;
 
+/// Below `--help`: where a new user starts, and one example of each everyday command.
+const START_HERE: &str = "\
+Start here:
+  mcp-defer adopt claude      move Claude Code's MCP servers behind mcp-defer and register it
+                              there (also codex, gemini, qwen, copilot; --undo puts them back)
+  mcp-defer check             start every server of servers.toml and show what each offers
+  Then restart the client: it starts `mcp-defer` (= `mcp-defer serve`) itself over stdio.
+
+Examples:
+  mcp-defer import cursor --write ~/.config/mcp-defer/servers.toml
+                              another client's servers as a servers.toml
+  mcp-defer search \"what time is it in Tokyo\"   what search_tools would answer
+  mcp-defer stats             tokens of the first tool list, direct against deferred
+  mcp-defer report            prompt-cache cost of your own Claude Code and Codex sessions
+  mcp-defer serve --http 127.0.0.1:8765   many clients over Streamable HTTP
+
+Config: $MCP_DEFER_CONFIG, else ./servers.toml, else servers.toml in the config folder
+(~/.config/mcp-defer on Linux; docs/install.md), in Codex's [mcp_servers.<name>] format.
+Docs: README.md, docs/install.md, docs/clients.md.";
+
 #[derive(Debug, Parser)]
-#[command(name = "mcp-defer", version, about)]
+#[command(name = "mcp-defer", version, about, after_help = START_HERE)]
 pub struct Cli {
     /// More logging on stderr (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -165,6 +185,21 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if matches!(cli.command, Some(Command::Serve(_)) | None) {
+        refuse_nested()?;
+    }
+    let stdio = match &cli.command {
+        Some(Command::Serve(args)) => args.http.is_none(),
+        None => true,
+        _ => false,
+    };
+    if stdio && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        // Typed in a terminal, a stdio server waits silently for a client that never comes.
+        eprintln!(
+            "mcp-defer: serving MCP over stdin/stdout, for an MCP client to start; run by \
+             hand, try `mcp-defer --help` (`mcp-defer check` shows your servers). Ctrl-C stops."
+        );
+    }
     let spawns_servers = !matches!(
         cli.command,
         Some(
@@ -222,6 +257,25 @@ fn serve_config(path: Option<PathBuf>, profile: Option<String>) -> anyhow::Resul
         Some(name) => config.for_profile(&name)?.0,
         None => config,
     })
+}
+
+/// `serve` never runs as a server of another mcp-defer: that one would be started again by
+/// this one, and so on, each with every server of the config (an entry launching mcp-defer
+/// that `import` and `adopt` could not recognise, or one written by hand).
+///
+/// # Errors
+/// When this process was started by mcp-defer, naming the entry to remove.
+fn refuse_nested() -> anyhow::Result<()> {
+    let Some(name) = crate::downstream::started_as() else {
+        return Ok(());
+    };
+    anyhow::bail!(
+        "refusing to serve: this mcp-defer was started by another mcp-defer as its server \
+         `{name}` ({} is set), and would start that mcp-defer's servers again, itself among \
+         them; remove `{name}` from the servers.toml of the mcp-defer that runs it",
+        crate::downstream::STARTED_AS_VAR,
+        name = crate::printable::one_line(&name)
+    )
 }
 
 fn serve(config: Option<PathBuf>, profile: Option<String>) -> anyhow::Result<ExitCode> {

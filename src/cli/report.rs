@@ -52,14 +52,18 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             looked.push(dir.display().to_string());
         }
         if files.is_empty() {
-            anyhow::bail!(
-                "no transcripts found in {}; point at them with --claude DIR, --codex DIR or a path",
+            // Nothing is wrong: no session has run yet, or they are kept elsewhere.
+            eprintln!(
+                "mcp-defer: no transcripts yet in {}: nothing to report. Run a Claude Code or \
+                 Codex session first, or point at the transcripts with --claude DIR, --codex \
+                 DIR or a path",
                 if looked.is_empty() {
                     "the default folders (HOME is not set)".to_owned()
                 } else {
                     looked.join(" or ")
                 }
             );
+            return Ok(ExitCode::SUCCESS);
         }
     }
     for (list, format) in [
