@@ -10,7 +10,7 @@ use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
 use crate::search::usage::{Principal, Stores};
-use crate::search::{Explained, Ranking};
+use crate::search::{Calibration, Explained, Ranking};
 use crate::server::meta::search_tools;
 
 #[derive(Debug, clap::Args)]
@@ -88,7 +88,7 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     } else if let Some(ranking) = ranking {
         let mut out = registry.index().describe_semantic();
         out.push('\n');
-        out.push_str(&shares_line(&ranking));
+        out.push_str(&shares_line(&ranking, registry.index().calibration()));
         out.push_str(&explain_table(&ranking.hits, &registry.catalog()));
         out
     } else {
@@ -121,7 +121,7 @@ fn table(found: &search_tools::Found) -> String {
 
 /// Which tier ranked, each engine's share of the fused score for this query, the query's
 /// named things and whether any hit fits.
-fn shares_line(ranking: &Ranking) -> String {
+fn shares_line(ranking: &Ranking, calibration: &Calibration) -> String {
     let s = ranking.shares;
     let mut line = format!(
         "ranked by {}: shares words {:.2}, vector {:.2}, static {:.2}",
@@ -136,6 +136,10 @@ fn shares_line(ranking: &Ranking) -> String {
             s.named,
             ranking.named.join(", ")
         ));
+    }
+    if ranking.nameness > 0.0 {
+        // The shares above are this query's: meaning's shrinks for a query of names.
+        line.push_str(&format!(", query names {:.2}", ranking.nameness));
     }
     if s.usage > 0.0 {
         line.push_str(&format!(", use up to +{:.2} of the best", s.usage));
@@ -154,11 +158,15 @@ fn shares_line(ranking: &Ranking) -> String {
     if !ranking.fits {
         line.push_str("; no tool fits");
     }
+    line.push_str(&format!(
+        "; a hit fits at confidence {:.2}",
+        calibration.threshold(ranking.tier)
+    ));
     line.push('\n');
     line
 }
 
-/// One line per hit: fused rank and score, lexical score and rank, cosine and rank, each
+/// One line per hit: fused rank, confidence (`conf`, what `search_tools` shows) and score, lexical score and rank, cosine and rank, each
 /// engine's part and the lift of learnt use (`used`). A `-`
 /// is "not in that engine's first hundred" (lexical) or "no vector" (vector).
 fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
@@ -173,8 +181,9 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         .collect();
     let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
     out.push_str(&format!(
-        "{:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:<width$}\n",
+        "{:>4}  {:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:<width$}\n",
         "rank",
+        "conf",
         "fused",
         "lexical",
         "lex#",
@@ -201,8 +210,9 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         };
         let p = hit.parts;
         let line = format!(
-            "{:>4}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {name}",
+            "{:>4}  {:>4.2}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {name}",
             rank + 1,
+            hit.confidence,
             hit.score,
             lex,
             lex_rank,

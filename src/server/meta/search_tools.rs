@@ -257,7 +257,9 @@ pub(crate) struct Hit {
     pub tool: String,
     /// The first paragraph, at most [`EXCERPT_CHARS`] characters.
     pub description: String,
-    /// Rounded to two decimals: enough to compare, no noise in the model's context.
+    /// How sure the search is that this tool does what was asked, in [0, 1]
+    /// ([`crate::search::Explained::confidence`]); rounded to two decimals: enough to
+    /// compare, no noise in the model's context.
     pub score: f64,
     /// In the client's tool list (loaded by this search or earlier).
     pub loaded: bool,
@@ -352,7 +354,7 @@ pub(crate) fn run(
             server: entry.server.to_string(),
             tool: entry.original_name().to_owned(),
             description: excerpt(&entry.tool.description().unwrap_or_default()),
-            score: (f64::from(hit.score) * 100.0).round() / 100.0,
+            score: (f64::from(hit.confidence) * 100.0).round() / 100.0,
             loaded: exposed.contains(entry.name.as_str()),
             input_schema: None,
         })
