@@ -23,6 +23,7 @@ use crate::exposure::mark_always_load;
 
 pub(crate) mod call_tool;
 mod context;
+mod deliver;
 mod relists;
 pub(crate) mod search_tools;
 pub(crate) mod select_tools;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Relists;
-use super::relists::deliver;
+use super::deliver::deliver;
 use super::{Context, MAX_SEARCH_LIMIT, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
 use crate::config::ExposureMode;

@@ -11,7 +11,7 @@ use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::relists::deliver;
+use super::deliver::deliver;
 use super::search_tools::problem_line;
 use super::{Context, MAX_SELECT, NameError, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
