@@ -181,27 +181,6 @@ async fn search_loads_zero_leaves_loading_to_select_tools() {
     client.close().await;
 }
 
-/// Opens a 2026-07-28 connection as Claude Code does when discover is answered.
-async fn modern(dir: &Dir) -> RawClient {
-    let mut client = RawClient::start(&dir.file("servers.toml"));
-    let discovered = client
-        .request("server/discover", json!({"_meta": claude_envelope()}))
-        .await;
-    assert!(
-        discovered["result"]["supportedVersions"]
-            .as_array()
-            .is_some_and(|v| v.contains(&json!("2026-07-28"))),
-        "server/discover: {discovered}"
-    );
-    client
-        .send_request(
-            "subscriptions/listen",
-            json!({"_meta": claude_envelope(), "notifications": {"toolsListChanged": true}}),
-        )
-        .await;
-    client
-}
-
 async fn list(client: &mut RawClient) -> Value {
     let listed = client
         .request("tools/list", json!({"_meta": claude_envelope()}))
@@ -216,7 +195,7 @@ async fn list(client: &mut RawClient) -> Value {
 #[tokio::test]
 async fn a_2026_07_28_list_never_changes_because_of_a_request() {
     let dir = config("client_era = \"any\"\nrelist_wait_ms = 30000");
-    let mut first = modern(&dir).await;
+    let mut first = RawClient::claude(&dir.file("servers.toml")).await;
     let before = list(&mut first).await;
     let started = std::time::Instant::now();
     let found = first
@@ -257,7 +236,7 @@ async fn a_2026_07_28_list_never_changes_because_of_a_request() {
         .await;
     assert!(result_text(&sum).contains('5'), "{sum}");
 
-    let mut second = modern(&dir).await;
+    let mut second = RawClient::claude(&dir.file("servers.toml")).await;
     assert_eq!(
         list(&mut second).await,
         after,
