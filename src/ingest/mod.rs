@@ -8,6 +8,12 @@
 //! changed. `serve` applies every batch of queued events ([`crate::server`]); every one-shot
 //! command applies what the servers sent during their first attempt (`cli::connect_all`).
 //!
+//! Before the catalog, each list is screened by [`crate::trust`]: a tool whose definition
+//! changed since the user approved it, a new tool of a known server, or one that trips a
+//! suspicious-content rule is held (`trust = "pin"`) and goes no further: not in the
+//! catalog, the index, any list or the call path. The list it came in is kept, so an
+//! approval (`mcp-defer trust`, seen by [`Registry::lift`]) takes it in again.
+//!
 //! What the client is shown is decided by `server` from the [`Update`]: this module never
 //! writes an exposed list, and must not import `server`. The catalog is updated under its
 //! lock; documents are built from copies and committed to tantivy under the index lock
@@ -29,6 +35,7 @@ use crate::downstream::Event;
 use crate::search::usage::Usage;
 use crate::search::{Document, SearchError, SearchIndex, ToolDoc};
 use crate::sync::{lock, read, write};
+use crate::trust::Trust;
 
 #[cfg(test)]
 mod tests;
@@ -59,10 +66,15 @@ pub struct Registry {
     /// a tool it filters out never enters this catalog, so no search, list or call of
     /// this view can reach it.
     tools: ToolFilter,
+    /// The lock of approved definitions, and what is held against it.
+    trust: Mutex<Trust>,
+    /// Per server, its last list while any of its tools is held: what an approval takes
+    /// in again ([`Registry::lift`]).
+    pending: Mutex<Vec<Option<ToolList>>>,
 }
 
 /// One server's complete tool list and the `instructions` of its handshake.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ToolList {
     /// The server's position in `Config::servers`.
     pub server: usize,
@@ -227,6 +239,8 @@ impl Registry {
             resources: RwLock::new(ResourceCatalog::new()),
             searchable: Mutex::new(vec![false; config.servers.len()]),
             tools: config.tools.clone(),
+            trust: Mutex::new(open_trust(config)),
+            pending: Mutex::new(Vec::new()),
         })
     }
 
@@ -276,6 +290,7 @@ impl Registry {
             mut tools,
             instructions,
         } = list;
+        let mode = config.trust(server);
         let config = config.servers.get(server)?;
         if !self.tools.is_empty() {
             tools.retain(|tool| {
@@ -288,6 +303,13 @@ impl Registry {
                 self.tools.allows(&plain)
             });
         }
+        let screened = lock(&self.trust).screen(config, mode, &tools);
+        *at(&mut lock(&self.pending), server) = (screened.held > 0).then(|| ToolList {
+            server,
+            tools: tools.clone(),
+            instructions: instructions.clone(),
+        });
+        let tools = screened.kept;
         let (server_text, new_instructions) = {
             let mut known = lock(&self.instructions);
             let known = at(&mut known, server);
@@ -319,6 +341,7 @@ impl Registry {
             added = changes.added.len(),
             changed = changes.changed.len(),
             removed = changes.removed.len(),
+            held = screened.held,
             "tools listed"
         );
         Some(Entered {
@@ -338,6 +361,39 @@ impl Registry {
         if let Err(err) = write(&self.index).upsert(docs) {
             tracing::error!(error = %err, "search index update failed");
         }
+    }
+
+    /// Takes in again, after the lock file changed on disk, the lists that had tools held:
+    /// the tools it now approves enter the catalog and the index. `None` when nothing is
+    /// held or the lock did not change; otherwise what changed, for the sessions to show.
+    pub fn lift(&self, config: &Config) -> Option<Update> {
+        if lock(&self.trust).held_count() == 0 || !lock(&self.trust).refresh() {
+            return None;
+        }
+        let tools: Vec<ToolList> = lock(&self.pending)
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect();
+        if tools.is_empty() {
+            return None;
+        }
+        Some(self.apply(
+            config,
+            Batch {
+                tools,
+                ..Batch::default()
+            },
+        ))
+    }
+
+    /// Whether any tool is held now (the call path asks [`Registry::lift`] only then).
+    pub fn holds_any(&self) -> bool {
+        lock(&self.trust).held_count() > 0
+    }
+
+    /// The lock and what is held and marked against it.
+    pub fn trust(&self) -> std::sync::MutexGuard<'_, Trust> {
+        lock(&self.trust)
     }
 
     /// Whether the server's tools have been listed and committed to the search index: what
@@ -371,6 +427,17 @@ impl Registry {
 
     pub fn resources(&self) -> RwLockReadGuard<'_, ResourceCatalog> {
         read(&self.resources)
+    }
+}
+
+/// The lock beside the config file; in memory only for a config that was not read from a
+/// file (unit tests and benches parse text under a made-up path, and must not write a lock
+/// into the working directory).
+fn open_trust(config: &Config) -> Trust {
+    if config.path.is_file() {
+        Trust::open(config)
+    } else {
+        Trust::in_memory(crate::trust::Lock::default())
     }
 }
 

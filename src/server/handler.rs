@@ -330,6 +330,7 @@ impl ServerHandler for DeferServer {
     ) -> Result<CallToolResponse, McpError> {
         let state = &self.state;
         state.shared.client.note(&context);
+        super::arrivals::lift_approved(&state.shared).await;
         if let Some(request_state) = request.request_state.as_deref() {
             return state
                 .shared

@@ -276,8 +276,9 @@ impl Shared {
         let count = names.len();
         let explained = tokio::task::spawn_blocking(move || {
             let catalog = registry.catalog();
+            let trust = registry.trust();
             (names.iter())
-                .map(|name| servers.unknown(&catalog, name))
+                .map(|name| servers.explain(&catalog, &trust, name))
                 .collect::<Vec<_>>()
         })
         .await;

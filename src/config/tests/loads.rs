@@ -107,6 +107,7 @@ fn settings_parse_and_convert_units() {
         "max_output_tokens = 20_000",
         "client_era = \"handshake\"",
         "session_idle_sec = 60",
+        "trust = \"warn\"",
         "[settings.search]",
         "semantic = \"off\"",
         "learn = false",
@@ -148,7 +149,13 @@ fn settings_parse_and_convert_units() {
                 max_connections: 500,
                 max_sessions_per_token: 7,
             },
+            trust: crate::config::TrustMode::Warn,
         }
+    );
+    fails(
+        &lines(&["[settings]", "trust = \"pinned\""]),
+        2,
+        &["`trust` is \"pinned\", but must be one of \"pin\", \"warn\", \"off\""],
     );
     fails(
         &lines(&["[settings.http]", "max_sessions_per_token = 0"]),

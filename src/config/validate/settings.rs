@@ -10,6 +10,7 @@ use super::super::raw::{RawSettings, S};
 use super::super::{
     ClientEra, ExposureMode, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE,
     MAX_OUTPUT_TOKENS_RANGE, MAX_WAIT_MS, SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, Settings,
+    TrustMode,
 };
 use super::Env;
 use super::http_settings::build_http;
@@ -38,6 +39,7 @@ pub(super) fn build_settings(
         search_learn,
         session_idle_sec,
         http,
+        trust,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>, key: &str, range, why: &str, example| {
@@ -120,6 +122,8 @@ pub(super) fn build_settings(
         semantic,
         model,
         learn: search_learn.map_or(defaults.learn, |b| *b.get_ref()),
+        // `raw` accepted only the names `TrustMode::parse` knows.
+        trust: (trust.and_then(|t| TrustMode::parse(t.get_ref()))).unwrap_or(defaults.trust),
     })
 }
 

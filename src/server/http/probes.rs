@@ -25,6 +25,9 @@ struct Inner {
     required: Vec<bool>,
     sessions: Vec<Arc<Sessions>>,
     gate: Gate,
+    /// Each path's registry: what trust holds, for `/metrics` (each tool once, whichever
+    /// paths serve its server).
+    registries: Vec<Arc<crate::ingest::Registry>>,
 }
 
 impl Probes {
@@ -33,12 +36,14 @@ impl Probes {
         required: Vec<bool>,
         sessions: Vec<Arc<Sessions>>,
         gate: Gate,
+        registries: Vec<Arc<crate::ingest::Registry>>,
     ) -> Probes {
         Probes(Arc::new(Inner {
             servers,
             required,
             sessions,
             gate,
+            registries,
         }))
     }
 
@@ -90,9 +95,17 @@ async fn metrics(State(probes): State<Probes>, headers: http::HeaderMap) -> Resp
         return *response;
     }
     let sessions = probes.0.sessions.iter().map(|s| s.open()).sum();
+    let held: std::collections::BTreeSet<(String, String)> = (probes.0.registries.iter())
+        .flat_map(|r| {
+            let trust = r.trust();
+            (trust.all_held())
+                .map(|h| (h.server.clone(), h.tool.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        super::metrics::render(sessions, &probes.0.servers),
+        super::metrics::render(sessions, &probes.0.servers, held.len()),
     )
         .into_response()
 }
