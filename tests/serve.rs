@@ -413,7 +413,8 @@ async fn wait_restarted(session: &Session) {
 
 #[tokio::test]
 async fn downstream_changes_never_rewrite_the_list() {
-    let setup = one_fixture("relist_wait_ms = 200");
+    // Tools the server changes at runtime are what is tested, not their approval (tests/trust.rs).
+    let setup = one_fixture("relist_wait_ms = 200\ntrust = \"off\"");
     let session = Session::start(&setup.file("servers.toml")).await;
     session.list().await;
     session
@@ -469,7 +470,7 @@ enum Step {
 }
 
 async fn run_steps(steps: &[Step]) -> Vec<String> {
-    let setup = one_fixture("relist_wait_ms = 100");
+    let setup = one_fixture("relist_wait_ms = 100\ntrust = \"off\"");
     let session = Session::start(&setup.file("servers.toml")).await;
     let mut previous = session.list().await;
     for step in steps {

@@ -61,7 +61,12 @@ async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http
     let dir = Dir::new();
     dir.config(&format!(
         "[settings]\nexposure = \"all\"\n\n{}\n{}",
-        fixture("fx", &["--prompt", "brief"], "prefix = \"\""),
+        // `grow` adds a tool at runtime: held with the default `trust = "pin"`.
+        fixture(
+            "fx",
+            &["--prompt", "brief"],
+            "prefix = \"\"\ntrust = \"off\""
+        ),
         fixture("other", &[], ""),
     ));
     let server = Server::start(&dir, &[]);
