@@ -341,7 +341,6 @@ impl Registry {
             added = changes.added.len(),
             changed = changes.changed.len(),
             removed = changes.removed.len(),
-            held = screened.held,
             "tools listed"
         );
         Some(Entered {
@@ -434,6 +433,11 @@ impl Registry {
 /// file (unit tests and benches parse text under a made-up path, and must not write a lock
 /// into the working directory).
 fn open_trust(config: &Config) -> Trust {
+    let checks =
+        (0..config.servers.len()).any(|i| config.trust(i) != crate::config::TrustMode::Off);
+    if checks {
+        std::thread::spawn(crate::trust::rules::warm);
+    }
     if config.path.is_file() {
         Trust::open(config)
     } else {

@@ -89,6 +89,13 @@ impl std::fmt::Display for Hit {
     }
 }
 
+/// Compiles the patterns now (0.2 s in a debug build, a few ms optimized), so the first
+/// list a server sends is not the one that waits for it: `ingest` calls it on a thread of
+/// its own when it opens the lock, while the servers start.
+pub fn warm() {
+    LazyLock::force(&ANY);
+}
+
 /// Every rule that fires on `definition`, at most one hit per rule (the first, in text
 /// order). `previous` is the approved definition, for the rules about a change.
 pub fn check(definition: &Definition, previous: Option<&Definition>) -> Vec<Hit> {
@@ -108,8 +115,16 @@ pub fn check(definition: &Definition, previous: Option<&Definition>) -> Vec<Hit>
             });
         }
         let plain = normalize(text);
-        for (rule, patterns) in PATTERNS.iter() {
-            if let Some(found) = patterns.iter().find_map(|p| p.find(&plain)) {
+        // One pass of every pattern at once: most texts match none.
+        let matched = ANY.matches(plain.as_bytes());
+        if !matched.matched_any() {
+            continue;
+        }
+        for (i, (rule, pattern)) in FLAT.iter().enumerate() {
+            if !matched.matched(i) {
+                continue;
+            }
+            if let Some(found) = pattern.find(plain.as_bytes()) {
                 add(Hit {
                     rule: *rule,
                     at: at.clone(),
@@ -202,8 +217,16 @@ fn normalize(text: &str) -> String {
     out
 }
 
-/// Up to ~80 characters around `start..end` of `text`.
-fn excerpt(text: &str, start: usize, end: usize) -> String {
+/// Up to ~80 characters around `start..end` of `text` (byte offsets of a byte-wise
+/// match, moved out to character boundaries first).
+fn excerpt(text: &str, mut start: usize, mut end: usize) -> String {
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    end = end.min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
     let from = text[..start]
         .char_indices()
         .rev()
@@ -268,8 +291,37 @@ const SEND: &str = r"(?:send|sends|forward|upload|post|transmit|email|e-mail|cop
 /// Secrets and the conversation: what a poisoned tool asks to be handed.
 const SECRET: &str = r"(?:credit card(?: numbers?)?|card numbers?|bank account(?: numbers?)?|private keys?|ssh keys?|secret keys?|api[ _-]?keys?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer tokens?|session (?:tokens?|cookies?)|cookies|passwords?|passphrases?|credentials?|secrets?|seed phrases?|mnemonics?|recovery phrases?|wallet keys?|environment variables|env vars|(?:the |your )?system prompt|conversation(?: history)?|chat history|(?:all |the |any )?(?:previous|prior|earlier|preceding) (?:messages|instructions|conversation|turns|prompts)|message history|(?:full|entire|whole|complete) (?:conversation|context|chat|dialog(?:ue)?|transcript))";
 
+/// Every pattern of [`PATTERNS`] with its rule, in order: what [`ANY`] indexes.
+static FLAT: LazyLock<Vec<(Rule, BytesRegex)>> = LazyLock::new(|| {
+    (PATTERNS.iter())
+        .flat_map(|(rule, patterns)| patterns.iter().map(|p| (*rule, p.clone())))
+        .collect()
+});
+
+/// All the patterns as one set, so a text is scanned once to learn which (if any) match.
+static ANY: LazyLock<regex::bytes::RegexSet> = LazyLock::new(|| {
+    // The patterns each compiled alone (`PATTERNS`), so together they compile too.
+    regex::bytes::RegexSetBuilder::new(FLAT.iter().map(|(_, p)| p.as_str()))
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("rule patterns as a set: {e}"))
+});
+
+/// A text pattern: over the bytes of normalized text, ASCII classes (`.` one byte, `\b`
+/// an ASCII word edge). The patterns are English words; Unicode classes made `.{0,40}`
+/// forty copies of a large automaton (0.6 s to compile in a debug build).
+type BytesRegex = regex::bytes::Regex;
+
+fn compile_text(pattern: &str) -> BytesRegex {
+    // The patterns are constants of this file, each covered by the tests below.
+    regex::bytes::RegexBuilder::new(pattern)
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("rule pattern {pattern:?}: {e}"))
+}
+
 /// The text rules, each a list of patterns over normalized (lowercase, one-space) text.
-static PATTERNS: LazyLock<Vec<(Rule, Vec<Regex>)>> = LazyLock::new(|| {
+static PATTERNS: LazyLock<Vec<(Rule, Vec<BytesRegex>)>> = LazyLock::new(|| {
     let rules: Vec<(Rule, Vec<String>)> = vec![
         (
             Rule::ModelInstructions,
@@ -343,7 +395,7 @@ static PATTERNS: LazyLock<Vec<(Rule, Vec<Regex>)>> = LazyLock::new(|| {
         ),
     ];
     (rules.into_iter())
-        .map(|(rule, patterns)| (rule, patterns.iter().map(|p| compile(p)).collect()))
+        .map(|(rule, patterns)| (rule, patterns.iter().map(|p| compile_text(p)).collect()))
         .collect()
 });
 
