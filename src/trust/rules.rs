@@ -291,17 +291,19 @@ const SEND: &str = r"(?:send|sends|forward|upload|post|transmit|email|e-mail|cop
 /// Secrets and the conversation: what a poisoned tool asks to be handed.
 const SECRET: &str = r"(?:credit card(?: numbers?)?|card numbers?|bank account(?: numbers?)?|private keys?|ssh keys?|secret keys?|api[ _-]?keys?|access[ _-]?tokens?|auth(?:entication|orization)?[ _-]?tokens?|bearer tokens?|session (?:tokens?|cookies?)|cookies|passwords?|passphrases?|credentials?|secrets?|seed phrases?|mnemonics?|recovery phrases?|wallet keys?|environment variables|env vars|(?:the |your )?system prompt|conversation(?: history)?|chat history|(?:all |the |any )?(?:previous|prior|earlier|preceding) (?:messages|instructions|conversation|turns|prompts)|message history|(?:full|entire|whole|complete) (?:conversation|context|chat|dialog(?:ue)?|transcript))";
 
-/// Every pattern of [`PATTERNS`] with its rule, in order: what [`ANY`] indexes.
+/// Every pattern of [`PATTERNS`] with its rule, in order, compiled: what [`ANY`] indexes.
+/// Compiled only when a text matches the set (most lists never need them).
 static FLAT: LazyLock<Vec<(Rule, BytesRegex)>> = LazyLock::new(|| {
     (PATTERNS.iter())
-        .flat_map(|(rule, patterns)| patterns.iter().map(|p| (*rule, p.clone())))
+        .flat_map(|(rule, patterns)| patterns.iter().map(|p| (*rule, compile_text(p))))
         .collect()
 });
 
 /// All the patterns as one set, so a text is scanned once to learn which (if any) match.
 static ANY: LazyLock<regex::bytes::RegexSet> = LazyLock::new(|| {
-    // The patterns each compiled alone (`PATTERNS`), so together they compile too.
-    regex::bytes::RegexSetBuilder::new(FLAT.iter().map(|(_, p)| p.as_str()))
+    // The patterns are constants of this file, each compiled alone by the tests below.
+    let all = PATTERNS.iter().flat_map(|(_, patterns)| patterns.iter());
+    regex::bytes::RegexSetBuilder::new(all)
         .unicode(false)
         .build()
         .unwrap_or_else(|e| panic!("rule patterns as a set: {e}"))
@@ -321,7 +323,7 @@ fn compile_text(pattern: &str) -> BytesRegex {
 }
 
 /// The text rules, each a list of patterns over normalized (lowercase, one-space) text.
-static PATTERNS: LazyLock<Vec<(Rule, Vec<BytesRegex>)>> = LazyLock::new(|| {
+static PATTERNS: LazyLock<Vec<(Rule, Vec<String>)>> = LazyLock::new(|| {
     let rules: Vec<(Rule, Vec<String>)> = vec![
         (
             Rule::ModelInstructions,
@@ -394,9 +396,7 @@ static PATTERNS: LazyLock<Vec<(Rule, Vec<BytesRegex>)>> = LazyLock::new(|| {
             ],
         ),
     ];
-    (rules.into_iter())
-        .map(|(rule, patterns)| (rule, patterns.iter().map(|p| compile_text(p)).collect()))
-        .collect()
+    rules
 });
 
 #[cfg(test)]
@@ -422,6 +422,7 @@ mod tests {
     #[test]
     fn every_pattern_compiles() {
         assert!(PATTERNS.len() >= 4);
+        assert!(FLAT.len() == ANY.len());
     }
 
     #[test]
