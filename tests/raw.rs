@@ -48,9 +48,19 @@ pub struct RawClient {
 impl RawClient {
     /// Starts `mcp-defer serve --config <config>`; no handshake is sent.
     pub fn start(config: &Path) -> RawClient {
+        RawClient::start_with(config, |_| {})
+    }
+
+    /// [`RawClient::start`] with the command adjusted first (its environment).
+    pub fn start_with(
+        config: &Path,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> RawClient {
         // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
         let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
-        let mut child = tokio::process::Command::new(bin)
+        let mut command = tokio::process::Command::new(bin);
+        configure(&mut command);
+        let mut child = command
             .arg("serve")
             .arg("--config")
             .arg(config)
@@ -106,18 +116,22 @@ impl RawClient {
     /// Starts mcp-defer and opens a handshake-era session (`initialize` 2025-06-18).
     pub async fn legacy(config: &Path) -> RawClient {
         let mut client = RawClient::start(config);
-        let init = client
+        client.handshake("2025-06-18").await;
+        client
+    }
+
+    /// `initialize` in protocol `version`, then `notifications/initialized`.
+    pub async fn handshake(&mut self, version: &str) {
+        let init = self
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                json!({"protocolVersion": version, "capabilities": {},
                        "clientInfo": {"name": "raw", "version": "0"}}),
             )
             .await;
         assert!(init.get("result").is_some(), "initialize: {init}");
-        client
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
-        client
     }
 
     pub async fn send(&mut self, message: &Value) {

@@ -106,6 +106,7 @@ fn settings_parse_and_convert_units() {
         "inherit_env = true",
         "max_output_tokens = 20_000",
         "client_era = \"handshake\"",
+        "search_loads = 1",
         "session_idle_sec = 60",
         "trust = \"warn\"",
         "[settings.search]",
@@ -133,9 +134,10 @@ fn settings_parse_and_convert_units() {
             max_message_bytes: crate::lines::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: Some(20_000),
             client_era: ClientEra::Handshake,
+            search_loads: 1,
             semantic: crate::search::Semantic::Off,
             model: None,
-            learn: false,
+            learn: crate::search::usage::Learn::Off,
             session_idle: Duration::from_secs(60),
             http: crate::config::HttpSettings {
                 tokens: Some(crate::config::TokenSource::File(
