@@ -70,6 +70,9 @@ pub struct Registry {
     /// Per server, its last list while any of its tools is held: what an approval takes
     /// in again ([`Registry::lift`]).
     pending: Mutex<Vec<Option<ToolList>>>,
+    /// Per server, the most announced tool changes a screened list answered
+    /// ([`Registry::screened_changes`]).
+    screened_changes: Mutex<Vec<u64>>,
 }
 
 /// One server's complete tool list and the `instructions` of its handshake.
@@ -79,6 +82,8 @@ pub struct ToolList {
     pub server: usize,
     pub tools: Vec<ServerTool>,
     pub instructions: Option<String>,
+    /// The tool changes the server had announced when this list was asked for.
+    pub changes: u64,
 }
 
 /// The lists queued since the last [`Registry::apply`], taken together: one index commit
@@ -99,10 +104,12 @@ impl Batch {
                 server,
                 tools,
                 instructions,
+                changes,
             } => self.tools.push(ToolList {
                 server,
                 tools,
                 instructions,
+                changes,
             }),
             Event::Prompts { server, prompts } => self.prompts.push((server, prompts)),
             Event::Resources {
@@ -240,6 +247,7 @@ impl Registry {
             tools: config.tools.clone(),
             trust: Mutex::new(open_trust(config)),
             pending: Mutex::new(Vec::new()),
+            screened_changes: Mutex::new(Vec::new()),
         })
     }
 
@@ -265,9 +273,20 @@ impl Registry {
             write(&self.resources).update_server(server, resources, templates);
             update.resources.push(server);
         }
+        let answered: Vec<(usize, u64)> = (batch.tools.iter())
+            .map(|list| (list.server, list.changes))
+            .collect();
         let entered: Vec<Entered> = (batch.tools.into_iter())
             .filter_map(|list| self.enter_catalog(config, list))
             .collect();
+        {
+            // Screened and in the catalog: the call path may go on (`screened_changes`).
+            let mut screened = lock(&self.screened_changes);
+            for (server, changes) in answered {
+                let taken = at(&mut screened, server);
+                *taken = (*taken).max(changes);
+            }
+        }
         self.feed_index(&entered);
         {
             let mut searchable = lock(&self.searchable);
@@ -288,6 +307,7 @@ impl Registry {
             server,
             mut tools,
             instructions,
+            changes,
         } = list;
         let mode = config.trust(server);
         let config = config.servers.get(server)?;
@@ -307,6 +327,7 @@ impl Registry {
             server,
             tools: tools.clone(),
             instructions: instructions.clone(),
+            changes,
         });
         let tools = screened.kept;
         let (server_text, new_instructions) = {
@@ -382,6 +403,16 @@ impl Registry {
                 ..Batch::default()
             },
         ))
+    }
+
+    /// How many of the tool changes the server announced its lists screened so far have
+    /// answered: while the server's count is higher, a changed definition may be on its
+    /// way, and the call path waits for it (`server::route`).
+    pub fn screened_changes(&self, server: usize) -> u64 {
+        lock(&self.screened_changes)
+            .get(server)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Whether any tool is held now (the call path asks [`Registry::lift`] only then).

@@ -67,6 +67,15 @@ impl State {
         client_tool: &str,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
+        // A change the server just announced is listed and screened before its call goes.
+        let announced = (self.shared.registry.catalog())
+            .get(id)
+            .map(|e| e.server_index);
+        if let Some(server) = announced
+            && let Err(message) = self.shared.await_screened(server).await
+        {
+            return meta::error_result(message).into();
+        }
         let Some((server, server_name, qualified, original, gone)) =
             (self.shared.registry.catalog()).get(id).map(|e| {
                 let name = e.name.to_string();
