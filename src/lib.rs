@@ -15,6 +15,9 @@
 //! - [`ingest`]: the one path from those events to what we know. `ingest::Registry::apply`
 //!   enters a tool list into the catalog (`enter_catalog`) and feeds the search index
 //!   (`feed_index`): where a listed tool becomes searchable, for `serve` and every command.
+//! - [`trust`]: the lock of approved tool definitions beside the config, and what is
+//!   held (changed since approved, new to a known server, or tripping a suspicious-content
+//!   rule); `ingest` screens every list through it before the catalog.
 //! - [`catalog`]: every tool we know, keyed by [`catalog::QualifiedName`]; only grows.
 //! - [`search`]: a tantivy index over the catalog; a pure function of what it is fed.
 //!   `search/semantic.rs` is the static embedding tier built in; `search/transformer/` the
@@ -90,3 +93,4 @@ pub(crate) mod server_tool;
 mod suggest;
 mod sync;
 pub(crate) mod tokens;
+pub mod trust;

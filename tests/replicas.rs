@@ -109,6 +109,11 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
         assert!(Instant::now() < deadline, "haproxy did not listen");
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Both replicas ready (`/readyz`: their tools taken in) in HAProxy's eyes before a
+    // client comes: with `fall 1`, a check that came while a replica was still starting
+    // marks it down until the next one.
+    wait_for_status(&stats, "mcp_defer", "r0", "UP").await;
+    wait_for_status(&stats, "mcp_defer", "r1", "UP").await;
     let balanced = format!("http://127.0.0.1:{port}/mcp");
     let client = reqwest::Client::new();
 

@@ -246,7 +246,9 @@ async fn call_tool_validates_arguments_and_calls_unloaded_tools() {
 /// fixture's `grow` adds.
 #[tokio::test]
 async fn the_2026_07_28_path_notifies_a_servers_change_on_the_subscription() {
-    let setup = one_fixture("exposure = \"all\"\nrelist_wait_ms = 300");
+    // The grown tool is new to a known server, which the default `trust = "pin"` holds
+    // until approved (tests/trust.rs); the notification is what is tested here.
+    let setup = one_fixture("exposure = \"all\"\nrelist_wait_ms = 300\ntrust = \"off\"");
     let mut command = tokio::process::Command::new(BIN);
     command
         .arg("serve")
@@ -436,8 +438,9 @@ async fn wait_restarted(session: &Session) {
 #[tokio::test]
 async fn downstream_changes_never_rewrite_the_list() {
     // Its waits search for the changed tool: loading what they find on the way is not what
-    // this test is about.
-    let setup = one_fixture("relist_wait_ms = 200\nsearch_loads = 0");
+    // this test is about; nor is approving the tools the server changes at runtime
+    // (tests/trust.rs).
+    let setup = one_fixture("relist_wait_ms = 200\nsearch_loads = 0\ntrust = \"off\"");
     let session = Session::start(&setup.file("servers.toml")).await;
     session.list().await;
     session
@@ -494,8 +497,9 @@ enum Step {
 
 async fn run_steps(steps: &[Step]) -> Vec<String> {
     // The searches that wait for a grown tool must not load what they find on the way
-    // (how many there are depends on timing): selecting is what this property is about.
-    let setup = one_fixture("relist_wait_ms = 100\nsearch_loads = 0");
+    // (how many there are depends on timing): selecting is what this property is about,
+    // not approving the grown tools (tests/trust.rs).
+    let setup = one_fixture("relist_wait_ms = 100\nsearch_loads = 0\ntrust = \"off\"");
     let session = Session::start(&setup.file("servers.toml")).await;
     let mut previous = session.list().await;
     for step in steps {

@@ -63,4 +63,5 @@ mod shutdown;
 mod soak;
 mod stats;
 mod tool_fidelity;
+mod trust;
 mod unprefixed;

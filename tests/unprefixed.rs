@@ -61,7 +61,12 @@ async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http
     let dir = Dir::new();
     dir.config(&format!(
         "[settings]\nexposure = \"all\"\n\n{}\n{}",
-        fixture("fx", &["--prompt", "brief"], "prefix = \"\""),
+        // `grow` adds a tool at runtime: held with the default `trust = "pin"`.
+        fixture(
+            "fx",
+            &["--prompt", "brief"],
+            "prefix = \"\"\ntrust = \"off\""
+        ),
         fixture("other", &[], ""),
     ));
     let server = Server::start(&dir, &[]);
@@ -196,12 +201,14 @@ async fn unprefixed_names_that_cannot_be_kept_get_the_hash_through_serve() {
         .collect();
     let tools_file = dir.file("tools.json");
     std::fs::write(&tools_file, Value::Array(tools).to_string()).unwrap();
+    // `trust = "off"`: names with hidden characters are held under the default `pin`
+    // (tests/trust.rs); what they are called is tested here.
     let path = dir.config(&format!(
         "[settings]\nexposure = \"all\"\n\n{}",
         fixture(
             "fx",
             &["--tools", &tools_file.to_string_lossy()],
-            "prefix = \"\""
+            "prefix = \"\"\ntrust = \"off\""
         ),
     ));
     let session = crate::session::Session::start(&path).await;

@@ -28,6 +28,7 @@ async fn check(config: &Arc<Config>) -> anyhow::Result<ExitCode> {
     let listed = listed_names(&registry, config.servers.len());
     let mut warnings = override_warnings(config, &listed);
     warnings.extend(missing_core_tools(config, &listed));
+    warnings.extend(super::trust::notes(&registry));
     let rows: Vec<Row> = pool
         .iter()
         .map(|h| Row::new(h.name(), &h.state()))

@@ -36,7 +36,14 @@ async fn list(config: &Arc<Config>, as_json: bool) -> anyhow::Result<ExitCode> {
             failed_required |= server.required;
         }
     }
-    let out = render(&registry.catalog(), as_json)?;
+    let mut out = render(&registry.catalog(), as_json)?;
+    if !as_json {
+        // Held tools are not in the catalog: named after it, with how to approve them.
+        for note in super::trust::notes(&registry) {
+            out.push_str(&crate::printable::one_line(&note));
+            out.push('\n');
+        }
+    }
     write_stdout(&out)?;
     pool.shutdown().await;
     Ok(if failed_required {

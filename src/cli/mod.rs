@@ -25,6 +25,7 @@ mod model;
 mod report;
 mod search;
 mod stats;
+mod trust;
 
 /// Below `--help`: where a new user starts, and one example of each everyday command.
 const START_HERE: &str = "\
@@ -100,6 +101,9 @@ enum Command {
     Import(import::Args),
     /// Move a client's MCP servers behind mcp-defer and register it there (--undo: back).
     Adopt(adopt::Args),
+    /// Show what changed in held tools (a word diff of the description, the schema
+    /// changes, the rules that fired) and approve them into the tool lock.
+    Trust(trust::Args),
     /// Log in to a remote (OAuth) server: prints a URL to open, stores the tokens.
     Login(login::Args),
     /// Delete the stored login of a remote server.
@@ -223,6 +227,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Adopt(args)) => adopt::run(args),
+        Some(Command::Trust(args)) => trust::run(args),
         Some(Command::Login(args)) => login::login(args),
         Some(Command::Logout(args)) => login::logout(args),
         #[cfg(feature = "model")]

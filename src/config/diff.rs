@@ -111,6 +111,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
         learn,
         session_idle,
         http,
+        trust,
     } = old;
     let mut changed = Vec::new();
     let mut note = |differs: bool, key: &'static str| {
@@ -119,6 +120,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
         }
     };
     note(*exposure != new.exposure, "exposure");
+    note(*trust != new.trust, "trust");
     note(*max_name_length != new.max_name_length, "max_name_length");
     note(*search_limit != new.search_limit, "search_limit");
     note(*core_wait != new.core_wait, "core_wait_ms");

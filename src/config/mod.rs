@@ -80,7 +80,7 @@ pub use defaults::{
 pub use error::ConfigError;
 pub(crate) use raw::SERVER_KEYS;
 pub use server::{AlwaysLoad, OAuthClient, ServerConfig, Start, ToolOverride, Transport};
-pub use settings::{ClientEra, ExposureMode, HttpSettings, Settings, TokenSource};
+pub use settings::{ClientEra, ExposureMode, HttpSettings, Settings, TokenSource, TrustMode};
 
 /// A validated configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -186,6 +186,13 @@ impl Config {
             .get(index)
             .and_then(|s| s.max_output_tokens)
             .or(self.settings.max_output_tokens)
+    }
+
+    /// The `trust` mode of the server at `index`: its own, else `[settings]`'s.
+    pub fn trust(&self, index: usize) -> TrustMode {
+        (self.servers.get(index))
+            .and_then(|s| s.trust)
+            .unwrap_or(self.settings.trust)
     }
 
     /// The servers that are enabled, in file order.

@@ -42,6 +42,8 @@ pub struct ServerConfig {
     pub start: Start,
     /// `idle_stop_sec`: stopped after this long without a call, started again by the next.
     pub idle_stop: Option<Duration>,
+    /// `trust = ...` for this server; `None`: `[settings]`'s.
+    pub trust: Option<super::TrustMode>,
 }
 
 /// `start = "eager" | "lazy"`.

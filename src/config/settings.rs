@@ -51,6 +51,9 @@ pub struct Settings {
     pub session_idle: Duration,
     /// `[settings.http]`: how `serve --http` admits clients.
     pub http: HttpSettings,
+    /// `trust = ...`: what a changed or suspicious tool definition does (`crate::trust`);
+    /// a server's own `trust` wins.
+    pub trust: TrustMode,
 }
 
 /// `[settings.http]`.
@@ -121,6 +124,7 @@ impl Default for Settings {
             learn: crate::search::usage::Learn::default(),
             session_idle: DEFAULT_SESSION_IDLE,
             http: HttpSettings::default(),
+            trust: TrustMode::DEFAULT,
         }
     }
 }
@@ -163,4 +167,37 @@ pub enum ExposureMode {
     Proxy,
     /// Every catalog tool, appended as servers connect.
     All,
+}
+
+/// `trust = "pin" | "warn" | "off"`: what mcp-defer does with a tool definition that
+/// differs from the one approved in the lock file, or trips a suspicious-content rule
+/// (`crate::trust`; the default and why in docs/design.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustMode {
+    /// Held: not searchable, selectable or callable until `mcp-defer trust` approves it.
+    Pin,
+    /// Served as it is, and named in the log, `check` and `list`.
+    Warn,
+    /// Neither recorded nor checked.
+    Off,
+}
+
+impl TrustMode {
+    /// `trust` when neither `[settings]` nor the server sets it: a definition that changed
+    /// after it was first seen is held until the user approves it (docs/design.md section
+    /// 20: the one place a rug pull can be stopped before it reaches the model). Here
+    /// rather than in `defaults.rs`, which must not import this file.
+    pub const DEFAULT: TrustMode = TrustMode::Pin;
+
+    /// The values the config accepts, in the order the docs give them.
+    pub const NAMES: [&'static str; 3] = ["pin", "warn", "off"];
+
+    pub fn parse(value: &str) -> Option<TrustMode> {
+        match value {
+            "pin" => Some(TrustMode::Pin),
+            "warn" => Some(TrustMode::Warn),
+            "off" => Some(TrustMode::Off),
+            _ => None,
+        }
+    }
 }

@@ -14,6 +14,9 @@ pub enum Event {
         tools: Vec<crate::server_tool::ServerTool>,
         /// The `instructions` of its handshake.
         instructions: Option<String>,
+        /// How many tool changes the server had announced before this list was asked for
+        /// ([`super::handle::ToolChanges`]): the list answers them all.
+        changes: u64,
     },
     /// A server that declares `prompts` connected or re-listed: its complete current list.
     /// Sent before the `Tools` of the same listing, so whoever sees the tools of a server

@@ -87,12 +87,20 @@ pub struct ServerHandle {
     /// Calls in flight and when the last one ended (idle stop), and the wake-up of a
     /// server that is [`ServerState::Idle`].
     pub(super) demand: Arc<Demand>,
+    /// The tool changes the server announced ([`ToolChanges`]).
+    pub(super) tool_changes: ToolChanges,
     /// Cancelled when the whole pool stops.
     pub(super) stopping: CancellationToken,
 }
 
 /// The URIs subscribed on one server, shared by its handle and its supervisor.
 pub(crate) type Subscriptions = Arc<Mutex<BTreeSet<String>>>;
+
+/// How many times a server has said its tools changed (`notifications/tools/list_changed`),
+/// over all its connections: shared by its handle, its supervisor and each connection's
+/// handler. A list published with [`super::Event::Tools`] says how many it answers, so the
+/// call path can tell a change announced but not yet listed (and screened) from one taken in.
+pub(crate) type ToolChanges = Arc<std::sync::atomic::AtomicU64>;
 
 impl fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -115,6 +123,11 @@ impl ServerHandle {
 
     pub fn state(&self) -> ServerState {
         self.state.borrow().clone()
+    }
+
+    /// How many tool changes the server has announced so far ([`ToolChanges`]).
+    pub fn tool_changes(&self) -> u64 {
+        self.tool_changes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn watch(&self) -> watch::Receiver<ServerState> {

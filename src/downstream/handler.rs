@@ -54,6 +54,8 @@ pub(super) struct Handler {
     pub link: ClientLink,
     /// The proxied calls in flight on this connection.
     pub calls: Arc<InFlight>,
+    /// Counted before the re-list is asked for, so a call never misses a change.
+    pub tool_changes: super::handle::ToolChanges,
 }
 
 impl Handler {
@@ -139,6 +141,7 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "downstream tools changed; re-listing");
+        (self.tool_changes).fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let _ = self.relist.send(Relist::Tools);
     }
 

@@ -98,6 +98,7 @@ impl Pool {
                 live: Arc::new(Mutex::new(None)),
                 subscriptions: Arc::new(Mutex::new(BTreeSet::new())),
                 demand: Arc::new(Demand::new()),
+                tool_changes: Default::default(),
                 stopping: self.stop.clone(),
             },
             state,
@@ -137,6 +138,7 @@ impl Pool {
             subscriptions: slot.handle.subscriptions.clone(),
             max_message_bytes: self.max_message_bytes,
             demand: slot.handle.demand.clone(),
+            tool_changes: slot.handle.tool_changes.clone(),
             stopped_because: slot.stopped_because.clone(),
         };
         let span = tracing::info_span!("downstream", server = %server.name);

@@ -50,6 +50,8 @@ pub(super) struct Supervisor {
     pub max_message_bytes: usize,
     /// Calls to the server: what idle stop watches and what wakes a server not running.
     pub demand: Arc<Demand>,
+    /// The tool changes the server announced, shared with its handle and handlers.
+    pub tool_changes: super::handle::ToolChanges,
     /// Why the pool stopped this server, when a reload did: its calls are told that.
     pub stopped_because: StopCause,
 }
@@ -88,6 +90,8 @@ struct Connection {
     calls: Arc<InFlight>,
     child: Option<Child>,
     offer: Offer,
+    /// The tool changes announced before `offer` was listed: what it answers.
+    changes: u64,
     /// Why an HTTP connection broke, left by its [`SessionWatch`].
     broken: BrokenCause,
 }
@@ -177,6 +181,7 @@ impl Supervisor {
     /// resources when declared), all within `startup_timeout` (see `connect.rs`).
     async fn connect(&self, link: &ClientLink) -> Result<Connection, ConnectError> {
         let (relist_tx, relist) = mpsc::unbounded_channel();
+        let changes = self.changes();
         let progress = Arc::new(ProgressRoutes::default());
         let calls = Arc::new(InFlight::default());
         let handler = Handler {
@@ -186,6 +191,7 @@ impl Supervisor {
             events: self.events.clone(),
             link: link.clone(),
             calls: calls.clone(),
+            tool_changes: self.tool_changes.clone(),
         };
         let ct = self.stop.child_token();
         let broken = BrokenCause::default();
@@ -206,7 +212,13 @@ impl Supervisor {
             child,
             broken,
             offer,
+            changes,
         })
+    }
+
+    /// How many tool changes the server has announced so far.
+    fn changes(&self) -> u64 {
+        (self.tool_changes).load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Publishes the connection, answers re-list requests, and says how it ended: by
@@ -222,6 +234,7 @@ impl Supervisor {
             mut child,
             broken,
             offer,
+            changes,
         } = connection;
         let instructions = running.peer_info().and_then(|i| i.instructions.clone());
         let peer = running.peer().clone();
@@ -252,7 +265,12 @@ impl Supervisor {
         if let Some(resources) = offer.resources {
             self.publish_resources(resources);
         }
-        self.publish(offer.tools, instructions.clone(), Some(ready_after));
+        self.publish(
+            offer.tools,
+            instructions.clone(),
+            Some(ready_after),
+            changes,
+        );
         self.resubscribe(&peer).await;
         self.demand.touch();
         let idle_after = if fill {
@@ -375,10 +393,11 @@ impl Supervisor {
         let after = self.config.startup_timeout;
         match kind {
             Relist::Tools => {
+                let changes = self.changes();
                 match tokio::time::timeout(after, listing::tools(peer, &self.config)).await {
                     Ok(Ok(tools)) => {
                         *listed.lock().unwrap_or_else(PoisonError::into_inner) = names(&tools);
-                        self.publish(tools, instructions.clone(), None);
+                        self.publish(tools, instructions.clone(), None, changes);
                     }
                     Ok(Err(err)) => tracing::warn!(cause = %err, "re-listing tools failed"),
                     Err(_) => tracing::warn!("re-listing tools timed out"),
@@ -463,6 +482,7 @@ impl Supervisor {
             server: self.index,
             tools: cached.tools,
             instructions: cached.instructions,
+            changes: self.changes(),
         });
         true
     }
@@ -475,6 +495,7 @@ impl Supervisor {
         tools: Vec<ServerTool>,
         instructions: Option<String>,
         ready_after: Option<Duration>,
+        changes: u64,
     ) {
         if self.config.start == Start::Lazy {
             let config = self.config.clone();
@@ -489,6 +510,7 @@ impl Supervisor {
             server: self.index,
             tools,
             instructions,
+            changes,
         });
         self.state.send_modify(|state| {
             let ready_after = match (ready_after, &*state) {

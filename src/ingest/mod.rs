@@ -8,6 +8,12 @@
 //! changed. `serve` applies every batch of queued events ([`crate::server`]); every one-shot
 //! command applies what the servers sent during their first attempt (`cli::connect_all`).
 //!
+//! Before the catalog, each list is screened by [`crate::trust`]: a tool whose definition
+//! changed since the user approved it, a new tool of a known server, or one that trips a
+//! suspicious-content rule is held (`trust = "pin"`) and goes no further: not in the
+//! catalog, the index, any list or the call path. The list it came in is kept, so an
+//! approval (`mcp-defer trust`, seen by [`Registry::lift`]) takes it in again.
+//!
 //! What the client is shown is decided by `server` from the [`Update`]: this module never
 //! writes an exposed list, and must not import `server`. The catalog is updated under its
 //! lock; documents are built from copies and committed to tantivy under the index lock
@@ -28,6 +34,7 @@ use crate::config::{Config, ToolFilter};
 use crate::downstream::Event;
 use crate::search::{Document, SearchError, SearchIndex, ToolDoc};
 use crate::sync::{lock, read, write};
+use crate::trust::Trust;
 
 #[cfg(test)]
 mod tests;
@@ -58,15 +65,25 @@ pub struct Registry {
     /// a tool it filters out never enters this catalog, so no search, list or call of
     /// this view can reach it.
     tools: ToolFilter,
+    /// The lock of approved definitions, and what is held against it.
+    trust: Mutex<Trust>,
+    /// Per server, its last list while any of its tools is held: what an approval takes
+    /// in again ([`Registry::lift`]).
+    pending: Mutex<Vec<Option<ToolList>>>,
+    /// Per server, the most announced tool changes a screened list answered
+    /// ([`Registry::screened_changes`]).
+    screened_changes: Mutex<Vec<u64>>,
 }
 
 /// One server's complete tool list and the `instructions` of its handshake.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ToolList {
     /// The server's position in `Config::servers`.
     pub server: usize,
     pub tools: Vec<ServerTool>,
     pub instructions: Option<String>,
+    /// The tool changes the server had announced when this list was asked for.
+    pub changes: u64,
 }
 
 /// The lists queued since the last [`Registry::apply`], taken together: one index commit
@@ -87,10 +104,12 @@ impl Batch {
                 server,
                 tools,
                 instructions,
+                changes,
             } => self.tools.push(ToolList {
                 server,
                 tools,
                 instructions,
+                changes,
             }),
             Event::Prompts { server, prompts } => self.prompts.push((server, prompts)),
             Event::Resources {
@@ -226,6 +245,9 @@ impl Registry {
             resources: RwLock::new(ResourceCatalog::new()),
             searchable: Mutex::new(vec![false; config.servers.len()]),
             tools: config.tools.clone(),
+            trust: Mutex::new(open_trust(config)),
+            pending: Mutex::new(Vec::new()),
+            screened_changes: Mutex::new(Vec::new()),
         })
     }
 
@@ -251,9 +273,20 @@ impl Registry {
             write(&self.resources).update_server(server, resources, templates);
             update.resources.push(server);
         }
+        let answered: Vec<(usize, u64)> = (batch.tools.iter())
+            .map(|list| (list.server, list.changes))
+            .collect();
         let entered: Vec<Entered> = (batch.tools.into_iter())
             .filter_map(|list| self.enter_catalog(config, list))
             .collect();
+        {
+            // Screened and in the catalog: the call path may go on (`screened_changes`).
+            let mut screened = lock(&self.screened_changes);
+            for (server, changes) in answered {
+                let taken = at(&mut screened, server);
+                *taken = (*taken).max(changes);
+            }
+        }
         self.feed_index(&entered);
         {
             let mut searchable = lock(&self.searchable);
@@ -274,7 +307,9 @@ impl Registry {
             server,
             mut tools,
             instructions,
+            changes,
         } = list;
+        let mode = config.trust(server);
         let config = config.servers.get(server)?;
         if !self.tools.is_empty() {
             tools.retain(|tool| {
@@ -287,6 +322,14 @@ impl Registry {
                 self.tools.allows(&plain)
             });
         }
+        let screened = lock(&self.trust).screen(config, mode, &tools);
+        *at(&mut lock(&self.pending), server) = (screened.held > 0).then(|| ToolList {
+            server,
+            tools: tools.clone(),
+            instructions: instructions.clone(),
+            changes,
+        });
+        let tools = screened.kept;
         let (server_text, new_instructions) = {
             let mut known = lock(&self.instructions);
             let known = at(&mut known, server);
@@ -339,6 +382,49 @@ impl Registry {
         }
     }
 
+    /// Takes in again, after the lock file changed on disk, the lists that had tools held:
+    /// the tools it now approves enter the catalog and the index. `None` when nothing is
+    /// held or the lock did not change; otherwise what changed, for the sessions to show.
+    pub fn lift(&self, config: &Config) -> Option<Update> {
+        if lock(&self.trust).held_count() == 0 || !lock(&self.trust).refresh() {
+            return None;
+        }
+        let tools: Vec<ToolList> = lock(&self.pending)
+            .iter_mut()
+            .filter_map(Option::take)
+            .collect();
+        if tools.is_empty() {
+            return None;
+        }
+        Some(self.apply(
+            config,
+            Batch {
+                tools,
+                ..Batch::default()
+            },
+        ))
+    }
+
+    /// How many of the tool changes the server announced its lists screened so far have
+    /// answered: while the server's count is higher, a changed definition may be on its
+    /// way, and the call path waits for it (`server::route`).
+    pub fn screened_changes(&self, server: usize) -> u64 {
+        lock(&self.screened_changes)
+            .get(server)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Whether any tool is held now (the call path asks [`Registry::lift`] only then).
+    pub fn holds_any(&self) -> bool {
+        lock(&self.trust).held_count() > 0
+    }
+
+    /// The lock and what is held and marked against it.
+    pub fn trust(&self) -> std::sync::MutexGuard<'_, Trust> {
+        lock(&self.trust)
+    }
+
     /// Whether the server's tools have been listed and committed to the search index: what
     /// a search that waits for starting servers waits for.
     pub fn is_searchable(&self, server: usize) -> bool {
@@ -359,6 +445,22 @@ impl Registry {
 
     pub fn resources(&self) -> RwLockReadGuard<'_, ResourceCatalog> {
         read(&self.resources)
+    }
+}
+
+/// The lock beside the config file; in memory only for a config that was not read from a
+/// file (unit tests and benches parse text under a made-up path, and must not write a lock
+/// into the working directory).
+fn open_trust(config: &Config) -> Trust {
+    let checks =
+        (0..config.servers.len()).any(|i| config.trust(i) != crate::config::TrustMode::Off);
+    if checks {
+        std::thread::spawn(crate::trust::rules::warm);
+    }
+    if config.path.is_file() {
+        Trust::open(config)
+    } else {
+        Trust::in_memory(crate::trust::Lock::default())
     }
 }
 

@@ -29,6 +29,7 @@ fn tools(server: usize, tools: Vec<Tool>, instructions: Option<&str>) -> Event {
         server,
         tools: tools.into_iter().map(ServerTool::from).collect(),
         instructions: instructions.map(str::to_owned),
+        changes: 0,
     }
 }
 
@@ -148,6 +149,7 @@ fn the_listed_text_is_kept_and_indexed_without_a_copy() {
         server: 0,
         tools: vec![listed.clone()],
         instructions: None,
+        changes: 0,
     };
     apply(&registry, &config, vec![event]);
     let catalog = registry.catalog();

@@ -53,21 +53,43 @@ pub(super) async fn take_events(state: Arc<Shared>, mut events: mpsc::UnboundedR
                 continue;
             }
         };
-        warn_listed_changes(&state, &update);
-        for session in state.live_sessions() {
-            let grew = state.show(&session, &update);
-            if grew.is_empty() {
-                continue;
-            }
-            // Each session is told on its own task: one slow client delays no other.
-            tokio::spawn(async move {
-                for change in [Change::Prompts, Change::Resources, Change::Tools] {
-                    if grew.contains(&change) {
-                        session.notifier.changed(change).await;
-                    }
-                }
-            });
+        announce(&state, &update);
+    }
+}
+
+/// Shows every live session what `update` brought and tells each whose lists grew.
+fn announce(state: &Shared, update: &Update) {
+    warn_listed_changes(state, update);
+    for session in state.live_sessions() {
+        let grew = state.show(&session, update);
+        if grew.is_empty() {
+            continue;
         }
+        // Each session is told on its own task: one slow client delays no other.
+        tokio::spawn(async move {
+            for change in [Change::Prompts, Change::Resources, Change::Tools] {
+                if grew.contains(&change) {
+                    session.notifier.changed(change).await;
+                }
+            }
+        });
+    }
+}
+
+/// Before a request that may meet a held tool (a search, a selection, a call): when
+/// anything is held and the lock file changed on disk (`mcp-defer trust` approved), the
+/// held servers' lists are taken in again, so what was approved is searchable and callable
+/// in this very request, and the sessions that show it are told.
+pub(super) async fn lift_approved(state: &Arc<Shared>) {
+    if !state.registry.holds_any() {
+        return;
+    }
+    let registry = state.registry.clone();
+    let config = state.config();
+    match tokio::task::spawn_blocking(move || registry.lift(&config)).await {
+        Ok(Some(update)) => announce(state, &update),
+        Ok(None) => {}
+        Err(err) => tracing::error!(error = %err, "taking approved tools in panicked"),
     }
 }
 

@@ -67,12 +67,33 @@ impl State {
         client_tool: &str,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let Some((server, original, gone)) = (self.shared.registry.catalog())
+        // A change the server just announced is listed and screened before its call goes.
+        let announced = (self.shared.registry.catalog())
             .get(id)
-            .map(|e| (e.server_index, e.original_name().to_owned(), e.gone))
+            .map(|e| e.server_index);
+        if let Some(server) = announced
+            && let Err(message) = self.shared.await_screened(server).await
+        {
+            return meta::error_result(message).into();
+        }
+        let Some((server, server_name, qualified, original, gone)) =
+            (self.shared.registry.catalog()).get(id).map(|e| {
+                let name = e.name.to_string();
+                (
+                    e.server_index,
+                    e.server.clone(),
+                    name,
+                    e.original_name().to_owned(),
+                    e.gone,
+                )
+            })
         else {
             return meta::error_result("Unknown tool.").into();
         };
+        // Held by trust (its definition changed since approved): nothing reaches the server.
+        if gone && let Some(held) = self.shared.registry.trust().held(&server_name, &original) {
+            return meta::error_result(held.message(&qualified)).into();
+        }
         let servers = self.shared.view();
         let Some(handle) = servers.handles.get(server).cloned() else {
             return meta::error_result("Unknown server.").into();

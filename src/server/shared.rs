@@ -218,6 +218,37 @@ impl Shared {
             .await;
     }
 
+    /// Before a call goes to the server at `server`: when it has announced a tool change
+    /// that no screened list answers yet (`notifications/tools/list_changed`, then the
+    /// re-list), waits for that list, at most the server's `startup_timeout` (what a
+    /// re-list may take). A rug pull announced a moment before the call would otherwise
+    /// reach the server before trust saw the new definition. `Err` with the message for
+    /// the client when the list did not come; nothing waits with `trust = "off"`.
+    pub(super) async fn await_screened(&self, server: usize) -> Result<(), String> {
+        let Servers { config, handles } = self.view();
+        let (Some(handle), Some(server_config)) = (handles.get(server), config.servers.get(server))
+        else {
+            return Ok(());
+        };
+        if config.trust(server) == crate::config::TrustMode::Off {
+            return Ok(());
+        }
+        let deadline = deadline_after(server_config.startup_timeout);
+        while handle.tool_changes() > self.registry.screened_changes(server) {
+            if tokio::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "Server '{}' announced that its tools changed, and they could not be listed \
+                     again within {} s; the call was not sent, since the tool may have changed \
+                     since it was approved. Try again in a moment.",
+                    handle.name(),
+                    server_config.startup_timeout.as_secs()
+                ));
+            }
+            tokio::time::sleep(WAIT_POLL).await;
+        }
+        Ok(())
+    }
+
     /// The longest `startup_timeout` of the enabled servers: no start takes longer.
     fn longest_startup(&self) -> Duration {
         (self.config().enabled_servers())
@@ -292,8 +323,9 @@ impl Shared {
         let count = names.len();
         let explained = tokio::task::spawn_blocking(move || {
             let catalog = registry.catalog();
+            let trust = registry.trust();
             (names.iter())
-                .map(|name| servers.unknown(&catalog, name))
+                .map(|name| servers.explain(&catalog, &trust, name))
                 .collect::<Vec<_>>()
         })
         .await;

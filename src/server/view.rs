@@ -14,9 +14,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::catalog::{Catalog, QualifiedName, SEPARATOR};
+use crate::catalog::{Catalog, QualifiedName, Resolution, SEPARATOR};
 use crate::config::Config;
 use crate::downstream::{ServerHandle, ServerState};
+use crate::trust::Trust;
 
 /// A consistent view of the running servers: `handles[i]` runs `config.servers[i]`.
 #[derive(Clone)]
@@ -72,6 +73,10 @@ pub(crate) enum Unknown {
     ServerRemoved { server: String },
     /// No such tool; perhaps this one (of the addressed server, when one is addressed).
     Tool { suggestion: Option<QualifiedName> },
+    /// The tool is held until the user approves it (`crate::trust`): the whole message.
+    Held { message: String },
+    /// The server no longer lists the tool.
+    Gone { server: String },
 }
 
 impl Servers {
@@ -108,6 +113,52 @@ impl Servers {
                 })
             })
             .collect()
+    }
+
+    /// Why `name` loads nothing: held by trust, gone from its server, or [`Servers::unknown`].
+    pub(crate) fn explain(&self, catalog: &Catalog, trust: &Trust, name: &str) -> Unknown {
+        if let Some(message) = self.held(catalog, trust, name) {
+            return Unknown::Held { message };
+        }
+        if let Resolution::Found(entry) = catalog.resolve(name)
+            && entry.gone
+        {
+            return Unknown::Gone {
+                server: entry.server.to_string(),
+            };
+        }
+        self.unknown(catalog, name)
+    }
+
+    /// The message for `name` when it designates a tool trust holds: by qualified name,
+    /// `server/tool`, `<prefix>__tool` (a new tool has no catalog entry yet), or a bare
+    /// tool name.
+    pub(crate) fn held(&self, catalog: &Catalog, trust: &Trust, name: &str) -> Option<String> {
+        if trust.held_count() == 0 {
+            return None;
+        }
+        if let Resolution::Found(entry) = catalog.resolve(name) {
+            return (trust.held(&entry.server, entry.original_name())).map(|h| h.message(name));
+        }
+        if let Some(index) = addressed_server(&self.config, name) {
+            let server = &self.config.servers[index];
+            let tool = [server.prefix.as_str(), server.name.as_str()]
+                .into_iter()
+                .filter(|head| !head.is_empty())
+                .find_map(|head| {
+                    let rest = name.strip_prefix(head)?;
+                    rest.strip_prefix(SEPARATOR)
+                        .or_else(|| rest.strip_prefix('/'))
+                });
+            if let Some(held) = tool.and_then(|tool| trust.held(&server.name, tool)) {
+                return Some(held.message(name));
+            }
+        }
+        let mut bare = trust.all_held().filter(|h| h.tool == name);
+        match (bare.next(), bare.next()) {
+            (Some(only), None) => Some(only.message(name)),
+            _ => None,
+        }
     }
 
     /// Judges a `name` that resolved to nothing in `catalog`. A name that addresses a
@@ -155,6 +206,11 @@ impl Unknown {
             Unknown::Tool { suggestion: None } => {
                 format!("Unknown tool '{name}'. Use search_tools to find names.")
             }
+            Unknown::Held { message } => message.clone(),
+            Unknown::Gone { server } => format!(
+                "Server '{server}' no longer offers the tool '{name}'. Use search_tools to find \
+                 another."
+            ),
         }
     }
 }

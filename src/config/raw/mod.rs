@@ -61,6 +61,7 @@ pub(super) struct RawSettings {
     pub search_learn: Option<S<String>>,
     pub session_idle_sec: Option<S<i64>>,
     pub http: RawHttp,
+    pub trust: Option<S<String>>,
 }
 
 /// The `[settings.http]` table: how `serve --http` admits clients.
@@ -147,6 +148,8 @@ pub(super) struct RawServer {
     pub start: Option<S<String>>,
     /// Ours: stop the server after this long without a call.
     pub idle_stop_sec: Option<S<f64>>,
+    /// Ours: `"pin"`, `"warn"` or `"off"` (checked as written).
+    pub trust: Option<S<String>>,
     /// `[mcp_servers.<name>.tools.<tool>]` tables, in file order: ours (`description`,
     /// `title`) and Codex's (`approval_mode`, type-checked and ignored).
     pub tools: Vec<RawToolOverride>,

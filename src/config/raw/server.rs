@@ -9,6 +9,7 @@ use toml::de::DeValue;
 use super::super::error::{ConfigError, Source, bare_or_quoted, server_table};
 use super::values::{Cx, Key, Value, found, in_file_order};
 use super::{RawServer, RawToolOverride, RawTransport};
+use crate::config::TrustMode;
 
 /// The keys of a `[mcp_servers.<name>.tools.<tool>]` table: ours, then Codex's.
 const TOOL_KEYS: &[&str] = &["description", "title", "approval_mode"];
@@ -43,6 +44,7 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "max_output_tokens",
     "start",
     "idle_stop_sec",
+    "trust",
     "tools",
 ];
 
@@ -94,6 +96,7 @@ pub(super) fn decode_server(
         max_output_tokens: None,
         start: None,
         idle_stop_sec: None,
+        trust: None,
         tools: Vec::new(),
         ignored: Vec::new(),
     };
@@ -133,6 +136,7 @@ pub(super) fn decode_server(
             "max_output_tokens" => s.max_output_tokens = Some(cx.integer(key, value)?),
             "start" => s.start = Some(cx.string(key, value)?),
             "idle_stop_sec" => s.idle_stop_sec = Some(cx.seconds(key, value)?),
+            "trust" => s.trust = Some(cx.one_of(key, value, &TrustMode::NAMES)?),
             "experimental_environment" => {
                 cx.string(key, value)?;
                 ignore(&mut s, "experimental_environment");

@@ -4,6 +4,7 @@
 use super::super::error::{ConfigError, Source};
 use super::values::{Cx, Key, Value, in_file_order};
 use super::{RawHttp, RawSettings, S};
+use crate::config::TrustMode;
 
 const SETTINGS_KEYS: &[&str] = &[
     "exposure",
@@ -20,6 +21,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "search",
     "session_idle_sec",
     "http",
+    "trust",
 ];
 
 const HTTP_KEYS: &[&str] = &[
@@ -66,6 +68,7 @@ pub(super) fn decode_settings(
             }
             "session_idle_sec" => settings.session_idle_sec = Some(cx.integer(key, value)?),
             "http" => settings.http = decode_http(source, key, value)?,
+            "trust" => settings.trust = Some(cx.one_of(key, value, &TrustMode::NAMES)?),
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),
         }
     }

@@ -108,6 +108,7 @@ fn settings_parse_and_convert_units() {
         "client_era = \"handshake\"",
         "search_loads = 1",
         "session_idle_sec = 60",
+        "trust = \"warn\"",
         "[settings.search]",
         "semantic = \"off\"",
         "learn = false",
@@ -150,7 +151,13 @@ fn settings_parse_and_convert_units() {
                 max_connections: 500,
                 max_sessions_per_token: 7,
             },
+            trust: crate::config::TrustMode::Warn,
         }
+    );
+    fails(
+        &lines(&["[settings]", "trust = \"pinned\""]),
+        2,
+        &["`trust` is \"pinned\", but must be one of \"pin\", \"warn\", \"off\""],
     );
     fails(
         &lines(&["[settings.http]", "max_sessions_per_token = 0"]),

@@ -33,6 +33,7 @@ impl Server<'_, '_> {
             max_output_tokens,
             start,
             idle_stop_sec,
+            trust,
             tools,
             ignored,
         } = raw;
@@ -79,6 +80,8 @@ impl Server<'_, '_> {
             max_output_tokens,
             start,
             idle_stop,
+            // `raw` accepted only the names `TrustMode::parse` knows.
+            trust: trust.and_then(|t| crate::config::TrustMode::parse(t.get_ref())),
         })
     }
 

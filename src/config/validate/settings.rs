@@ -10,7 +10,7 @@ use super::super::raw::{RawSettings, S};
 use super::super::{
     ClientEra, ExposureMode, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE,
     MAX_OUTPUT_TOKENS_RANGE, MAX_WAIT_MS, SEARCH_LIMIT_RANGE, SEARCH_LOADS_RANGE,
-    SESSION_IDLE_SEC_RANGE, Settings,
+    SESSION_IDLE_SEC_RANGE, Settings, TrustMode,
 };
 use super::Env;
 use super::http_settings::build_http;
@@ -41,6 +41,7 @@ pub(super) fn build_settings(
         search_learn,
         session_idle_sec,
         http,
+        trust,
     } = raw;
     let defaults = Settings::default();
     let in_range = |value: Option<S<i64>>, key: &str, range, why: &str, example| {
@@ -135,6 +136,8 @@ pub(super) fn build_settings(
             // `true`, and a name `raw` already checked is one of `Learn::NAMES`.
             other => Learn::from_name(other).unwrap_or_default(),
         }),
+        // `raw` accepted only the names `TrustMode::parse` knows.
+        trust: (trust.and_then(|t| TrustMode::parse(t.get_ref()))).unwrap_or(defaults.trust),
     })
 }
 

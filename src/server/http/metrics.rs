@@ -153,8 +153,9 @@ impl Drop for Timing {
     }
 }
 
-/// The `/metrics` page: the counters, `sessions` open now, and each server's state.
-pub(super) fn render(sessions: usize, servers: &[ServerHandle]) -> String {
+/// The `/metrics` page: the counters, `sessions` open now, each server's state, and the
+/// tools trust `held` until the user approves them.
+pub(super) fn render(sessions: usize, servers: &[ServerHandle], held: usize) -> String {
     let c = counters();
     let mut out = String::new();
     let gauge = |out: &mut String, name: &str, help: &str, kind: &str, value: u64| {
@@ -183,6 +184,13 @@ pub(super) fn render(sessions: usize, servers: &[ServerHandle]) -> String {
         "MCP sessions open now.",
         "gauge",
         sessions as u64,
+    );
+    gauge(
+        &mut out,
+        "mcp_defer_tools_held",
+        "Tools held until `mcp-defer trust` approves them (changed, new or suspicious).",
+        "gauge",
+        held as u64,
     );
     gauge(
         &mut out,

@@ -103,6 +103,7 @@ pub(crate) async fn serve_http(
     let mut routes = Vec::with_capacity(views.len());
     let mut paths = Vec::with_capacity(views.len());
     let mut reloaded = Vec::with_capacity(views.len());
+    let mut registries = Vec::with_capacity(views.len());
     for (path, view, positions) in views {
         let (tx, rx) = mpsc::unbounded_channel();
         let subset = match &positions {
@@ -110,6 +111,7 @@ pub(crate) async fn serve_http(
             None => handles.clone(),
         };
         let shared = Shared::new(view, subset, rx, client.clone())?;
+        registries.push(shared.registry.clone());
         reloaded.push(ReloadedView {
             shared: shared.clone(),
             positions: positions.clone(),
@@ -141,6 +143,7 @@ pub(crate) async fn serve_http(
         required,
         all_sessions,
         gate_for_probes(&settings, tokens.clone(), holdings),
+        registries,
     );
     app = app.merge(probes.router());
     tokio::spawn(fan_out(events, routes));

@@ -25,6 +25,10 @@ struct Inner {
     required: Vec<bool>,
     sessions: Vec<Arc<Sessions>>,
     gate: Gate,
+    /// Each path's registry: what trust holds, for `/metrics` (each tool once, whichever
+    /// paths serve its server). The first is `/mcp`'s, every server at its own position:
+    /// whether a connected server's tools are in the catalog yet, for `/readyz`.
+    registries: Vec<Arc<crate::ingest::Registry>>,
 }
 
 impl Probes {
@@ -33,12 +37,14 @@ impl Probes {
         required: Vec<bool>,
         sessions: Vec<Arc<Sessions>>,
         gate: Gate,
+        registries: Vec<Arc<crate::ingest::Registry>>,
     ) -> Probes {
         Probes(Arc::new(Inner {
             servers,
             required,
             sessions,
             gate,
+            registries,
         }))
     }
 
@@ -57,18 +63,32 @@ async fn healthz() -> &'static str {
 
 /// 200 when every `required = true` server is connected (or idle by design) and every
 /// other server has concluded its first attempt; 503 otherwise, with the counts.
+///
+/// A connected server counts once its first tool list has been taken in (screened by
+/// trust, in the catalog and the index), not when its handshake ends: a load balancer
+/// sends calls as soon as this says ready, and a call that came between the two would
+/// find no such tool.
 async fn readyz(State(probes): State<Probes>) -> Response {
+    let listed =
+        |position: usize| (probes.0.registries.first()).is_some_and(|r| r.is_searchable(position));
     let mut required = 0;
     let mut required_down = 0;
     let mut starting = 0;
     for (position, server) in probes.0.servers.iter().enumerate() {
         let state = server.state();
+        let connected = match &state {
+            ServerState::Idle { .. } => true,
+            ServerState::Ready { .. } => listed(position),
+            _ => false,
+        };
         if probes.0.required.get(position).copied().unwrap_or(false) {
             required += 1;
-            if !matches!(state, ServerState::Ready { .. } | ServerState::Idle { .. }) {
+            if !connected {
                 required_down += 1;
             }
-        } else if matches!(state, ServerState::Starting) {
+        } else if matches!(state, ServerState::Starting)
+            || matches!(state, ServerState::Ready { .. }) && !connected
+        {
             starting += 1;
         }
     }
@@ -90,9 +110,17 @@ async fn metrics(State(probes): State<Probes>, headers: http::HeaderMap) -> Resp
         return *response;
     }
     let sessions = probes.0.sessions.iter().map(|s| s.open()).sum();
+    let held: std::collections::BTreeSet<(String, String)> = (probes.0.registries.iter())
+        .flat_map(|r| {
+            let trust = r.trust();
+            (trust.all_held())
+                .map(|h| (h.server.clone(), h.tool.clone()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        super::metrics::render(sessions, &probes.0.servers),
+        super::metrics::render(sessions, &probes.0.servers, held.len()),
     )
         .into_response()
 }

@@ -166,6 +166,14 @@ impl UnknownName {
                 did_you_mean: suggestion.map(|s| s.to_string()),
                 ..UnknownName::new(name)
             },
+            Unknown::Held { message } => UnknownName {
+                reason: Some(message),
+                ..UnknownName::new(name)
+            },
+            Unknown::Gone { server } => UnknownName {
+                reason: Some(format!("server '{server}' no longer offers it")),
+                ..UnknownName::new(name)
+            },
         }
     }
 
@@ -206,10 +214,10 @@ pub(crate) fn run(
                     ..UnknownName::new(name)
                 })
             }
-            Resolution::Found(entry) if entry.gone => selection.unknown.push(UnknownName {
-                reason: Some(format!("server '{}' no longer offers it", entry.server)),
-                ..UnknownName::new(name)
-            }),
+            // Gone, or held by trust: `apply` says which (`Unknown::Gone`, `Unknown::Held`).
+            Resolution::Found(entry) if entry.gone => {
+                selection.unknown.push(UnknownName::new(name))
+            }
             Resolution::Found(entry) if exposed.contains(entry.name.as_str()) => {
                 selection.already_loaded.push(entry.name.to_string());
             }

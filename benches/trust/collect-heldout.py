@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Collects the tool lists of the real MCP servers `install-heldout.sh` installed into
+target/trust-peers/ and writes them, as the servers sent them, to
+benches/data/trust/heldout-real.json: the held-out real set of the trust bench
+(`cargo bench --bench trust`), one entry a server with its package and version.
+
+usage: benches/trust/collect-heldout.py        (from the project root, after install-heldout.sh)
+
+Each server runs over stdio with a throwaway HOME and, where it refuses to start without one,
+a dummy credential (`dummy`: no request leaves the machine, a server only lists its tools);
+a raw JSON-RPC client sends initialize (2025-06-18) and pages through tools/list. A server
+that does not answer within TIMEOUT seconds, or refuses to start, is reported and left out.
+"""
+import glob
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.getcwd()
+PEERS = os.path.join(ROOT, "target", "trust-peers")
+NODE_BIN = os.path.join(PEERS, "node", "node_modules", ".bin")
+# One venv a PyPI server (install-heldout.sh): py-<package>/bin.
+PY_BINS = sorted(glob.glob(os.path.join(PEERS, "py-*", "bin")))
+TIMEOUT = float(os.environ.get("TIMEOUT", "60"))
+D = "dummy"
+
+# (server, package@version, command, args, env)
+SERVERS = [
+    ("playwright", "@playwright/mcp@0.0.83", "n:playwright-mcp", [], {}),
+    ("chrome-devtools", "chrome-devtools-mcp@1.11.0", "n:chrome-devtools-mcp", [], {}),
+    ("context7", "@upstash/context7-mcp@4.1.1", "n:context7-mcp", [], {}),
+    ("sequential-thinking", "@modelcontextprotocol/server-sequential-thinking@2026.8.31",
+     "n:mcp-server-sequential-thinking", [], {}),
+    ("github", "@modelcontextprotocol/server-github@2025.4.8", "n:mcp-server-github", [],
+     {"GITHUB_PERSONAL_ACCESS_TOKEN": D}),
+    ("postgres", "@modelcontextprotocol/server-postgres@0.6.2", "n:mcp-server-postgres",
+     ["postgresql://127.0.0.1:9/none"], {}),
+    ("google-maps", "@modelcontextprotocol/server-google-maps@0.6.2", "n:mcp-server-google-maps", [],
+     {"GOOGLE_MAPS_API_KEY": D}),
+    ("slack", "@modelcontextprotocol/server-slack@2025.4.25", "n:mcp-server-slack", [],
+     {"SLACK_BOT_TOKEN": D, "SLACK_TEAM_ID": D}),
+    ("brave-search", "@modelcontextprotocol/server-brave-search@0.6.2", "n:mcp-server-brave-search", [],
+     {"BRAVE_API_KEY": D}),
+    ("puppeteer", "@modelcontextprotocol/server-puppeteer@2025.5.12", "n:mcp-server-puppeteer", [], {}),
+    ("redis", "@modelcontextprotocol/server-redis@2025.4.25", "n:mcp-server-redis",
+     ["redis://127.0.0.1:9"], {}),
+    ("gitlab", "@modelcontextprotocol/server-gitlab@2025.4.25", "n:mcp-server-gitlab", [],
+     {"GITLAB_PERSONAL_ACCESS_TOKEN": D}),
+    ("aws-kb-retrieval", "@modelcontextprotocol/server-aws-kb-retrieval@0.6.2",
+     "n:mcp-server-aws-kb-retrieval", [], {"AWS_ACCESS_KEY_ID": D, "AWS_SECRET_ACCESS_KEY": D,
+                                             "AWS_REGION": "us-east-1"}),
+    ("notion", "@notionhq/notion-mcp-server@2.5.2", "n:notion-mcp-server", [], {"NOTION_TOKEN": D}),
+    ("tavily", "tavily-mcp@0.2.22", "n:tavily-mcp", [], {"TAVILY_API_KEY": D}),
+    ("firecrawl", "firecrawl-mcp@3.26.0", "n:firecrawl-mcp", [], {"FIRECRAWL_API_KEY": D}),
+    ("gitlab-zereight", "@zereight/mcp-gitlab@2.1.64", "n:mcp-gitlab", [],
+     {"GITLAB_PERSONAL_ACCESS_TOKEN": D}),
+    ("circleci", "@circleci/mcp-server-circleci@0.20.0", "n:mcp-server-circleci", [],
+     {"CIRCLECI_TOKEN": D}),
+    ("mongodb", "mongodb-mcp-server@3.0.4", "n:mongodb-mcp-server", [], {}),
+    ("desktop-commander", "@wonderwhy-er/desktop-commander@0.2.52", "n:desktop-commander", [], {}),
+    ("supabase", "@supabase/mcp-server-supabase@0.13.0", "n:mcp-server-supabase", [],
+     {"SUPABASE_ACCESS_TOKEN": D}),
+    ("sentry", "@sentry/mcp-server@0.39.0", "n:sentry-mcp", [], {"SENTRY_ACCESS_TOKEN": D}),
+    ("azure-devops", "@azure-devops/mcp@2.10.0", "n:mcp-server-azuredevops", ["contoso"], {}),
+    ("stripe", "@stripe/mcp@0.3.3", "n:mcp", ["--tools=all", "--api-key=sk_test_dummy"], {}),
+    ("heroku", "@heroku/mcp-server@1.2.8", "n:heroku-mcp-server", [], {"HEROKU_API_KEY": D}),
+    ("kubernetes", "mcp-server-kubernetes@4.1.7", "n:mcp-server-kubernetes", [], {}),
+    ("mysql", "@benborla29/mcp-server-mysql@2.0.9", "n:mcp-server-mysql", [],
+     {"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "9", "MYSQL_USER": D, "MYSQL_PASS": D, "MYSQL_DB": D}),
+    ("youtube-transcript", "@kimtaeyoon83/mcp-server-youtube-transcript@0.1.1",
+     "n:mcp-server-youtube-transcript", [], {}),
+    ("playwright-ea", "@executeautomation/playwright-mcp-server@1.0.12", "n:playwright-mcp-server", [], {}),
+    ("next-devtools", "next-devtools-mcp@0.4.0", "n:next-devtools-mcp", [], {}),
+    ("fetch", "mcp-server-fetch==2026.10.24", "p:mcp-server-fetch", [], {}),
+    ("sqlite", "mcp-server-sqlite==2025.4.25", "p:mcp-server-sqlite", ["--db-path", "{tmp}/x.db"], {}),
+    ("arxiv", "arxiv-mcp-server==0.8.2", "p:arxiv-mcp-server", ["--storage-path", "{tmp}/papers"], {}),
+    ("duckduckgo", "duckduckgo-mcp-server==0.7.0", "p:duckduckgo-mcp-server", [], {}),
+    ("markitdown", "markitdown-mcp==0.0.1a8", "p:markitdown-mcp", [], {}),
+    ("excel", "excel-mcp-server==2.2.2", "p:excel-mcp-server", ["stdio"], {"EXCEL_FILES_PATH": "{tmp}"}),
+    ("word", "office-word-mcp-server==1.1.11", "p:word_mcp_server", [], {}),
+    ("duckdb", "mcp-server-duckdb==1.1.0", "p:mcp-server-duckdb", ["--db-path", "{tmp}/x.duckdb"], {}),
+    ("clickhouse", "mcp-clickhouse==0.7.0", "p:mcp-clickhouse", [],
+     {"CLICKHOUSE_HOST": "127.0.0.1", "CLICKHOUSE_PORT": "9", "CLICKHOUSE_USER": D,
+      "CLICKHOUSE_PASSWORD": D}),
+    ("aws-documentation", "awslabs-aws-documentation-mcp-server==1.2.3",
+     "p:awslabs.aws-documentation-mcp-server", [], {"FASTMCP_LOG_LEVEL": "ERROR"}),
+    ("atlassian", "mcp-atlassian==0.23.1", "p:mcp-atlassian", [],
+     {"JIRA_URL": "https://jira.invalid", "JIRA_USERNAME": D, "JIRA_API_TOKEN": D,
+      "CONFLUENCE_URL": "https://wiki.invalid/wiki", "CONFLUENCE_USERNAME": D, "CONFLUENCE_API_TOKEN": D}),
+    ("powerpoint", "office-powerpoint-mcp-server==2.0.7", "p:ppt_mcp_server", [], {}),
+    ("scholarly", "mcp-scholarly==0.1.0", "p:mcp-scholarly", [], {}),
+    ("yahoo-finance", "mcp-yahoo-finance==0.2.0", "p:mcp-yahoo-finance", [], {}),
+    ("cli", "cli-mcp-server==0.2.5", "p:cli-mcp-server", [], {"ALLOWED_DIR": "{tmp}"}),
+]
+
+
+class Peer:
+    def __init__(self, argv, env):
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env)
+        self.buf = b""
+        self.deadline = time.time() + TIMEOUT
+
+    def send(self, msg):
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+
+    def answer(self, rid):
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict) and msg.get("id") == rid and "method" not in msg:
+                    return msg
+            left = self.deadline - time.time()
+            if left <= 0:
+                raise TimeoutError(f"no answer to request {rid} in {TIMEOUT:.0f} s")
+            ready, _, _ = select.select([self.p.stdout], [], [], left)
+            if ready:
+                chunk = os.read(self.p.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    err = self.p.stderr.read().decode(errors="replace")[-300:]
+                    raise EOFError(f"exited ({self.p.wait()}): {err}")
+                self.buf += chunk
+
+    def close(self):
+        try:
+            self.p.kill()
+            self.p.wait(5)
+        except Exception:
+            pass
+
+
+def tools_of(argv, env):
+    peer = Peer(argv, env)
+    try:
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "mcp-defer-trust-bench", "version": "1"}}})
+        init = peer.answer(1)
+        if "error" in init:
+            raise RuntimeError(f"initialize: {init['error']}")
+        peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tools, cursor, rid = [], None, 2
+        while True:
+            params = {"cursor": cursor} if cursor else {}
+            peer.send({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": params})
+            res = peer.answer(rid)
+            if "error" in res:
+                raise RuntimeError(f"tools/list: {res['error']}")
+            tools += res["result"].get("tools") or []
+            cursor = res["result"].get("nextCursor")
+            rid += 1
+            if not cursor:
+                return tools
+    finally:
+        peer.close()
+
+
+def main():
+    out, failed = [], []
+    for server, package, command, args, extra in SERVERS:
+        kind, name = command.split(":", 1)
+        if kind == "n":
+            exe = os.path.join(NODE_BIN, name)
+        else:
+            exe = next((os.path.join(b, name) for b in PY_BINS if os.path.exists(os.path.join(b, name))),
+                       os.path.join(PEERS, "py-?", "bin", name))
+        tmp = tempfile.mkdtemp(prefix="trust-heldout-")
+        env = {"PATH": f"{os.path.dirname(exe)}:{NODE_BIN}:{os.environ.get('PATH', '')}", "HOME": tmp,
+               "LANG": "C.UTF-8", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+               "NO_PROXY": "127.0.0.1,localhost"}
+        env.update({k: v.replace("{tmp}", tmp) for k, v in extra.items()})
+        argv = [exe] + [a.replace("{tmp}", tmp) for a in args]
+        t0 = time.time()
+        try:
+            if not os.path.exists(exe):
+                raise FileNotFoundError(f"{exe} not installed")
+            tools = tools_of(argv, env)
+        except Exception as e:  # reported, the server left out
+            failed.append(server)
+            print(f"skip  {server:22} {package}: {str(e)[:160]}", flush=True)
+            continue
+        if not tools:
+            failed.append(server)
+            print(f"skip  {server:22} {package}: no tools listed", flush=True)
+            continue
+        print(f"ok    {server:22} {package}: {len(tools)} tools in {time.time() - t0:.1f} s", flush=True)
+        out.append({"server": server, "package": package, "tools": tools})
+    path = os.path.join(ROOT, "benches", "data", "trust", "heldout-real.json")
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(f"{len(out)} servers, {sum(len(s['tools']) for s in out)} tools -> {path}"
+          f"; left out: {', '.join(failed) or 'none'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

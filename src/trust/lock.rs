@@ -1,0 +1,401 @@
+//! The lock file: the tool definitions the user approved, beside the config
+//! (`servers.lock` for `servers.toml`, `<stem>.lock` for any other name), private to the
+//! user (0600, through `platform`).
+//!
+//! One line a tool, sorted by server and tool, so a change to one tool is a change to one
+//! line and the file can be kept in git and reviewed there:
+//!
+//! ```text
+//! <server>/<tool> sha256:<64 hex> <the definition as canonical JSON>
+//! ```
+//!
+//! The hash is what is compared; the definition is kept so `mcp-defer trust` can show what
+//! changed. `#` lines and blank lines are comments. A tool name's whitespace, control
+//! characters and `%` are written as `%XX` (UTF-8 bytes), so a line always splits at its
+//! first two spaces. Writes re-read the file and merge, then replace it atomically: `serve`
+//! (recording first sights) and `mcp-defer trust` (approving) may write while the other runs.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::definition::{Definition, Hash};
+
+/// The header written at the top of every lock file.
+const HEADER: &str = "\
+# mcp-defer tool lock: the tool definitions approved for the servers of this config.
+# One line a tool: <server>/<tool> <sha256 of the definition> <the definition as JSON>.
+# Written when a server is first seen and by `mcp-defer trust`, which shows what changed.
+";
+
+/// Why the lock file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("cannot read the tool lock {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the tool lock {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{}:{line}: {why}; fix the line, or delete it to have the tool recorded again on \
+         next sight (held until `mcp-defer trust` when its server is already known)",
+        path.display()
+    )]
+    Line {
+        path: PathBuf,
+        line: usize,
+        why: &'static str,
+    },
+}
+
+/// One approved tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locked {
+    pub hash: Hash,
+    /// What was approved, for a diff; `None` when the line's JSON could not be read back.
+    pub definition: Option<Definition>,
+}
+
+/// The approved definitions, by server and tool name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lock {
+    tools: BTreeMap<(String, String), Locked>,
+}
+
+/// The header of the held file: definitions a running `serve` holds, for `trust` to show.
+const HELD_HEADER: &str = "\
+# mcp-defer: tool definitions a running mcp-defer holds until `mcp-defer trust` approves them.
+# Same line format as the lock; `mcp-defer trust` removes what it approves.
+";
+
+/// Where the definitions a running `serve` holds are written, beside the lock: a server
+/// that changed a tool at runtime lists the old one to the fresh process `mcp-defer trust`
+/// starts, so the held definition itself must be where `trust` can read it.
+pub fn held_path(config: &Path) -> PathBuf {
+    lock_path(config).with_extension("held")
+}
+
+/// Where the lock of the config at `config` lives.
+pub fn lock_path(config: &Path) -> PathBuf {
+    let stem = config
+        .file_stem()
+        .map_or_else(|| "servers".into(), |s| s.to_string_lossy().into_owned());
+    config.with_file_name(format!("{stem}.lock"))
+}
+
+impl Lock {
+    /// The lock at `path`; empty when there is no file.
+    ///
+    /// # Errors
+    /// When the file exists but cannot be read, or a line is not a lock line.
+    pub fn read(path: &Path) -> Result<Lock, LockError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Lock::parse(&text, path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Lock::default()),
+            Err(source) => Err(LockError::Read {
+                path: path.to_owned(),
+                source,
+            }),
+        }
+    }
+
+    /// Parses lock text (`path` for messages).
+    ///
+    /// # Errors
+    /// The first line that is not a lock line, with its number.
+    pub fn parse(text: &str, path: &Path) -> Result<Lock, LockError> {
+        let mut lock = Lock::default();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim_end_matches('\r');
+            if line.trim().is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let error = |why| LockError::Line {
+                path: path.to_owned(),
+                line: i + 1,
+                why,
+            };
+            let (key, rest) = line
+                .split_once(' ')
+                .ok_or_else(|| error("expected `<server>/<tool> sha256:<hash> <json>`"))?;
+            let (server, tool) = key
+                .split_once('/')
+                .ok_or_else(|| error("the tool is not written `<server>/<tool>`"))?;
+            let (hash, json) = rest.split_once(' ').unwrap_or((rest, ""));
+            let hash = Hash::parse(hash)
+                .ok_or_else(|| error("the hash is not `sha256:` and 64 hex digits"))?;
+            let tool = unescape(tool).ok_or_else(|| error("the tool name has a bad `%` escape"))?;
+            let definition = Definition::parse(json);
+            lock.tools
+                .insert((server.to_owned(), tool), Locked { hash, definition });
+        }
+        Ok(lock)
+    }
+
+    /// The lock as written to its file.
+    pub fn render(&self) -> String {
+        self.render_with(HEADER)
+    }
+
+    fn render_with(&self, header: &str) -> String {
+        let mut out = String::from(header);
+        for ((server, tool), locked) in &self.tools {
+            out.push_str(server);
+            out.push('/');
+            out.push_str(&escape(tool));
+            out.push(' ');
+            out.push_str(locked.hash.as_str());
+            if let Some(definition) = &locked.definition {
+                out.push(' ');
+                out.push_str(definition.text());
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    pub fn get(&self, server: &str, tool: &str) -> Option<&Locked> {
+        self.tools.get(&(server.to_owned(), tool.to_owned()))
+    }
+
+    /// Whether any tool of `server` is locked: a server seen before.
+    pub fn knows_server(&self, server: &str) -> bool {
+        (self.tools.range((server.to_owned(), String::new())..))
+            .next()
+            .is_some_and(|((s, _), _)| s == server)
+    }
+
+    /// Approves `definition` for `server/tool`; true when the lock changed.
+    pub fn approve(&mut self, server: &str, tool: &str, definition: &Definition) -> bool {
+        let locked = Locked {
+            hash: definition.hash().clone(),
+            definition: Some(definition.clone()),
+        };
+        let key = (server.to_owned(), tool.to_owned());
+        if self.tools.get(&key) == Some(&locked) {
+            return false;
+        }
+        self.tools.insert(key, locked);
+        true
+    }
+
+    /// Every locked tool, sorted.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str, &Locked)> {
+        (self.tools.iter()).map(|((s, t), l)| (s.as_str(), t.as_str(), l))
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Adds `approved` to the lock at `path` as it is on disk now (another process may
+    /// have written it since it was read), writes the result, and returns it.
+    ///
+    /// # Errors
+    /// When the file cannot be read back or written.
+    pub fn merge_into(
+        path: &Path,
+        approved: &[(String, String, Definition)],
+    ) -> Result<Lock, LockError> {
+        let mut lock = Lock::read(path)?;
+        let mut changed = false;
+        for (server, tool, definition) in approved {
+            changed |= lock.approve(server, tool, definition);
+        }
+        if changed {
+            lock.write(path)?;
+        }
+        Ok(lock)
+    }
+
+    /// Removes `server/tool`; true when it was there.
+    pub fn remove(&mut self, server: &str, tool: &str) -> bool {
+        self.tools
+            .remove(&(server.to_owned(), tool.to_owned()))
+            .is_some()
+    }
+
+    /// Updates the held file at `path` as it is on disk now: `add` written, `remove`d
+    /// ones dropped; the file is deleted when nothing is left.
+    ///
+    /// # Errors
+    /// When the file cannot be read back, written or deleted.
+    pub fn update_held(
+        path: &Path,
+        add: &[(String, String, Definition)],
+        remove: &[(String, String)],
+    ) -> Result<(), LockError> {
+        let mut held = Lock::read(path)?;
+        let mut changed = false;
+        for (server, tool, definition) in add {
+            changed |= held.approve(server, tool, definition);
+        }
+        for (server, tool) in remove {
+            changed |= held.remove(server, tool);
+        }
+        if !changed {
+            return Ok(());
+        }
+        if held.is_empty() {
+            return match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(LockError::Write {
+                    path: path.to_owned(),
+                    source: e,
+                }),
+                _ => Ok(()),
+            };
+        }
+        held.write_text(path, &held.render_with(HELD_HEADER))
+    }
+
+    /// Replaces the file at `path` with this lock: a temporary file in the same directory,
+    /// private to the user, renamed over the old one (a crash leaves one or the other).
+    ///
+    /// # Errors
+    /// When the temporary file cannot be written or renamed.
+    pub fn write(&self, path: &Path) -> Result<(), LockError> {
+        self.write_text(path, &self.render())
+    }
+
+    fn write_text(&self, path: &Path, text: &str) -> Result<(), LockError> {
+        let error = |source| LockError::Write {
+            path: path.to_owned(),
+            source,
+        };
+        let name = path.file_name().map_or_else(
+            || "servers.lock".into(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let written = (|| -> std::io::Result<()> {
+            let mut options = std::fs::OpenOptions::new();
+            options.write(true).create(true).truncate(true);
+            crate::platform::private_file_options(&mut options);
+            let mut file = options.open(&tmp)?;
+            // The mode given at open applies only to a file it creates.
+            crate::platform::restrict_to_owner(&file)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        written.map_err(error)
+    }
+}
+
+/// A tool name as the lock writes it: `%XX` for `%`, whitespace and control characters.
+fn escape(tool: &str) -> String {
+    let mut out = String::with_capacity(tool.len());
+    for c in tool.chars() {
+        if c == '%' || c.is_whitespace() || c.is_control() {
+            let mut buf = [0u8; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape`]; `None` for a malformed escape.
+fn unescape(text: &str) -> Option<String> {
+    if !text.contains('%') {
+        return Some(text.to_owned());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trust::definition::Overridden;
+
+    fn definition(description: &str) -> Definition {
+        Definition::of(
+            &serde_json::json!({"name": "t", "description": description}).to_string(),
+            Overridden::default(),
+        )
+    }
+
+    #[test]
+    fn the_lock_beside_the_config_takes_its_stem() {
+        assert_eq!(
+            lock_path(Path::new("/x/servers.toml")),
+            Path::new("/x/servers.lock")
+        );
+        assert_eq!(
+            lock_path(Path::new("/x/work.toml")),
+            Path::new("/x/work.lock")
+        );
+    }
+
+    #[test]
+    fn a_lock_round_trips_sorted_one_line_a_tool() {
+        let mut lock = Lock::default();
+        lock.approve("b", "z", &definition("Z"));
+        lock.approve("a", "odd name%", &definition("A"));
+        let text = lock.render();
+        let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].starts_with("a/odd%20name%25 sha256:"), "{text}");
+        assert!(lines[1].starts_with("b/z sha256:"), "{text}");
+        let back = Lock::parse(&text, Path::new("x.lock")).unwrap_or_default();
+        assert_eq!(back, lock);
+        assert!(back.knows_server("a") && !back.knows_server("c"));
+    }
+
+    #[test]
+    fn a_bad_line_names_its_number_and_the_fix() {
+        let text = "# comment\n\na/t sha256:nothex {}\n";
+        let err = Lock::parse(text, Path::new("s.lock"))
+            .err()
+            .map(|e| e.to_string());
+        let err = err.unwrap_or_default();
+        assert!(err.starts_with("s.lock:3: the hash is"), "{err}");
+        assert!(err.contains("fix the line"), "{err}");
+    }
+
+    #[test]
+    fn merge_keeps_what_another_process_wrote_and_the_file_is_private() {
+        let dir = std::env::temp_dir().join(format!("mcp-defer-lock-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let path = dir.join("servers.lock");
+        let _ = std::fs::remove_file(&path);
+        Lock::merge_into(&path, &[("a".into(), "x".into(), definition("X"))])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let merged = Lock::merge_into(&path, &[("b".into(), "y".into(), definition("Y"))])
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(merged.len(), 2);
+        assert_eq!(Lock::read(&path).map(|l| l.len()).unwrap_or(0), 2);
+        // `None` where the OS has no mode bits (Windows).
+        let mode = crate::platform::mode_of(&path);
+        assert!(mode.is_none_or(|m| m == 0o600), "{mode:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
