@@ -118,6 +118,145 @@ async fn stdio(dir: &Path, calls: usize, rows: &mut Vec<Row>) {
     }
     let _ = direct.cancel().await;
     let _ = proxied.cancel().await;
+    paths(&config, &tools, calls).await;
+}
+
+/// A client writing JSON-RPC lines itself, so a call can be spelled two ways.
+struct RawClient {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawClient {
+    async fn start(mut command: tokio::process::Command) -> RawClient {
+        let mut child = command
+            .env("RUST_LOG", "error")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn: {e}"));
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            panic!("no piped stdio");
+        };
+        use tokio::io::AsyncBufReadExt;
+        let mut raw = RawClient {
+            child,
+            stdin,
+            lines: tokio::io::BufReader::new(stdout).lines(),
+        };
+        raw.exchange(0, r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}"#).await;
+        raw.write(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        raw
+    }
+
+    async fn write(&mut self, line: &str) {
+        use tokio::io::AsyncWriteExt;
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.stdin
+            .write_all(&bytes)
+            .await
+            .unwrap_or_else(|e| panic!("write: {e}"));
+    }
+
+    /// Writes `line` and reads until the answer to `id`.
+    async fn exchange(&mut self, id: usize, line: &str) {
+        self.write(line).await;
+        let want = format!("\"id\":{id},");
+        loop {
+            let answer = self
+                .lines
+                .next_line()
+                .await
+                .unwrap_or_else(|e| panic!("read: {e}"))
+                .unwrap_or_else(|| panic!("the server closed its stdout"));
+            if answer.contains(&want) || answer.ends_with(&format!("\"id\":{id}}}")) {
+                assert!(!answer.contains("\"error\""), "{answer}");
+                return;
+            }
+        }
+    }
+
+    /// One `tools/call` of `tool`, the method spelled `method`; its latency.
+    async fn call(&mut self, id: usize, method: &str, tool: &str) -> Duration {
+        let line = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"name":"{tool}","arguments":{{"a":{id},"b":2}}}}}}"#
+        );
+        let started = std::time::Instant::now();
+        self.exchange(id, &line).await;
+        started.elapsed()
+    }
+}
+
+/// The same binary's two paths for a call, from a client writing its own lines: a plain
+/// `tools/call` takes the thin path (`server/stdio/calls.rs`); the same call with the
+/// method spelled `tools\/call` (the same JSON string) goes through rmcp's decoding and
+/// service loop, the path every call took before.
+async fn paths(config: &Path, tools: &Path, calls: usize) {
+    println!("\n-- the same binary, a raw client: thin path against rmcp's loop --");
+    let mut command = tokio::process::Command::new(FIXTURE);
+    command.arg("--tools").arg(tools);
+    let mut direct = RawClient::start(command).await;
+    let bin = std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into());
+    let mut command = tokio::process::Command::new(bin);
+    command.arg("serve").arg("--config").arg(config);
+    let mut proxied = RawClient::start(command).await;
+    let pid = proxied.child.id().unwrap_or_default();
+    // The first call waits for the servers to list.
+    let mut id = 1;
+    for _ in 0..300 {
+        direct.call(id, "tools/call", "add").await;
+        proxied.call(id, "tools/call", "s1__add").await;
+        proxied.call(id + 1, "tools\\/call", "s1__add").await;
+        id += 2;
+    }
+    let (mut d, mut thin, mut general) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut thin_cost, mut general_cost) = (Cost::default(), Cost::default());
+    let mut done = 0;
+    while done < calls {
+        let n = BLOCK.min(calls - done);
+        for _ in 0..n {
+            id += 1;
+            d.push(direct.call(id, "tools/call", "add").await);
+        }
+        for (method, latencies, cost) in [
+            ("tools/call", &mut thin, &mut thin_cost),
+            ("tools\\/call", &mut general, &mut general_cost),
+        ] {
+            let before = Cost::of(pid);
+            for _ in 0..n {
+                id += 1;
+                latencies.push(proxied.call(id, method, "s1__add").await);
+            }
+            cost.add(&before, &Cost::of(pid));
+        }
+        done += n;
+    }
+    for v in [&mut d, &mut thin, &mut general] {
+        v.sort_unstable();
+    }
+    let at = |v: &[Duration], q: f64| us(percentile(v, q));
+    println!(
+        "direct p50 {:.1} us p99 {:.1} us",
+        at(&d, 0.5),
+        at(&d, 0.99)
+    );
+    for (label, v, cost) in [
+        ("thin path", &thin, &thin_cost),
+        ("rmcp's loop", &general, &general_cost),
+    ] {
+        println!(
+            "{label:>12}: added p50 {:.1} us p99 {:.1} us; mcp-defer {:.1} us CPU and {:.2} context switches a call",
+            at(v, 0.5) - at(&d, 0.5),
+            at(v, 0.99) - at(&d, 0.99),
+            cost.cpu_us / calls as f64,
+            cost.switches / calls as f64
+        );
+    }
 }
 
 /// A child killed on drop.
