@@ -3,7 +3,7 @@
 //! (direct calls against calls through mcp-defer, interleaved in blocks), so that ratios
 //! hold on a noisy machine. Prints figures; asserts nothing.
 //!
-//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|all] [--calls N] [--reps N]`
+//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|pipe|all] [--calls N] [--reps N]`
 //! (the default is `all`). Figures and machine notes are in `docs/benchmarks.md`.
 //! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons).
 
@@ -22,6 +22,8 @@ use serde_json::{Value, json};
 mod measure;
 #[path = "common/os.rs"]
 mod os;
+#[path = "e2e/pipe.rs"]
+mod pipe;
 use measure::{add_params, ms, percentile, us};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
@@ -63,7 +65,7 @@ fn options() -> Options {
             "--bench" => {}
             "--calls" => options.calls = number("--calls"),
             "--reps" => options.reps = number("--reps"),
-            "proxy" | "handshake" | "memory" | "lifecycle" | "all" => options.what = arg,
+            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "all" => options.what = arg,
             other if other.starts_with('-') => {}
             // A name filter from `cargo bench <filter>`: treat it as the benchmark to run.
             other => options.what = other.to_owned(),
@@ -97,6 +99,9 @@ fn main() {
         }
         if all || options.what == "lifecycle" {
             lifecycle(dir.path(), options.reps).await;
+        }
+        if all || options.what == "pipe" {
+            pipe::pipe(dir.path(), options.calls).await;
         }
     });
 }

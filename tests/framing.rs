@@ -165,3 +165,59 @@ fn a_client_that_stops_reading_ends_the_session() {
     assert!(status.success(), "{status:?}\n{log}");
     assert!(log.matches("Broken pipe").count() <= 1, "{log}");
 }
+
+/// Issue 31: a plain `tools/call` skips rmcp's decoding and service loop (the thin path of
+/// `server/stdio/calls.rs`), in both eras, for routed tools and meta tools alike; the
+/// answers are what the general path gives (the rest of the suite runs its calls through
+/// it). Progress still reaches the client under its own token before the result.
+#[tokio::test]
+async fn plain_calls_take_the_thin_path_in_both_eras() {
+    use crate::session::{Era, Session, object, text};
+    use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+    let dir = Dir::new();
+    // `any`: a 2026-07-28 client is served in its own era.
+    dir.config(&format!(
+        "[settings]\nclient_era = \"any\"\n\n{}",
+        fixture("fx", &[], "")
+    ));
+    for (i, era) in [
+        Era::Handshake(ProtocolVersion::V_2025_06_18),
+        Era::Handshake(ProtocolVersion::V_2025_11_25),
+        Era::Discover,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let log_path = dir.file(&format!("serve{i}.log"));
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut session = Session::launch(&dir.file("servers.toml"), era, Some(log), |command| {
+            command.env("RUST_LOG", "mcp_defer::server::stdio=debug");
+        })
+        .await;
+        // The first request after the handshake may still meet the path closed.
+        session.list().await;
+        let echoed = session.call("fx__echo", json!({"said": "routed"})).await;
+        assert!(text(&echoed).contains("routed"), "{echoed:?}");
+        let echoed = session
+            .call(
+                "call_tool",
+                json!({"name": "fx__echo", "arguments": {"said": "by call_tool"}}),
+            )
+            .await;
+        assert!(text(&echoed).contains("by call_tool"), "{echoed:?}");
+        // rmcp's client puts its own progress token on the request and routes by it.
+        let mut params = CallToolRequestParams::new("fx__sleep");
+        params.arguments = Some(object(json!({"ms": 50})));
+        let slept = session.client.call_tool(params).await.unwrap();
+        assert!(text(&slept).contains("slept 50 ms"), "{slept:?}");
+        let progress = tokio::time::timeout(Duration::from_secs(5), session.progress.recv()).await;
+        assert!(
+            progress.ok().flatten().is_some_and(|p| p.total.is_some()),
+            "era {i}: the server's progress reached the client"
+        );
+        session.close_and_wait_exit(Duration::from_secs(30)).await;
+        let log = std::fs::read_to_string(&log_path).unwrap();
+        let thin = log.matches("tools/call on the thin path").count();
+        assert_eq!(thin, 3, "era {i}: every call after the first list:\n{log}");
+    }
+}

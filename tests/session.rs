@@ -107,8 +107,8 @@ impl Session {
     }
 
     /// Logs at `mcp_defer=debug`, or at `TEST_RUST_LOG` when set, unless `configure` says
-    /// otherwise.
-    async fn launch(
+    /// otherwise; the server's stderr goes to `stderr` when given.
+    pub async fn launch(
         config: &Path,
         era: Era,
         stderr: Option<std::fs::File>,

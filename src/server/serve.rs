@@ -61,6 +61,17 @@ pub(crate) async fn serve(config: Config, profile: Option<String>) -> Result<(),
     Reloader::new(source, &started, pool.clone(), vec![view])
         .start(shutdown.child_token())
         .map_err(ServeError::Watch)?;
+    // Plain calls skip rmcp's loop (`stdio/calls.rs`) into the same dispatch it would run.
+    let dispatch: super::stdio::Dispatch = {
+        let server = server.clone();
+        std::sync::Arc::new(move |request, context| {
+            let server = server.clone();
+            Box::pin(async move {
+                rmcp::service::Service::handle_request(&server, request, context).await
+            })
+        })
+    };
+    let calls = super::stdio::Calls::new(dispatch);
     let session = async {
         // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
         // handles would cost a thread hand-off per message in each direction. The framing is
@@ -71,11 +82,13 @@ pub(crate) async fn serve(config: Config, profile: Option<String>) -> Result<(),
             stdout,
             max_message_bytes,
             tool_lists,
+            calls.clone(),
         );
         let served = server.serve(framed).await;
         answered.cancel();
         match served {
             Ok(running) => {
+                calls.open(running.peer().clone());
                 let quit = running.waiting().await;
                 tracing::debug!(?quit, "client session ended");
             }

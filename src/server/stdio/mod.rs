@@ -18,8 +18,12 @@
 //! listed tool was serialized once when it was appended, and here its text is copied into
 //! the answer, never parsed or serialized again per request.
 //!
+//! A plain `tools/call` skips rmcp's decoding and service loop: read as one typed shape and
+//! handed to the handler's dispatch on a task of its own (`calls.rs`, the thin call path).
+//!
 //! Here: the transport (ids in flight, the writer task); `judge.rs` decides what a line is
-//! and answers a broken one, `tool_lists.rs` splices the listed bytes into `tools/list`.
+//! and answers a broken one, `tool_lists.rs` splices the listed bytes into `tools/list`,
+//! `calls.rs` runs plain calls.
 
 use std::collections::HashSet;
 use std::io;
@@ -33,11 +37,13 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::reused_ids::ReusedIds;
-use crate::lines::LineReader;
+use crate::lines::{Line, LineReader};
 
+mod calls;
 mod judge;
 mod tool_lists;
 
+pub(crate) use calls::{Calls, Dispatch};
 use judge::{Verdict, error_reply, judge};
 pub(super) use tool_lists::ToolLists;
 use tool_lists::encode;
@@ -46,6 +52,8 @@ use tool_lists::encode;
 pub(super) struct Framed<R> {
     reader: LineReader<R>,
     lists: ToolLists,
+    /// Plain `tools/call`s, run past rmcp's loop.
+    calls: Calls,
     out: mpsc::UnboundedSender<Vec<u8>>,
     /// Cancelled when stdout breaks: the session is over.
     gone: CancellationToken,
@@ -66,13 +74,14 @@ pub(super) enum FramedError {
 
 impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
     /// Frames `reader`/`writer` with lines of at most `max` bytes; `tools/list` answers
-    /// take their tools from `lists`. The writer runs on its own task, so a slow client
-    /// never blocks a handler.
+    /// take their tools from `lists`, plain calls go to `calls`. The writer runs on its own
+    /// task, so a slow client never blocks a handler.
     pub(super) fn new<W: AsyncWrite + Unpin + Send + 'static>(
         reader: R,
         writer: W,
         max: usize,
         lists: ToolLists,
+        calls: Calls,
     ) -> Self {
         let (out, lines) = mpsc::unbounded_channel();
         let gone = CancellationToken::new();
@@ -80,6 +89,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
         Framed {
             reader: LineReader::new(reader, max),
             lists,
+            calls,
             out,
             gone,
             in_flight: HashSet::new(),
@@ -91,7 +101,10 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
     /// it reuses the id of a request still in flight, which this answers itself.
     fn admit(&mut self, message: ClientJsonRpcMessage) -> Option<ClientJsonRpcMessage> {
         match &message {
-            JsonRpcMessage::Request(request) if !self.in_flight.insert(request.id.clone()) => {
+            JsonRpcMessage::Request(request)
+                if self.calls.is_running(&request.id)
+                    || !self.in_flight.insert(request.id.clone()) =>
+            {
                 self.answer(error_reply(
                     Some(request.id.clone()),
                     ErrorCode::INVALID_REQUEST,
@@ -111,6 +124,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> Framed<R> {
                 {
                     self.in_flight.remove(id);
                     self.lists.take(id);
+                    self.calls.cancel(id);
                 }
             }
             _ => {}
@@ -208,6 +222,15 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
                     return None;
                 }
             };
+            if let Line::Text(bytes) = &line
+                && let Some(call) = self.calls.read(bytes)
+            {
+                // An id in use goes the general way, which refuses it.
+                if !self.in_flight.contains(&call.id) && !self.calls.is_running(&call.id) {
+                    self.calls.start(call, self.out.clone());
+                    continue;
+                }
+            }
             match judge(line, self.reader.max()) {
                 Verdict::Pass(message) => {
                     if let Some(message) = self.admit(*message) {

@@ -1,0 +1,256 @@
+//! `tools/call` from the client's line straight to the handler: the thin call path of
+//! issue 31.
+//!
+//! On the general path rmcp decodes each line into its untagged `ClientJsonRpcMessage`
+//! (serde buffers the whole message to try each variant, after `judge.rs` has parsed it
+//! into a `Value` already), hands it to its service loop over a channel, spawns the
+//! handler's task, and sends the answer back through the loop to the transport: three
+//! hand-offs between tasks and two full decodes per call. A plain `tools/call` needs one
+//! typed read (`jsonrpc`, `id`, `method`, and the params rmcp would decode) and one task:
+//! [`Calls::read`] does the read, [`Calls::start`] runs rmcp's own request dispatch
+//! (`Service::handle_request`, which checks a 2026-07-28 request's `_meta` and calls
+//! `ServerHandler::call_tool`) with the context rmcp would build (the request's `_meta`, the
+//! session's peer, a cancellation token), and writes its answer.
+//!
+//! So everything on the call path stays where it was and unchanged: routing, the output
+//! limit, redaction, progress, log messages and requests to the client during the call,
+//! usage notes, both eras. What is here is what rmcp's loop did for such a request: a
+//! `notifications/cancelled` cancels it ([`Calls::cancel`]), a cancelled request is not
+//! answered, and the answer goes out as the JSON-RPC response or error rmcp would write.
+//!
+//! A line takes this path only when it is exactly such a request and the session is past
+//! its handshake ([`Calls::open`]); anything else (a task-augmented call, a retry with
+//! `inputResponses`, params rmcp does not know, an escape the borrowed read cannot take, a
+//! lone surrogate, an id in use) goes the general way, whose answers to broken lines are
+//! `judge.rs`'s.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientRequest, JsonObject, JsonRpcMessage, RequestId,
+    RequestMetaObject, ServerResult,
+};
+use rmcp::service::{RequestContext, TxJsonRpcMessage};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use serde::Deserialize;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::lines::repair_surrogates;
+use crate::sync::lock;
+
+/// The handler's dispatch of one request, as rmcp's service loop would call it.
+pub(crate) type Dispatch = Arc<
+    dyn Fn(
+            ClientRequest,
+            RequestContext<RoleServer>,
+        ) -> Pin<Box<dyn Future<Output = Result<ServerResult, McpError>> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// The thin path of one stdio session; cheap to clone, every clone the same.
+#[derive(Clone)]
+pub(crate) struct Calls {
+    dispatch: Dispatch,
+    /// The session's peer, set once rmcp has served the handshake: until then every line
+    /// goes to rmcp.
+    peer: Arc<OnceLock<Peer<RoleServer>>>,
+    /// The calls on this path not answered yet, with the token that cancels each.
+    running: Arc<Mutex<Running>>,
+}
+
+/// The calls not answered yet by id, each with a number of its own: a client may reuse
+/// the id of a call it cancelled while that call is still winding down, and the cancelled
+/// one must not take the new one's place.
+#[derive(Default)]
+struct Running {
+    calls: HashMap<RequestId, (u64, CancellationToken)>,
+    next: u64,
+}
+
+/// A `tools/call` read off a line, ready to run.
+#[derive(Debug)]
+pub(super) struct Call {
+    pub(super) id: RequestId,
+    params: CallToolRequestParams,
+    meta: RequestMetaObject,
+}
+
+/// The line as this path takes it: nothing but these keys, `jsonrpc` and `method` as
+/// plain strings.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Message<'a> {
+    jsonrpc: &'a str,
+    id: RequestId,
+    method: &'a str,
+    params: Params,
+}
+
+/// The params of a plain call: what `CallToolRequestParams` holds before a retry
+/// (`inputResponses`, `requestState`) or a task (`task`), which take the general path.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMetaObject>,
+}
+
+impl Calls {
+    pub(crate) fn new(dispatch: Dispatch) -> Calls {
+        Calls {
+            dispatch,
+            peer: Arc::default(),
+            running: Arc::default(),
+        }
+    }
+
+    /// Opens the path: the handshake is served and `peer` is the session's.
+    pub(crate) fn open(&self, peer: Peer<RoleServer>) {
+        let _ = self.peer.set(peer);
+    }
+
+    /// The call on `line`, when it is a plain `tools/call` this path takes (see the module
+    /// doc); `None` sends the line the general way.
+    pub(super) fn read(&self, line: &[u8]) -> Option<Call> {
+        self.peer.get()?;
+        read(line)
+    }
+
+    /// Whether a call on this path has `id` and is not answered yet.
+    pub(super) fn is_running(&self, id: &RequestId) -> bool {
+        lock(&self.running).calls.contains_key(id)
+    }
+
+    /// The client cancelled `id`: a call of this path with it stops and is not answered.
+    pub(super) fn cancel(&self, id: &RequestId) {
+        if let Some((_, cancel)) = lock(&self.running).calls.remove(id) {
+            cancel.cancel();
+        }
+    }
+
+    /// Runs `call` on a task of its own and writes its answer line to `out`.
+    pub(super) fn start(&self, call: Call, out: mpsc::UnboundedSender<Vec<u8>>) {
+        let Some(peer) = self.peer.get().cloned() else {
+            return;
+        };
+        let Call { id, params, meta } = call;
+        let cancel = CancellationToken::new();
+        let number = {
+            let mut running = lock(&self.running);
+            running.next += 1;
+            let number = running.next;
+            running.calls.insert(id.clone(), (number, cancel.clone()));
+            number
+        };
+        let mut context = RequestContext::new(id.clone(), peer);
+        context.ct = cancel.child_token();
+        context.meta = meta;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let answer = (self.dispatch)(request, context);
+        let running = self.running.clone();
+        tracing::debug!(%id, "tools/call on the thin path");
+        tokio::spawn(async move {
+            let answer = answer.await;
+            // rmcp cancels a request's token once it is answered; tasks tied to it end.
+            cancel.cancel();
+            // Gone from the table (or its id taken by a new call): the client cancelled it,
+            // and it is not answered.
+            let answering = {
+                let mut running = lock(&running);
+                let ours = running.calls.get(&id).is_some_and(|(n, _)| *n == number);
+                ours && running.calls.remove(&id).is_some()
+            };
+            if !answering {
+                tracing::debug!(%id, "not answering a cancelled call");
+                return;
+            }
+            let message: TxJsonRpcMessage<RoleServer> = match answer {
+                Ok(result) => JsonRpcMessage::response(result, id),
+                Err(error) => JsonRpcMessage::error(error, Some(id)),
+            };
+            match serde_json::to_vec(&message) {
+                Ok(mut bytes) => {
+                    bytes.push(b'\n');
+                    let _ = out.send(bytes);
+                }
+                Err(err) => tracing::error!(error = %err, "cannot encode a call's answer"),
+            }
+        });
+    }
+}
+
+/// The call on `line`, when it is a plain `tools/call` this path takes (see the module doc).
+fn read(line: &[u8]) -> Option<Call> {
+    let text = std::str::from_utf8(line).ok()?;
+    // A lone surrogate is repaired on the general path; paired ones are rare enough.
+    if matches!(repair_surrogates(text), std::borrow::Cow::Owned(_)) {
+        return None;
+    }
+    let message: Message = serde_json::from_str(text).ok()?;
+    if message.jsonrpc != "2.0" || message.method != "tools/call" {
+        return None;
+    }
+    let mut params = CallToolRequestParams::new(message.params.name);
+    params.arguments = message.params.arguments;
+    Some(Call {
+        id: message.id,
+        params,
+        meta: message.params.meta.unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain call is read with its id, name, arguments and `_meta`; everything else the
+    /// general path answers as it always did.
+    #[test]
+    fn only_a_plain_tools_call_takes_the_thin_path() {
+        let call = read(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"s__t","arguments":{"x":1},"_meta":{"progressToken":7}}}"#)
+            .unwrap_or_else(|| panic!("a plain call"));
+        assert_eq!(call.id, RequestId::String("a".into()));
+        assert_eq!(call.params.name, "s__t");
+        assert_eq!(
+            call.params.arguments.and_then(|a| a.get("x").cloned()),
+            Some(serde_json::json!(1))
+        );
+        assert!(call.meta.get_progress_token().is_some());
+        for line in [
+            // Not a call, or not JSON-RPC 2.0.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            // A task, a retry, a field rmcp does not know, a top-level extra.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","task":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","requestState":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","other":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"},"x":1}"#,
+            // Broken: bad params, a null id, trailing junk, a lone surrogate, an escape.
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":[1]}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}} {}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t \ud83d"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{"name":"t"}}"#,
+        ] {
+            assert!(read(line.as_bytes()).is_none(), "{line}");
+        }
+    }
+
+    /// Before the handshake is served, every line goes to rmcp.
+    #[test]
+    fn nothing_takes_the_thin_path_before_the_handshake() {
+        let calls = Calls::new(Arc::new(|_, _| {
+            Box::pin(async { Ok(ServerResult::empty(())) })
+        }));
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
+        assert!(calls.read(line).is_none());
+    }
+}
