@@ -51,7 +51,7 @@ impl Context for State {
         super::latency::SEARCH.start()
     }
 
-    fn search_deadlines(&self) -> super::shared::SearchDeadlines {
+    fn search_deadlines(&self) -> super::meta::SearchDeadlines {
         self.shared.search_deadlines()
     }
 

@@ -203,9 +203,9 @@ impl Shared {
     /// When a search stops waiting for servers still starting: after [`SEARCH_GRACE`]
     /// whatever it found, and after [`SEARCH_WAIT`] when nothing fits; never past the
     /// longest `startup_timeout`.
-    pub(super) fn search_deadlines(&self) -> SearchDeadlines {
+    pub(super) fn search_deadlines(&self) -> super::meta::SearchDeadlines {
         let longest = self.longest_startup();
-        SearchDeadlines {
+        super::meta::SearchDeadlines {
             grace: deadline_after(longest.min(SEARCH_GRACE)),
             nothing_fits: deadline_after(longest.min(SEARCH_WAIT)),
         }
@@ -348,13 +348,4 @@ pub(super) fn deadline_after(after: Duration) -> tokio::time::Instant {
     let now = tokio::time::Instant::now();
     now.checked_add(after)
         .unwrap_or_else(|| now + Duration::from_secs(86_400))
-}
-
-/// When a search answers with servers still starting ([`Shared::search_deadlines`]).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SearchDeadlines {
-    /// Until here it waits for every server still starting.
-    pub grace: tokio::time::Instant,
-    /// Until here it waits while nothing it found fits.
-    pub nothing_fits: tokio::time::Instant,
 }

@@ -22,7 +22,6 @@ use crate::config::ExposureMode;
 use crate::exposure::ExposedList;
 use crate::ingest::Registry;
 use crate::search::usage::Kind;
-use crate::server::shared::SearchDeadlines;
 use crate::server::view::{Servers, Unknown};
 
 /// What a meta tool sees of one request: the shared registry and servers, its session's
@@ -102,4 +101,13 @@ pub(in crate::server) trait Context {
     /// What this session's principal learnt from use, which lifts its searches (`None`:
     /// `learn = false`).
     fn usage(&self) -> Option<Arc<crate::search::usage::Usage>>;
+}
+
+/// When a search answers with servers still starting ([`Context::search_deadlines`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SearchDeadlines {
+    /// Until here it waits for every server still starting.
+    pub grace: tokio::time::Instant,
+    /// Until here it waits while nothing it found fits.
+    pub nothing_fits: tokio::time::Instant,
 }

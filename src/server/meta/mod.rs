@@ -29,7 +29,7 @@ pub(crate) mod search_tools;
 pub(crate) mod select_tools;
 pub(crate) mod validate;
 
-pub(in crate::server) use context::Context;
+pub(in crate::server) use context::{Context, SearchDeadlines};
 pub(crate) use relists::Relists;
 
 /// Largest `limit` a search may ask for.
