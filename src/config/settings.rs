@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{
-    DEFAULT_BODY_TIMEOUT, DEFAULT_CORE_WAIT, DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_CORE_WAIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HUB_GRACE,
     DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_NAME_LENGTH,
     DEFAULT_MAX_SESSIONS_PER_TOKEN, DEFAULT_RELIST_WAIT, DEFAULT_SEARCH_LIMIT,
     DEFAULT_SESSION_IDLE,
@@ -44,6 +44,11 @@ pub struct Settings {
     /// `serve --http`: a session without a request this long is closed and its state
     /// dropped.
     pub session_idle: Duration,
+    /// `hub`: stdio sessions of this config share one process per user (the hub) and its
+    /// servers; `false` keeps one process, and one set of servers, per session.
+    pub hub: bool,
+    /// `hub_grace_sec`: how long the hub stays after its last session ends.
+    pub hub_grace: Duration,
     /// `[settings.http]`: how `serve --http` admits clients.
     pub http: HttpSettings,
 }
@@ -114,6 +119,8 @@ impl Default for Settings {
             model: None,
             learn: true,
             session_idle: DEFAULT_SESSION_IDLE,
+            hub: true,
+            hub_grace: DEFAULT_HUB_GRACE,
             http: HttpSettings::default(),
         }
     }

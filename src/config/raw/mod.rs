@@ -59,6 +59,8 @@ pub(super) struct RawSettings {
     /// `[settings.search] learn`.
     pub search_learn: Option<S<bool>>,
     pub session_idle_sec: Option<S<i64>>,
+    pub hub: Option<S<bool>>,
+    pub hub_grace_sec: Option<S<i64>>,
     pub http: RawHttp,
 }
 

@@ -107,6 +107,8 @@ fn settings_parse_and_convert_units() {
         "max_output_tokens = 20_000",
         "client_era = \"handshake\"",
         "session_idle_sec = 60",
+        "hub = false",
+        "hub_grace_sec = 5",
         "[settings.search]",
         "semantic = \"off\"",
         "learn = false",
@@ -136,6 +138,8 @@ fn settings_parse_and_convert_units() {
             model: None,
             learn: false,
             session_idle: Duration::from_secs(60),
+            hub: false,
+            hub_grace: Duration::from_secs(5),
             http: crate::config::HttpSettings {
                 tokens: Some(crate::config::TokenSource::File(
                     std::path::Path::new(PATH).with_file_name("tokens")
