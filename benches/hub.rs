@@ -61,6 +61,15 @@ fn servers(root: &Path, work: &Path) -> Vec<(String, PathBuf, Vec<String>)> {
     ]
 }
 
+/// One cheap call per server: what a session that uses each of them makes.
+const USES: [(&str, &str, &str); 5] = [
+    ("time", "get_current_time", r#"{"timezone": "UTC"}"#),
+    ("git", "git_status", r#"{"repo_path": "."}"#),
+    ("everything", "echo", r#"{"message": "hi"}"#),
+    ("filesystem", "list_allowed_directories", "{}"),
+    ("memory", "read_graph", "{}"),
+];
+
 /// One JSON-RPC line peer over a child's stdio.
 struct Peer {
     child: Child,
@@ -171,18 +180,16 @@ fn session(
     let listed = peer.request("tools/list", json!({}));
     assert!(listed.get("result").is_some(), "tools/list: {listed}");
     let first_list = start.elapsed();
-    // The memory is measured with every server up: a search names those still starting.
-    let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        let searched = peer.request(
+    // Each session uses every server once (servers with cached tools start only on use),
+    // so the memory is measured with every server up, as a working session has them.
+    for (server, tool, arguments) in USES {
+        let arguments: Value = serde_json::from_str(arguments).expect("json");
+        let called = peer.request(
             "tools/call",
-            json!({"name": "search_tools", "arguments": {"query": "current time"}}),
+            json!({"name": "call_tool", "arguments": {"name": format!("{server}__{tool}"),
+                   "arguments": arguments}}),
         );
-        assert!(searched.get("result").is_some(), "search_tools: {searched}");
-        let starting = &searched["result"]["structuredContent"]["starting"];
-        if starting.as_array().is_none_or(Vec::is_empty) || Instant::now() > deadline {
-            break;
-        }
+        assert!(called.get("result").is_some(), "{server}__{tool}: {called}");
     }
     Session {
         peers: vec![peer],
