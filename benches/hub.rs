@@ -8,6 +8,9 @@
 //! `cargo bench --bench hub -- [--sessions 1,5,10] [--modes direct,alone,hub]` (Linux: reads /proc; needs .peers).
 //! A bench, not a test: figures go to docs/benchmarks.md.
 
+// A bench panics on broken setup; the crate-wide denial is for the library.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
