@@ -283,8 +283,9 @@ async fn a_stale_socket_is_replaced() {
     let config = config(&dir, "servers.toml", &marker, GRACE);
     let socket = stale_socket(&config, &run).await;
     let mut b = session(&config, &run).await;
-    let answer = echo(&mut b, "call_tool").await;
-    assert!(answer.get("result").is_some(), "{answer}");
+    select(&mut b, &["f__echo"]).await;
+    let answer = echo(&mut b, "f__echo").await;
+    assert!(result_text(&answer).contains("hello"), "{answer}");
     assert_eq!(hubs(&config).len(), 1);
     assert_eq!(sockets(&run), [socket]);
     b.close().await;
@@ -343,4 +344,34 @@ async fn two_configs_get_two_hubs() {
         hubs(&one).is_empty() && hubs(&two).is_empty()
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_server_with_share_session_keeps_the_sessions_of_its_config_alone() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("session-{}", dir.path().display());
+    let toml = format!(
+        "[settings]\nhub_grace_sec = 0\n{}",
+        fixture("f", &["--name", &marker], "share = \"session\"")
+    );
+    let config = dir.file("servers.toml");
+    std::fs::write(&config, toml).expect("write config");
+    let config = config.canonicalize().expect("config path");
+    let mut a = session(&config, &run).await;
+    let mut b = session(&config, &run).await;
+    for client in [&mut a, &mut b] {
+        let answer = client
+            .request(
+                "tools/call",
+                json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
+            )
+            .await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    assert!(hubs(&config).is_empty());
+    assert!(sockets(&run).is_empty());
+    assert_eq!(running(FIXTURE, Path::new(&marker)).len(), 2);
+    a.close().await;
+    b.close().await;
 }

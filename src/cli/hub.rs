@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::{serve_alone, serve_config};
-use crate::config::Config;
+use crate::config::{Config, Share};
 use crate::platform::hub::HUB_SUPPORTED;
 use crate::relay::{Hub, Place};
 
@@ -61,6 +61,13 @@ fn hub_for(config: &Config, profile: Option<&str>, no_hub: bool) -> Option<Hub> 
         _ => config.settings.hub,
     };
     if !wanted || !HUB_SUPPORTED {
+        return None;
+    }
+    if let Some(server) = (config.enabled_servers()).find(|s| s.share == Share::Session) {
+        tracing::info!(
+            server = %server.name,
+            "share = \"session\": this config's sessions run alone, each with its own servers"
+        );
         return None;
     }
     let canonical = match config.path.canonicalize() {

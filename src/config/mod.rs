@@ -78,7 +78,7 @@ pub use defaults::{
 };
 pub use error::ConfigError;
 pub(crate) use raw::SERVER_KEYS;
-pub use server::{AlwaysLoad, OAuthClient, ServerConfig, Start, ToolOverride, Transport};
+pub use server::{AlwaysLoad, OAuthClient, ServerConfig, Share, Start, ToolOverride, Transport};
 pub use settings::{ClientEra, ExposureMode, HttpSettings, Settings, TokenSource};
 
 /// A validated configuration.

@@ -146,6 +146,8 @@ pub(super) struct RawServer {
     pub max_output_tokens: Option<S<i64>>,
     /// Ours: `"eager"` (the default) or `"lazy"`.
     pub start: Option<S<String>>,
+    /// `share = "shared" | "session"`.
+    pub share: Option<S<String>>,
     /// Ours: stop the server after this long without a call.
     pub idle_stop_sec: Option<S<f64>>,
     /// `[mcp_servers.<name>.tools.<tool>]` tables, in file order: ours (`description`,

@@ -42,6 +42,7 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "inherit_env",
     "max_output_tokens",
     "start",
+    "share",
     "idle_stop_sec",
     "tools",
 ];
@@ -93,6 +94,7 @@ pub(super) fn decode_server(
         search_hints: None,
         max_output_tokens: None,
         start: None,
+        share: None,
         idle_stop_sec: None,
         tools: Vec::new(),
         ignored: Vec::new(),
@@ -132,6 +134,7 @@ pub(super) fn decode_server(
             "search_hints" => s.search_hints = Some(cx.string_or_strings(key, value)?),
             "max_output_tokens" => s.max_output_tokens = Some(cx.integer(key, value)?),
             "start" => s.start = Some(cx.string(key, value)?),
+            "share" => s.share = Some(cx.string(key, value)?),
             "idle_stop_sec" => s.idle_stop_sec = Some(cx.seconds(key, value)?),
             "experimental_environment" => {
                 cx.string(key, value)?;
