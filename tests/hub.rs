@@ -58,12 +58,33 @@ async fn session_with(
             .env("MCP_DEFER_HUB", "on");
         configure(command);
     });
-    handshake(&mut client).await;
+    if let Err(answer) = try_handshake(&mut client).await {
+        panic!("initialize: {answer}\nthe hubs' logs:\n{}", hub_logs(run));
+    }
     client
+}
+
+/// What the hubs under `run` logged, for a failure's message.
+fn hub_logs(run: &Path) -> String {
+    let Ok(entries) = std::fs::read_dir(run.join("mcp-defer")) else {
+        return String::new();
+    };
+    (entries.flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// `initialize` 2025-06-18 and `notifications/initialized`.
 async fn handshake(client: &mut RawClient) {
+    if let Err(answer) = try_handshake(client).await {
+        panic!("initialize: {answer}");
+    }
+}
+
+/// As [`handshake`]; `Err` with the answer when `initialize` fails.
+async fn try_handshake(client: &mut RawClient) -> Result<(), Value> {
     let init = client
         .request(
             "initialize",
@@ -71,10 +92,13 @@ async fn handshake(client: &mut RawClient) {
                    "clientInfo": {"name": "hub-test", "version": "0"}}),
         )
         .await;
-    assert!(init.get("result").is_some(), "initialize: {init}");
+    if init.get("result").is_none() {
+        return Err(init);
+    }
     client
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
+    Ok(())
 }
 
 async fn tool_names(client: &mut RawClient) -> Vec<String> {
@@ -267,8 +291,8 @@ async fn stale_socket(config: &Path, run: &Path) -> PathBuf {
         panic!("one socket: {:?}", sockets(run));
     };
     let socket = socket.clone();
-    // The session is ended first, so it does not start a new hub.
-    drop(a);
+    // The session is ended first (and waited for), so it does not start a new hub.
+    a.close().await;
     assert!(os::send(hub, os::Signal::Kill));
     eventually("the killed hub is gone", || is_gone(hub)).await;
     assert!(socket.exists(), "a killed hub leaves its socket file");

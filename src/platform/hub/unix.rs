@@ -1,7 +1,7 @@
 //! The hub's channel on Unix: a Unix socket in a private directory, peers checked by uid.
 
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{Channel, ChannelError, io_at, private_dir_verdict, same_user};
@@ -107,6 +107,9 @@ fn channel(stream: tokio::net::UnixStream) -> Channel {
 pub(crate) struct Listener {
     listener: tokio::net::UnixListener,
     path: PathBuf,
+    /// Held for the hub's life: one hub per socket path, even when two were started at
+    /// once (the socket file alone cannot say so: two could each replace a stale one).
+    _alive: std::fs::File,
 }
 
 impl Listener {
@@ -116,6 +119,24 @@ impl Listener {
     /// # Errors
     /// `AddrInUse` when a hub answers there; the refusals of [`connect`]; I/O errors.
     pub(crate) async fn bind(path: &Path) -> Result<Listener, ChannelError> {
+        let alive_path = path.with_extension("alive");
+        let alive = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(SOCKET_MODE)
+            .open(&alive_path)
+            .map_err(io_at(&alive_path))?;
+        match lock_exclusive(&alive, false) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                return Err(io_at(path)(io::Error::new(
+                    io::ErrorKind::AddrInUse,
+                    "another hub runs for this socket",
+                )));
+            }
+            Err(err) => return Err(io_at(&alive_path)(err)),
+        }
         match connect(path).await {
             Ok(_) => {
                 return Err(io_at(path)(io::Error::new(
@@ -135,6 +156,7 @@ impl Listener {
         Ok(Listener {
             listener,
             path: path.to_path_buf(),
+            _alive: alive,
         })
     }
 
@@ -174,15 +196,21 @@ pub(crate) fn detach(command: &mut std::process::Command) {
 }
 
 /// Takes an exclusive lock on `file`, waiting for whoever holds it; released when the file
-/// is closed (`flock`: `File::lock` is newer than the crate's minimum Rust).
+/// is closed, or the process dies (`flock`: `File::lock` is newer than the crate's minimum
+/// Rust). With `wait` false, `WouldBlock` when another holds it.
 ///
 /// # Errors
 /// The system call's error.
-pub(crate) fn lock_exclusive(file: &std::fs::File) -> io::Result<()> {
+pub(crate) fn lock_exclusive(file: &std::fs::File, wait: bool) -> io::Result<()> {
     use std::os::fd::AsRawFd;
+    let operation = if wait {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_EX | libc::LOCK_NB
+    };
     loop {
         // SAFETY: flock on a descriptor we own has no memory-safety preconditions.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+        if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
             return Ok(());
         }
         let err = io::Error::last_os_error();

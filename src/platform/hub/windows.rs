@@ -49,6 +49,6 @@ pub(crate) fn detach(command: &mut std::process::Command) {
 ///
 /// # Errors
 /// Always `Unsupported`.
-pub(crate) fn lock_exclusive(_file: &std::fs::File) -> std::io::Result<()> {
+pub(crate) fn lock_exclusive(_file: &std::fs::File, _wait: bool) -> std::io::Result<()> {
     Err(std::io::ErrorKind::Unsupported.into())
 }
