@@ -271,6 +271,18 @@ async fn a_killed_hub_is_replaced_and_the_session_keeps_its_list() {
 /// A grace that outlasts the test's steps: a hub must still run when it is killed.
 const GRACE: &str = "hub_grace_sec = 600";
 
+/// Stops the hubs of `config` when dropped, so a test that fails leaves no hub with a long
+/// grace behind.
+struct HubsStopped(PathBuf);
+
+impl Drop for HubsStopped {
+    fn drop(&mut self) {
+        for hub in hubs(&self.0) {
+            os::send(hub, os::Signal::Term);
+        }
+    }
+}
+
 /// Stops the hubs of `config` (SIGTERM: they remove their sockets and stop their servers).
 async fn stop_hubs(config: &Path) {
     for hub in hubs(config) {
@@ -305,6 +317,7 @@ async fn a_stale_socket_is_replaced() {
     let run = runtime_dir(&dir);
     let marker = format!("stale-{}", dir.path().display());
     let config = config(&dir, "servers.toml", &marker, GRACE);
+    let _stopped = HubsStopped(config.clone());
     let socket = stale_socket(&config, &run).await;
     let mut b = session(&config, &run).await;
     select(&mut b, &["f__echo"]).await;
@@ -322,6 +335,7 @@ async fn a_socket_owned_by_another_user_is_refused() {
     let run = runtime_dir(&dir);
     let marker = format!("foreign-{}", dir.path().display());
     let config = config(&dir, "servers.toml", &marker, GRACE);
+    let _stopped = HubsStopped(config.clone());
     let socket = stale_socket(&config, &run).await;
     if let Err(err) = os::chown(&socket, 65534) {
         eprintln!("skipping: cannot give the socket to another user ({err}); needs root");
