@@ -20,7 +20,8 @@
 //!   `search/semantic.rs` is the static embedding tier built in; `search/transformer/` the
 //!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
 //!   under `MCP_DEFER_CACHE_DIR`/`vectors/`); `search/usage/` what search learns from use
-//!   (which tool was chosen after which query, `usage.jsonl` in the data directory).
+//!   (which tool was chosen after which query, per principal: `usage.jsonl` in the data
+//!   directory, `usage/<id>.jsonl` per HTTP token).
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
 //!   kept as the bytes it is listed with (`server/stdio/` writes stdio `tools/list`
 //!   answers from them).
@@ -40,7 +41,8 @@
 //!     and the one answer to which are removed or unavailable, and why;
 //!   - `server/stdio/` and `server/serve.rs`: the stdio session; `server/http/`: where an
 //!     HTTP session lives (`serve --http`: wiring, `gate.rs` tokens and in-flight limit,
-//!     `expiry.rs` open sessions and their expiry);
+//!     `connections.rs` pending and authorized connections, `expiry.rs` open sessions and
+//!     their expiry);
 //!   - `server/reload.rs`: re-reads the config on a change of the file or SIGHUP and
 //!     decides, with `config/diff.rs`, what restarts.
 //! - [`oauth`]: logins to remote servers (`mcp-defer login`), their stored tokens, and the

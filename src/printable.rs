@@ -20,6 +20,20 @@ pub(crate) fn one_line(text: &str) -> Cow<'_, str> {
     escape(text, |_| false)
 }
 
+/// At most this many characters of a caller's input are echoed back in an error: enough
+/// to recognise it, too few to flood a log or a model's context (a 1 MB task id came back
+/// whole: issue 35).
+pub(crate) const ECHO_CHARS: usize = 80;
+
+/// `text` cut to [`ECHO_CHARS`] characters, with its length in bytes when cut: what an
+/// error echoes of the input it refuses. Borrowed when short enough.
+pub(crate) fn excerpt(text: &str) -> Cow<'_, str> {
+    match text.char_indices().nth(ECHO_CHARS) {
+        None => Cow::Borrowed(text),
+        Some((end, _)) => Cow::Owned(format!("{}… ({} bytes)", &text[..end], text.len())),
+    }
+}
+
 fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| is_unsafe(c) && !keep(c);
     if !text.chars().any(unsafe_char) {
@@ -57,6 +71,14 @@ mod tests {
         );
         assert_eq!(one_line("a\nb\tc"), "a\\nb\\tc");
         assert!(matches!(printable("plain é 日本 ✓\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn excerpts_keep_short_text_and_cut_long_text_on_a_character_boundary() {
+        assert!(matches!(excerpt("fx:42"), Cow::Borrowed("fx:42")));
+        let long = "é".repeat(500_000);
+        let cut = excerpt(&long);
+        assert_eq!(cut, format!("{}… (1000000 bytes)", "é".repeat(ECHO_CHARS)));
     }
 
     fn is_unsafe_but_newline_or_tab(c: char) -> bool {

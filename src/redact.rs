@@ -48,12 +48,17 @@ pub(crate) fn register_secret(value: &str) {
     if value.len() < MIN_SECRET_LEN {
         return;
     }
+    // As written, and as a `Debug` dump of a request shows it (rmcp logs requests with
+    // `?`: a `"` or `\\` in the value comes out escaped, and would slip past otherwise).
+    let escaped: String = value.escape_debug().collect();
     let mut secrets = SECRETS.write().unwrap_or_else(|p| p.into_inner());
-    if !secrets.iter().any(|s| s == value) {
-        secrets.push(value.to_owned());
-        // Longest first, so a secret that contains another is masked whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for form in [value, escaped.as_str()] {
+        if !secrets.iter().any(|s| s == form) {
+            secrets.push(form.to_owned());
+        }
     }
+    // Longest first, so a secret that contains another is masked whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
 }
 
 /// `text` with every credential masked: registered secret values, URL userinfo, secret-named
@@ -68,7 +73,7 @@ pub(crate) fn redact(text: &str) -> Cow<'_, str> {
             }
         }
     }
-    for rule in [userinfo, bare_userinfo, params, bearer] {
+    for rule in [userinfo, bare_userinfo, params, bearer, session_worker] {
         if let Some(changed) = rule(&out) {
             out = Cow::Owned(changed);
         }
@@ -272,6 +277,33 @@ fn bearer(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// rmcp names each HTTP session's transport worker `streamable-http-session-<id>` (a span
+/// field, in every line logged inside it): the id, which is the session's bearer
+/// credential, becomes `***`.
+fn session_worker(text: &str) -> Option<String> {
+    const NAME: &str = "streamable-http-session-";
+    if !text.contains(NAME) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while let Some(at) = rest.find(NAME) {
+        let start = at + NAME.len();
+        out.push_str(&rest[..start]);
+        let id_end = rest[start..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .map_or(rest.len(), |i| start + i);
+        if id_end > start {
+            out.push_str(MASK);
+            changed = true;
+        }
+        rest = &rest[id_end..];
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
 fn is_quote(c: char) -> bool {
     matches!(c, '"' | '\'' | '`' | '<' | '>')
 }
@@ -371,6 +403,22 @@ mod tests {
     }
 
     #[test]
+    fn session_ids_in_rmcp_worker_names_are_masked() {
+        assert_eq!(
+            redact("TRACE transport_worker{name=streamable-http-session-7d25c3fa-1c08-4e}: x"),
+            "TRACE transport_worker{name=streamable-http-session-***}: x"
+        );
+        assert_eq!(
+            redact(r#"{"name":"streamable-http-session-abc123"}"#),
+            r#"{"name":"streamable-http-session-***"}"#
+        );
+        assert_eq!(
+            redact("streamable-http-session-***"),
+            "streamable-http-session-***"
+        );
+    }
+
+    #[test]
     fn bearer_tokens_and_named_values_are_masked() {
         assert_eq!(
             redact("authorization: Bearer sk-live-123, next"),
@@ -381,6 +429,15 @@ mod tests {
             "client_secret=*** rest"
         );
         assert_eq!(redact("a = b, x=1"), "a = b, x=1");
+    }
+
+    #[test]
+    fn registered_values_are_masked_as_a_debug_dump_escapes_them() {
+        register_secret(r#"quote"in-secret\x"#);
+        assert_eq!(
+            redact(r#"String("quote\"in-secret\\x") and quote"in-secret\x"#),
+            r#"String("***") and ***"#
+        );
     }
 
     #[test]

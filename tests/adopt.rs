@@ -353,3 +353,244 @@ fn undo_leaves_a_servers_toml_edited_since_adopt() {
     assert_eq!(std::fs::read_to_string(&config).unwrap(), edited);
     assert!(stdout(&out).contains("left as it is"), "{}", stdout(&out));
 }
+
+/// `adopt` run through `exe` (a copy of the binary at a runner's cache path) with `env`.
+fn adopt_as(exe: &Path, dir: &Dir, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut command = Command::new(exe);
+    command
+        .arg("adopt")
+        .args(args)
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.file(".config"))
+        .env("XDG_DATA_HOME", dir.file(".local/share"))
+        .env("CODEX_HOME", dir.file(".codex"))
+        .env_remove("MCP_DEFER_CONFIG")
+        .env_remove("npm_config_user_agent");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run mcp-defer adopt")
+}
+
+/// The binary placed at `relative` inside `dir`, as a package runner's cache holds it (a
+/// hard link: the running binary sees that path as its own).
+fn in_cache(dir: &Dir, relative: &str) -> PathBuf {
+    let exe = dir.file(relative);
+    std::fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    std::fs::hard_link(BIN, &exe)
+        .or_else(|_| std::fs::copy(BIN, &exe).map(|_| ()))
+        .unwrap();
+    exe
+}
+
+#[test]
+fn adopt_run_through_npx_or_uvx_registers_the_runner_not_its_cache() {
+    for (relative, agent, runner, shown) in [
+        (
+            ".npm/_npx/4b4c857f6efdfb61/node_modules/@mcp-defer/linux-x64/bin/mcp-defer",
+            "npm/10.9.2 node/v22.12.0 linux x64 workspaces/false",
+            ("npx", vec!["-y", "mcp-defer"]),
+            "npx -y mcp-defer",
+        ),
+        (
+            ".cache/uv/archive-v0/ZbvI3VZ6lNCoGm5fsP1yT/bin/mcp-defer",
+            "",
+            ("uvx", vec!["mcp-defer"]),
+            "uvx mcp-defer",
+        ),
+    ] {
+        let dir = Dir::new();
+        let exe = in_cache(&dir, relative);
+        let claude_json = dir.file(".claude.json");
+        let before = json!({"mcpServers": {"time": {"type": "stdio", "command": "uvx",
+            "args": ["mcp-server-time"], "env": {}}}});
+        std::fs::write(&claude_json, before.to_string()).unwrap();
+        let env: Vec<(&str, &str)> = if agent.is_empty() {
+            Vec::new()
+        } else {
+            vec![("npm_config_user_agent", agent)]
+        };
+        let out = adopt_as(&exe, &dir, &env, &["claude"]);
+        ok(&out);
+        let config = dir.file(".config/mcp-defer/servers.toml");
+        let config = config.to_string_lossy();
+        let mut args: Vec<&str> = runner.1.clone();
+        args.extend(["serve", "--config", &config]);
+        let entry = &read_json(&claude_json)["mcpServers"]["mcp-defer"];
+        assert_eq!(entry["command"], runner.0, "{entry}");
+        assert_eq!(entry["args"], json!(args), "{entry}");
+        let text = stdout(&out);
+        assert!(
+            text.contains(&format!("Undo: `{shown} adopt --undo claude`"))
+                && text.contains(&format!("Next: `{shown} check --config")),
+            "{text}"
+        );
+        assert!(!text.contains(relative), "{text}");
+
+        // That entry is mcp-defer itself: importing Claude Code's servers now leaves it out.
+        let out = Command::new(BIN)
+            .args(["import", "claude"])
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            stderr(&out).contains("skipped mcp-defer") && stderr(&out).contains("itself"),
+            "{}",
+            stderr(&out)
+        );
+        assert!(
+            !stdout(&out).contains("mcp_servers.mcp-defer"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn renamed_servers_are_turned_off_in_the_client_under_their_own_names() {
+    let dir = Dir::new();
+    let gemini = dir.file(".gemini/settings.json");
+    std::fs::create_dir_all(gemini.parent().unwrap()).unwrap();
+    // Gemini CLI reads comments in its settings file; undo keeps them.
+    let before = "{\n  // my theme\n  \"theme\": \"x\",\n  \"mcpServers\": {\n    \
+                  \"docs.site\": {\"command\": \"uvx\", \"args\": [\"docs-server\"]},\n    \
+                  \"my server\": {\"command\": \"uvx\", \"args\": [\"mine\"]}, // mine\n    \
+                  \"time\": {\"command\": \"uvx\", \"args\": [\"mcp-server-time\"]},\n  },\n}\n";
+    std::fs::write(&gemini, before).unwrap();
+    let out = adopt(&dir, dir.path(), &["gemini"]);
+    ok(&out);
+    let after = read_json(&gemini);
+    let names: Vec<&String> = after["mcpServers"].as_object().unwrap().keys().collect();
+    assert_eq!(names, ["mcp-defer"], "{after}");
+    assert!(
+        stdout(&out).contains("removed there: docs.site, my server, time"),
+        "{}",
+        stdout(&out)
+    );
+    let config = dir.file(".config/mcp-defer/servers.toml");
+    let servers: toml::Table = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let names: Vec<&String> = servers["mcp_servers"].as_table().unwrap().keys().collect();
+    assert_eq!(names, ["docs_site", "my_server", "time"]);
+    #[cfg(unix)]
+    assert_eq!(
+        mode(config.parent().unwrap()),
+        0o700,
+        "adopt creates the config folder private, as docs/install.md says"
+    );
+
+    let out = adopt(&dir, dir.path(), &["--undo", "gemini"]);
+    ok(&out);
+    assert_eq!(std::fs::read_to_string(&gemini).unwrap(), before);
+
+    // Codex: the same server is turned off under its quoted name.
+    let codex = dir.file(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(
+        &codex,
+        "[mcp_servers.\"docs.site\"]\ncommand = \"uvx\"\nargs = [\"docs-server\"]\n",
+    )
+    .unwrap();
+    let out = adopt(&dir, dir.path(), &["codex"]);
+    ok(&out);
+    let after: toml::Table = toml::from_str(&std::fs::read_to_string(&codex).unwrap()).unwrap();
+    assert_eq!(
+        after["mcp_servers"]["docs.site"]["enabled"].as_bool(),
+        Some(false),
+        "{after}"
+    );
+}
+
+/// GitHub Copilot CLI from the shared client kit (`$MCP_DEFER_COPILOT`, else
+/// `clients3/node_modules/@github/copilot-linux-x64/copilot`), with its package cache.
+fn copilot_cli() -> Option<(PathBuf, PathBuf)> {
+    let home = PathBuf::from(std::env::var_os("HOME")?);
+    let peers = home.join(".cache/mcp-defer-peers");
+    let cli = std::env::var_os("MCP_DEFER_COPILOT").map_or_else(
+        || peers.join("clients3/node_modules/@github/copilot-linux-x64/copilot"),
+        PathBuf::from,
+    );
+    if !cli.exists() {
+        eprintln!("skipping the `copilot mcp list` part: set MCP_DEFER_COPILOT");
+        return None;
+    }
+    Some((cli, peers.join("copilot-cache")))
+}
+
+/// The server lines of `copilot mcp list` on the test's HOME, offline.
+fn copilot_list(dir: &Dir) -> Option<String> {
+    let (cli, cache) = copilot_cli()?;
+    let out = Command::new(cli)
+        .args(["mcp", "list"])
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env_remove("COPILOT_HOME")
+        // Each fresh HOME would unpack ~235 MB of Copilot's package: the kit's one cache.
+        .env("XDG_CACHE_HOME", cache)
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .output()
+        .expect("run copilot mcp list");
+    Some(stdout(&out))
+}
+
+#[test]
+fn copilot_servers_move_behind_mcp_defer_and_come_back() {
+    let dir = Dir::new();
+    let file = dir.file(".copilot/mcp-config.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    // As Copilot CLI 1.0.102 writes it after `copilot mcp add time --env TZ=UTC -- uvx
+    // mcp-server-time` and `copilot mcp add --transport http gh URL`.
+    let before = "{\n  \"mcpServers\": {\n    \"time\": {\n      \"tools\": [\n        \"*\"\n      ],\n      \
+                  \"type\": \"local\",\n      \"command\": \"uvx\",\n      \"args\": [\n        \
+                  \"mcp-server-time\"\n      ],\n      \"env\": {\n        \"TZ\": \"UTC\"\n      }\n    },\n    \
+                  \"gh\": {\n      \"tools\": [\n        \"*\"\n      ],\n      \"type\": \"http\",\n      \
+                  \"url\": \"http://127.0.0.1:9/mcp\"\n    }\n  }\n}";
+    std::fs::write(&file, before).unwrap();
+    let out = adopt(&dir, dir.path(), &["copilot"]);
+    ok(&out);
+    assert!(
+        stdout(&out).contains("Added 2 servers of GitHub Copilot CLI")
+            && stdout(&out).contains("removed there: time, gh")
+            && stdout(&out).contains("`copilot mcp list` shows `mcp-defer`"),
+        "{}",
+        stdout(&out)
+    );
+    let after = read_json(&file);
+    let config = dir.file(".config/mcp-defer/servers.toml");
+    let bin = std::fs::canonicalize(BIN).unwrap();
+    assert_eq!(
+        after["mcpServers"],
+        json!({"mcp-defer": {"type": "local", "command": bin.to_string_lossy(),
+            "args": ["serve", "--config", config.to_string_lossy()], "env": {},
+            "tools": ["*"]}})
+    );
+    let servers: toml::Table = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let names: Vec<&String> = servers["mcp_servers"].as_table().unwrap().keys().collect();
+    assert_eq!(names, ["time", "gh"]);
+    assert_eq!(
+        servers["mcp_servers"]["time"]["env"]["TZ"].as_str(),
+        Some("UTC")
+    );
+    if let Some(list) = copilot_list(&dir) {
+        assert!(
+            list.contains("mcp-defer (local)") && !list.contains("time (local)"),
+            "{list}"
+        );
+    }
+
+    let out = adopt(&dir, dir.path(), &["--undo", "copilot"]);
+    ok(&out);
+    let undone = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Json>(&undone).unwrap(),
+        serde_json::from_str::<Json>(before).unwrap()
+    );
+    if let Some(list) = copilot_list(&dir) {
+        assert!(
+            list.contains("time (local)") && !list.contains("mcp-defer"),
+            "{list}"
+        );
+    }
+}

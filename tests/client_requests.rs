@@ -184,7 +184,10 @@ async fn a_2026_07_28_client_without_roots_gets_a_clear_error_not_a_hang() {
     // roots request during the call is refused at once with the reason, which the fixture
     // puts in its result; nothing is parked waiting for an answer that cannot come.
     let setup = Dir::new();
-    let config = setup.config(&fixture("fixture", &["--ask-tool"], ""));
+    let config = setup.config(&format!(
+        "[settings]\nclient_era = \"any\"\n\n{}",
+        fixture("fixture", &["--ask-tool"], "")
+    ));
     let mut command = tokio::process::Command::new(BIN);
     command.arg("serve").arg("--config").arg(&config);
     let transport = TokioChildProcess::new(command).unwrap();

@@ -288,3 +288,37 @@ async fn the_first_call_to_a_ready_server_does_not_wait_for_the_slowest() {
     assert!(text(&meta).contains('3'), "{meta:?}");
     session.close().await;
 }
+
+/// Issue 35 item 11: a 1 MB task id came back whole in `tasks/get`'s error. The error
+/// still names the id (its start) and the fix, in a few hundred bytes.
+#[tokio::test]
+async fn an_unknown_task_id_is_echoed_cut_short() {
+    let dir = Dir::new();
+    let path = dir.config(&fixture("fx", &[], ""));
+    let mut raw = crate::raw::RawClient::start(&path);
+    let init = raw
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "raw", "version": "0"}}),
+        )
+        .await;
+    assert!(init.get("result").is_some(), "{init}");
+    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    // A server that is not configured: the id stops here (a configured one would be sent
+    // on to its server, whose error is its own).
+    let long_id = format!("nosuch:{}", "7".repeat(1 << 20));
+    let answer = raw.request("tasks/get", json!({"taskId": long_id})).await;
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Unknown task \"nosuch:777") && message.contains("bytes"),
+        "{}",
+        &answer.to_string()[..answer.to_string().len().min(600)]
+    );
+    assert!(
+        answer.to_string().len() < 1024,
+        "the error echoes {} bytes",
+        answer.to_string().len()
+    );
+}

@@ -125,14 +125,23 @@ async fn connections_past_max_connections_are_closed_at_once() {
     ));
     let server = Server::start(&dir, &[]);
     let addr = host_port(&server.url);
-    let mut held: Vec<TcpStream> = (0..4).map(|_| TcpStream::connect(&addr).unwrap()).collect();
-    // The four are served (a request on one is answered)...
-    held[0]
-        .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        .unwrap();
-    let mut buf = [0u8; 256];
-    let n = held[0].read(&mut buf).unwrap();
-    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    // Four are served: a request through the gate on each is answered (no tokens are
+    // configured, so each counts as authorized from then on)...
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut stream = TcpStream::connect(&addr).unwrap();
+        stream
+            .write_all(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let mut buf = [0u8; 256];
+        let n = stream.read(&mut buf).unwrap();
+        assert!(
+            String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 "),
+            "{}",
+            String::from_utf8_lossy(&buf[..n])
+        );
+        held.push(stream);
+    }
     // ...and a fifth is closed without an answer.
     let mut fifth = TcpStream::connect(&addr).unwrap();
     let _ = fifth.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
@@ -141,6 +150,48 @@ async fn connections_past_max_connections_are_closed_at_once() {
         "a connection past max_connections was kept"
     );
     drop(held);
+}
+
+/// Issue 35 item 7: sockets that never send a token held every place under
+/// `max_connections` (16 idle ones made 33 of 40 calls of a valid session fail). Now they
+/// may hold half of it, and a new connection closes the oldest of them: a token holder's
+/// calls all go through, from the same address as the idle sockets.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_without_a_token_do_not_lock_out_a_token_holder() {
+    let dir = Dir::new();
+    let server = with_tokens(
+        &dir,
+        "max_connections = 16\nheader_timeout_sec = 60",
+        &fixture("fx", &[], ""),
+    );
+    let addr = host_port(&server.url);
+    // More idle sockets than max_connections, connected (and so accepted) before the
+    // token holder's.
+    let mut idle: Vec<TcpStream> = (0..40)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    let client = reqwest::Client::new();
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = [("authorization", bearer.as_str())];
+    let session = open_session(&client, &server.url, &auth).await;
+    let headers = [auth[0], ("mcp-session-id", session.as_str())];
+    for id in 10..50 {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "hi"}}}});
+        let (status, _, body) = post(&client, &server.url, &headers, &call).await;
+        assert_eq!(status, 200, "call {id}: {body}");
+        assert_ne!(result_of(&body, id)["isError"], json!(true), "{body}");
+    }
+    // The idle sockets were closed, oldest first, down to their share (8 of 16): the 32
+    // oldest are gone well before the header timeout (60 s).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for (i, s) in idle.iter_mut().take(32).enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            closed_within(s, left.max(Duration::from_millis(1))),
+            "idle connection {i} still open"
+        );
+    }
 }
 
 #[tokio::test]
@@ -174,6 +225,46 @@ async fn one_token_is_refused_sessions_past_its_cap_with_the_setting_named() {
         .unwrap();
     assert!(response.status().is_success(), "{}", response.status());
     open_session(&client, &server.url, &auth).await;
+}
+
+/// Session ownership seen a second way (issue 35 item 13): another token can neither
+/// append to a session's list through it nor open its stream, and the owner's list is
+/// untouched.
+#[tokio::test]
+async fn another_token_cannot_select_into_a_session_nor_open_its_stream() {
+    let dir = Dir::new();
+    let server = with_tokens(&dir, "", &fixture("fx", &[], ""));
+    let client = reqwest::Client::new();
+    let mine = format!("Bearer {TOKEN}");
+    let theirs = format!("Bearer {OTHER}");
+    let session = open_session(&client, &server.url, &[("authorization", &mine)]).await;
+    let select = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "select_tools", "arguments": {"names": ["fx__add"]}}});
+    let as_them = [
+        ("authorization", theirs.as_str()),
+        ("mcp-session-id", session.as_str()),
+    ];
+    let (status, _, body) = post(&client, &server.url, &as_them, &select).await;
+    assert_eq!(status, 404, "{body}");
+    let stream = client
+        .get(&server.url)
+        .header("accept", "text/event-stream")
+        .header("authorization", &theirs)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status().as_u16(), 404);
+    let as_me = [
+        ("authorization", mine.as_str()),
+        ("mcp-session-id", session.as_str()),
+    ];
+    let (status, _, body) = post(&client, &server.url, &as_me, &tools_list(3)).await;
+    assert_eq!(status, 200, "{body}");
+    let listed: Vec<String> = (result_of(&body, 3)["tools"].as_array().unwrap().iter())
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(listed, ["search_tools", "select_tools", "call_tool"]);
 }
 
 #[tokio::test]

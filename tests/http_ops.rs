@@ -208,8 +208,17 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
         &call(8, "alpha__crash", json!({})),
     )
     .await;
+    // Refused as unknown (-32602 naming the tool), not any error: a denied tool
+    // must look exactly like one that does not exist.
+    let error = (body.lines())
+        .map(|l| l.strip_prefix("data: ").unwrap_or(l))
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|m| m["id"] == 8)
+        .unwrap_or_else(|| panic!("no answer 8 in {body}"))["error"]
+        .clone();
+    assert_eq!(error["code"], -32602, "{body}");
     assert!(
-        body.contains("Unknown tool") || body.contains("\"error\""),
+        (error["message"].as_str().unwrap_or_default()).starts_with("Unknown tool 'alpha__crash'"),
         "{body}"
     );
     let allowed = call(
@@ -230,6 +239,50 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
     let (_, _, body) = post(&client, &server.url, &headers, &through).await;
     let result = result_of(&body, 7);
     assert_ne!(result["isError"], true, "{result}");
+}
+
+/// The profile filter where it is applied (tools entering the profile's catalog), seen a
+/// second way (issue 35 item 13): over stdio with `serve --profile`, by a server's
+/// `prefix`ed names, a denied tool is neither found, selected, listed nor called.
+#[tokio::test]
+async fn a_profile_filter_holds_over_stdio_by_the_prefixed_name() {
+    use crate::session::{Session, structured};
+    let dir = Dir::new();
+    let mut toml = fixture("alpha", &[], "prefix = \"al\"");
+    toml += "[profiles.safe]\nservers = [\"alpha\"]\ndeny_tools = [\"al__add\"]\n";
+    let config = dir.config(&toml);
+    let session = Session::start_with(&config, |command| {
+        command.args(["--profile", "safe"]);
+    })
+    .await;
+    let found = structured(&session.search(json!({"query": "add two numbers"})).await);
+    let names: Vec<&str> = (found["tools"].as_array().into_iter().flatten())
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(!names.contains(&"al__add"), "{found}");
+    let echo = structured(&session.search(json!({"query": "echo a message"})).await);
+    assert!(echo.to_string().contains("al__echo"), "{echo}");
+    let selected = session
+        .call("select_tools", json!({"names": ["al__add"]}))
+        .await;
+    assert_eq!(selected.is_error, Some(true), "{selected:?}");
+    let called = session
+        .call(
+            "call_tool",
+            json!({"name": "al__add", "arguments": {"a": 1, "b": 2}}),
+        )
+        .await;
+    assert_eq!(called.is_error, Some(true), "{called:?}");
+    let text = format!("{called:?}");
+    assert!(
+        text.contains("Unknown tool") && !text.contains('3'),
+        "{text}"
+    );
+    let listed: Vec<String> = (session.list().await.iter())
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!listed.iter().any(|n| n == "al__add"), "{listed:?}");
+    session.close().await;
 }
 
 #[test]

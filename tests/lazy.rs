@@ -203,9 +203,11 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
     let ours = cache_home.join("mcp-defer");
     std::fs::create_dir_all(&ours).expect("mkdir");
     set_mode(&ours, 0o755); // as an older version left it
+    // What reaches the server: each called tool's name, one a line.
+    let record = dir.file("calls.txt");
     dir.config(&fixture(
         "fx",
-        &[],
+        &["--record-calls", &record.to_string_lossy()],
         "start = \"lazy\"\ndisabled_tools = [\"add\"]",
     ));
     let config = dir.file("servers.toml");
@@ -233,21 +235,26 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
     assert_eq!(mode(&ours), 0o700, "the cache directory");
     assert_eq!(mode(&file), 0o600, "{}", file.display());
 
-    // By hand: the disabled `add`, and a tool the server does not have.
-    let mut body: Value =
-        serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
-    let tools = body["tools"].as_array_mut().expect("tools");
-    let echo = tools
-        .iter()
-        .find(|t| t["name"] == "echo")
-        .expect("echo cached")
-        .clone();
-    for name in ["add", "planted"] {
-        let mut tool = echo.clone();
-        tool["name"] = json!(name);
-        tools.push(tool);
-    }
-    std::fs::write(&file, body.to_string()).expect("write");
+    // By hand: the disabled `add`, and a tool the server does not have (again after a run
+    // that rewrote the file from the server's own list).
+    let plant = || {
+        let mut body: Value =
+            serde_json::from_slice(&std::fs::read(&file).expect("read")).expect("json");
+        let tools = body["tools"].as_array_mut().expect("tools");
+        tools.retain(|t| t["name"] != "add" && t["name"] != "planted");
+        let echo = tools
+            .iter()
+            .find(|t| t["name"] == "echo")
+            .expect("echo cached")
+            .clone();
+        for name in ["add", "planted"] {
+            let mut tool = echo.clone();
+            tool["name"] = json!(name);
+            tools.push(tool);
+        }
+        std::fs::write(&file, body.to_string()).expect("write");
+    };
+    plant();
 
     let session = start().await;
     let found = structured(&session.call("search_tools", json!({"query": "add"})).await);
@@ -271,5 +278,56 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
         text(&planted).contains("does not list a tool 'planted'"),
         "{planted:?}"
     );
+    // Neither reached the server: a call it answers afterwards is all it recorded (each
+    // name is written before the answer, so the file is complete once echo is answered).
+    let echoed = session
+        .call(
+            "call_tool",
+            json!({"name": "fx__echo", "arguments": {"message": "hi"}}),
+        )
+        .await;
+    assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
+    assert_eq!(
+        std::fs::read_to_string(&record).unwrap_or_default(),
+        "echo\n"
+    );
     session.close().await;
+
+    // A task-augmented call (2025-11-25 tasks) of the planted name, the server not started
+    // yet, meets the same guard (issue 35 item 13: its own copy was never reached).
+    std::fs::remove_file(&record).expect("rm record");
+    plant();
+    let mut raw = crate::raw::RawClient::start_with(&config, |command| {
+        command
+            .env_remove("MCP_DEFER_CACHE_DIR")
+            .env("XDG_CACHE_HOME", &cache_home);
+    });
+    raw.handshake("2025-11-25").await;
+    let tasked = raw
+        .request(
+            "tools/call",
+            json!({"name": "fx__planted", "arguments": {}, "task": {"ttl": 60000}}),
+        )
+        .await;
+    let refused = tasked.get("error").is_some() || tasked["result"]["isError"] == json!(true);
+    assert!(refused, "{tasked}");
+    assert!(
+        tasked
+            .to_string()
+            .contains("does not list a tool 'planted'"),
+        "{tasked}"
+    );
+    let echoed = raw
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "hi"}}}),
+        )
+        .await;
+    assert!(echoed.get("result").is_some(), "{echoed}");
+    assert_eq!(
+        std::fs::read_to_string(&record).unwrap_or_default(),
+        "echo\n",
+        "the task-augmented call of an unlisted tool reached the server"
+    );
+    raw.close().await;
 }

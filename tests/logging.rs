@@ -13,6 +13,10 @@ use crate::raw::{RawClient, claude_envelope, result_text};
 use crate::util::{self, Dir, fixture};
 
 /// `initialize` as a 2025-06-18 client; returns the result.
+/// Answers a 2026-07-28 client in its era over stdio (the default sends it back to
+/// `initialize` where tools load on request).
+const ERA_ANY: &str = "[settings]\nclient_era = \"any\"\n\n";
+
 async fn initialize(raw: &mut RawClient) -> Value {
     let init = raw
         .request(
@@ -107,7 +111,10 @@ async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
 #[tokio::test]
 async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
     let dir = Dir::new();
-    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    dir.config(&format!(
+        "{ERA_ANY}{}",
+        fixture("alpha", &["--log-tool", "--name", "alpha"], "")
+    ));
     let mut raw = RawClient::start(&dir.file("servers.toml"));
     let discovered = raw
         .request("server/discover", json!({"_meta": claude_envelope()}))
@@ -249,7 +256,10 @@ fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
 fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
     let Some(peers) = util::peers() else { return };
     let dir = Dir::new();
-    let config = dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let config = dir.config(&format!(
+        "{ERA_ANY}{}",
+        fixture("alpha", &["--log-tool", "--name", "alpha"], "")
+    ));
     let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| util::BIN.into());
     for (era, text) in [("legacy", "level warning"), ("2026-07-28", "level unset")] {
         let out = peers.python(

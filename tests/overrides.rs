@@ -17,7 +17,7 @@ const WAIT: Duration = Duration::from_secs(30);
 fn config(extra: &str) -> Dir {
     let dir = Dir::new();
     dir.config(&format!(
-        "[settings]\nrelist_wait_ms = 100\n\n{}[mcp_servers.fx.tools.add]\ndescription = \"{OVERRIDE}\"\ntitle = \"Basket total\"\n{extra}",
+        "[settings]\nrelist_wait_ms = 100\nsearch_loads = 0\n\n{}[mcp_servers.fx.tools.add]\ndescription = \"{OVERRIDE}\"\ntitle = \"Basket total\"\n{extra}",
         fixture("fx", &[], "description = \"Test fixture\"\nsearch_hints = \"checkout\""),
     ));
     dir
@@ -55,7 +55,7 @@ async fn an_overridden_description_is_what_search_list_and_select_show() {
     let selected = session
         .call("select_tools", json!({"names": ["fx__add"]}))
         .await;
-    let loaded = structured(&selected)["loaded"][0].clone();
+    let loaded = structured(&selected)["schemas"][0].clone();
     assert_eq!(loaded["description"], OVERRIDE);
     assert_eq!(loaded["title"], "Basket total");
     // The client re-lists on the notification.

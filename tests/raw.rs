@@ -115,18 +115,22 @@ impl RawClient {
     /// Starts mcp-defer and opens a handshake-era session (`initialize` 2025-06-18).
     pub async fn legacy(config: &Path) -> RawClient {
         let mut client = RawClient::start(config);
-        let init = client
+        client.handshake("2025-06-18").await;
+        client
+    }
+
+    /// `initialize` in protocol `version`, then `notifications/initialized`.
+    pub async fn handshake(&mut self, version: &str) {
+        let init = self
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                json!({"protocolVersion": version, "capabilities": {},
                        "clientInfo": {"name": "raw", "version": "0"}}),
             )
             .await;
         assert!(init.get("result").is_some(), "initialize: {init}");
-        client
-            .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
-        client
     }
 
     pub async fn send(&mut self, message: &Value) {

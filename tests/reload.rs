@@ -437,3 +437,56 @@ async fn a_profile_path_reaches_a_server_restarted_by_a_reload() {
     wait_gone(old).await;
     let _ = client.cancel().await;
 }
+
+/// Issue 35 item 5: `serve -vv` with its log written into its config's folder fed on
+/// itself (notify logged each inotify event at trace, each line written was the next
+/// event: 29-41 MB/s of log while idle). The log must stay bounded while nothing happens,
+/// and an edit of the config must still reload.
+#[tokio::test]
+async fn a_trace_log_beside_the_config_stays_quiet_while_idle_and_edits_still_reload() {
+    /// Idle growth allowed: a few lines at most come while nothing happens; the loop wrote
+    /// megabytes a second.
+    const IDLE_BOUND: u64 = 64 * 1024;
+    /// How long the log is watched for growth (a bound on the poll, not a measured time).
+    const IDLE_WATCH: Duration = Duration::from_secs(2);
+    let dir = Dir::new();
+    let path = dir.config(&fixture("one", &[], ""));
+    let log_path = dir.file("serve.log");
+    let log = std::fs::File::create(&log_path).expect("create the log");
+    let session = Session::start_logged(&path, Some(log), |command| {
+        command.env_remove("RUST_LOG").arg("-vv");
+    })
+    .await;
+    search_until(&session, json!({"query": "echo"}), |found| {
+        has_server(found, "one")
+    })
+    .await;
+    let size = || std::fs::metadata(&log_path).map_or(0, |m| m.len());
+    let before = size();
+    let deadline = Instant::now() + IDLE_WATCH;
+    while Instant::now() < deadline {
+        let grown = size().saturating_sub(before);
+        assert!(
+            grown <= IDLE_BOUND,
+            "the log grew {grown} bytes while idle; its last lines:\n{}",
+            tail(&log_path)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    save(
+        &path,
+        &format!("{}{}", fixture("one", &[], ""), fixture("two", &[], "")),
+    );
+    search_until(&session, json!({"query": "echo"}), |found| {
+        has_server(found, "two")
+    })
+    .await;
+    session.close().await;
+}
+
+/// The last 2 KB of the file at `path`, for a failure message.
+fn tail(path: &Path) -> String {
+    let text = std::fs::read(path).unwrap_or_default();
+    String::from_utf8_lossy(&text[text.len().saturating_sub(2048)..]).into_owned()
+}

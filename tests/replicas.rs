@@ -2,7 +2,8 @@
 //! started by the test on loopback) with affinity on `Mcp-Session-Id`: each session stays
 //! on the replica that created it; a replica that dies loses only its own sessions, whose
 //! next request gets a clean 404 "Session not found", and a new `initialize` works.
-//! Skipped (with a notice) when `haproxy` is not installed, except under CI. docs/deploy.md has the config.
+//! Fails when `haproxy` is not installed (`util::missing_peer`: skipped with a `SKIPPED`
+//! line where allowed). docs/deploy.md has the config.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -74,12 +75,7 @@ fn port_of(url: &str) -> u16 {
 #[tokio::test]
 async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_its_own() {
     if Command::new("haproxy").arg("-v").output().is_err() {
-        // Under CI a missing HAProxy is a failure: `.ci/install-peers` installs it.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "haproxy missing under CI; .ci/install-peers installs it"
-        );
-        eprintln!("skipping: haproxy is not installed (apt-get install haproxy)");
+        crate::util::missing_peer("haproxy is missing", ".ci/install-peers installs it");
         return;
     }
     let dir = Dir::new();

@@ -235,3 +235,36 @@ async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
     );
     session.close().await;
 }
+
+/// Issue 33, item 5, as a new user tried it over the example servers' tools: "weather
+/// forecast" (no weather tool among the 50) is told no tool fits, where the fused score
+/// had put `filesystem__edit_file` first at 0.85; "current time" gets a time tool first,
+/// surer than any git tool the vectors bring in, each score a confidence in [0, 1].
+#[tokio::test(flavor = "multi_thread")]
+async fn weather_finds_no_fit_and_current_time_finds_the_time_tools_first() {
+    let dir = Dir::new();
+    let config = reference_servers(&dir, "semantic = \"static\"\nlearn = false", "");
+    let session = Session::start(&config).await;
+    let weather = search(&session, "weather forecast").await;
+    assert_eq!(weather["no_tool_fits"], true, "{weather:#}");
+    assert!(names(&weather).is_empty(), "{weather:#}");
+
+    let time = search(&session, "current time").await;
+    assert!(time.get("no_tool_fits").is_none(), "{time:#}");
+    let tools = time["tools"].as_array().unwrap();
+    assert!(
+        tools[0]["name"].as_str().unwrap().starts_with("time__"),
+        "{time:#}"
+    );
+    let score = |t: &Value| t["score"].as_f64().unwrap();
+    assert!(
+        tools.iter().all(|t| (0.0..=1.0).contains(&score(t))),
+        "a score is a confidence in [0, 1]: {time:#}"
+    );
+    let surest_git = (tools.iter())
+        .filter(|t| t["server"] == "git")
+        .map(score)
+        .fold(0.0, f64::max);
+    assert!(score(&tools[0]) > surest_git, "{time:#}");
+    session.close().await;
+}

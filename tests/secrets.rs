@@ -188,3 +188,170 @@ async fn a_stdio_server_does_not_see_unrelated_variables() {
         );
     }
 }
+
+/// The HTTP token `serve --http` accepts.
+const HTTP_TOKEN: &str = "planted-http-token-5150";
+const OTHER_TOKEN: &str = "planted-http-token-6161";
+
+/// `[settings.http] token_file` with `tokens`, and one fixture server with an `env` secret.
+fn http_config(dir: &Dir, tokens: &[&str]) {
+    std::fs::write(dir.file("tokens"), tokens.join("\n") + "\n").unwrap();
+    dir.config(&format!(
+        "[settings.http]\ntoken_file = \"tokens\"\n\n{}",
+        util::fixture(
+            "fx",
+            &[],
+            &format!("env = {{ PLANTED_ENV = \"{ENV_SECRET}\" }}")
+        ),
+    ));
+}
+
+fn bearer(token: &str) -> String {
+    format!("Bearer {token}")
+}
+
+/// Issue 35 item 9: a client that puts its own HTTP token (or a configured `env` value)
+/// in a tool's arguments or a search query had it printed by rmcp's request dump, and the
+/// session id was in rmcp's worker name `streamable-http-session-<id>`. Through a real
+/// `serve --http` at trace level: neither is in the log, while the call itself works.
+#[tokio::test]
+async fn http_tokens_in_arguments_and_session_ids_stay_out_of_a_trace_log() {
+    use crate::http::{Server, open_session, post, result_of};
+    let dir = Dir::new();
+    http_config(&dir, &[HTTP_TOKEN]);
+    let server = Server::start(&dir, &[("RUST_LOG", "trace")]);
+    let client = reqwest::Client::new();
+    let auth = bearer(HTTP_TOKEN);
+    let session = open_session(&client, &server.url, &[("authorization", &auth)]).await;
+    let headers = [
+        ("authorization", auth.as_str()),
+        ("mcp-session-id", &session),
+    ];
+    let (status, _, body) = post(
+        &client,
+        &server.url,
+        &headers,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "call_tool",
+            "arguments": {"name": "fx__echo", "arguments": {"t": HTTP_TOKEN, "e": ENV_SECRET}}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        result_of(&body, 2).to_string().contains(HTTP_TOKEN),
+        "the call reached the server with its arguments: {body}"
+    );
+    let (status, _, body) = post(
+        &client,
+        &server.url,
+        &headers,
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "search_tools", "arguments": {"query": format!("echo {HTTP_TOKEN}")}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    server.wait_for_log("response message id=3");
+    let log = server.log();
+    assert!(log.contains("TRACE"), "the log ran at trace level");
+    for (what, secret) in [
+        ("the HTTP token", HTTP_TOKEN),
+        ("the env value", ENV_SECRET),
+        ("the session id", session.as_str()),
+    ] {
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains(secret)).take(3).collect();
+        assert!(lines.is_empty(), "{what} is in the log: {lines:#?}");
+    }
+}
+
+/// Issue 35 item 9: a token removed from `token_file` kept working, for new requests and
+/// its open sessions, until a restart, and nothing was logged. Through a real
+/// `serve --http`: once the file is saved without it, it is refused (401) for a new
+/// session and in its open one, the other token goes on working in its own, and the log
+/// says how many tokens were revoked without naming one.
+#[tokio::test]
+async fn a_token_removed_from_token_file_is_refused_in_new_and_open_sessions() {
+    use crate::http::{Server, initialize, open_session, post, tools_list};
+    let dir = Dir::new();
+    http_config(&dir, &[HTTP_TOKEN, OTHER_TOKEN]);
+    let server = Server::start(&dir, &[]);
+    let client = reqwest::Client::new();
+    let (revoked, kept) = (bearer(HTTP_TOKEN), bearer(OTHER_TOKEN));
+    let open_revoked = open_session(&client, &server.url, &[("authorization", &revoked)]).await;
+    let open_kept = open_session(&client, &server.url, &[("authorization", &kept)]).await;
+
+    // Saved as editors do: a new file renamed over the old one.
+    let tmp = dir.file("tokens.tmp");
+    std::fs::write(&tmp, format!("# rotated\n{OTHER_TOKEN}\n")).unwrap();
+    std::fs::rename(&tmp, dir.file("tokens")).unwrap();
+    server.wait_for_log("token_file changed");
+
+    let list = |token: &str, session: &str| {
+        let headers = [
+            ("authorization", token.to_owned()),
+            ("mcp-session-id", session.to_owned()),
+        ];
+        let client = client.clone();
+        let url = server.url.clone();
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            post(&client, &url, &headers, &tools_list(5)).await.0
+        }
+    };
+    assert_eq!(list(&revoked, &open_revoked).await, 401, "its open session");
+    let (status, _, _) = post(
+        &client,
+        &server.url,
+        &[("authorization", &revoked)],
+        &initialize(),
+    )
+    .await;
+    assert_eq!(status, 401, "a new session");
+    assert_eq!(
+        list(&kept, &open_kept).await,
+        200,
+        "the other token's session"
+    );
+    let log = server.log();
+    assert!(log.contains("revoked=1"), "{log}");
+    assert!(
+        !log.contains(HTTP_TOKEN) && !log.contains(OTHER_TOKEN),
+        "{log}"
+    );
+}
+
+/// Issue 35 item 9: `-v` (debug) does not log a tool's arguments or a search's query:
+/// rmcp's request dump is `-vv` only, where every line is masked. Through a real
+/// `serve -v` over stdio.
+#[tokio::test]
+async fn verbose_logs_no_tool_arguments_or_queries() {
+    const ARGUMENT: &str = "marker-argument-4242";
+    const QUERY: &str = "marker-query-7777";
+    let dir = Dir::new();
+    dir.config(&util::fixture("fx", &[], ""));
+    let log_path = dir.file("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let session = Session::start_logged(&dir.file("servers.toml"), Some(log), |command| {
+        command.env_remove("RUST_LOG").arg("-v");
+    })
+    .await;
+    let echoed = session
+        .call(
+            "call_tool",
+            json!({"name": "fx__echo", "arguments": {"said": ARGUMENT}}),
+        )
+        .await;
+    assert!(text(&echoed).contains(ARGUMENT), "{echoed:?}");
+    session
+        .call("search_tools", json!({"query": format!("echo {QUERY}")}))
+        .await;
+    session
+        .close_and_wait_exit(std::time::Duration::from_secs(30))
+        .await;
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.contains("DEBUG"), "the log ran at debug level");
+    for marker in [ARGUMENT, QUERY] {
+        let lines: Vec<&str> = log.lines().filter(|l| l.contains(marker)).collect();
+        assert!(lines.is_empty(), "{marker} logged at -v: {lines:#?}");
+    }
+}

@@ -9,6 +9,7 @@ mod replicas;
 mod session;
 mod util;
 
+mod activation;
 mod adopt;
 mod check;
 mod client_requests;
@@ -37,6 +38,7 @@ mod list;
 mod logging;
 #[cfg(feature = "model")]
 mod model_fetch;
+mod nesting;
 mod network_env;
 mod oauth;
 mod onboarding;

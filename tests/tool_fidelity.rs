@@ -325,7 +325,7 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
         )
         .await;
     assert_eq!(
-        selected["result"]["structuredContent"]["loaded"][0]["execution"], tool["execution"],
+        selected["result"]["structuredContent"]["schemas"][0]["execution"], tool["execution"],
         "select_tools returns the schema as listed: {selected}"
     );
     let listed = raw.request("tools/list", json!({})).await;
@@ -403,7 +403,7 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
         )
         .await;
     assert_eq!(
-        selected["result"]["structuredContent"]["loaded"][0]["execution"],
+        selected["result"]["structuredContent"]["schemas"][0]["execution"],
         json!({"taskSupport": "required"}),
         "select_tools returns the schema as the HTTP server lists it: {selected}"
     );
@@ -481,7 +481,7 @@ async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
     )
     .await;
     assert_eq!(
-        selected["result"]["structuredContent"]["loaded"][0]["execution"],
+        selected["result"]["structuredContent"]["schemas"][0]["execution"],
         json!({"taskSupport": "required"}),
         "{selected}"
     );

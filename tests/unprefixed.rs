@@ -175,3 +175,88 @@ fn two_unprefixed_servers_are_refused_naming_both_tables() {
         assert!(err.contains(part), "{part:?} missing from: {err}");
     }
 }
+
+/// Issue 35 item 10: with `prefix = ""`, a tool named like a meta tool but for its case
+/// (`Search_Tools`) was listed as it is, a twin of `search_tools`; one with an invisible
+/// or non-ASCII character became `ech_`, `call_tool_` without the hash docs/config.md
+/// promises. Through a real `serve` (stdio): each gets its name plus `_` and 8 hex digits,
+/// is called by it, and the meta tools are listed once.
+#[tokio::test]
+async fn unprefixed_names_that_cannot_be_kept_get_the_hash_through_serve() {
+    let dir = Dir::new();
+    let odd = [
+        "Search_Tools",
+        "CALL_TOOL",
+        "ech\u{200b}",
+        "call_tool\u{feff}",
+        "echó",
+    ];
+    let tools: Vec<Value> = (odd.iter().chain(&["echo"]))
+        .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+        .collect();
+    let tools_file = dir.file("tools.json");
+    std::fs::write(&tools_file, Value::Array(tools).to_string()).unwrap();
+    let path = dir.config(&format!(
+        "[settings]\nexposure = \"all\"\n\n{}",
+        fixture(
+            "fx",
+            &["--tools", &tools_file.to_string_lossy()],
+            "prefix = \"\""
+        ),
+    ));
+    let session = crate::session::Session::start(&path).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let listed = loop {
+        let listed = crate::session::names(&session.list().await);
+        if listed.iter().any(|n| n == "echo") {
+            break listed;
+        }
+        assert!(Instant::now() < deadline, "never listed: {listed:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for meta in ["search_tools", "select_tools", "call_tool"] {
+        let twins: Vec<&String> = listed
+            .iter()
+            .filter(|n| n.eq_ignore_ascii_case(meta))
+            .collect();
+        assert_eq!(twins, [meta], "{listed:?}");
+    }
+    let hashed = |stem: &str| -> String {
+        let found: Vec<&String> = listed
+            .iter()
+            .filter(|n| {
+                n.strip_prefix(stem)
+                    .and_then(|rest| rest.strip_prefix('_'))
+                    .is_some_and(|hex| hex.len() == 8 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+            })
+            .collect();
+        assert_eq!(found.len(), 1, "one {stem}_<hash> in {listed:?}");
+        found[0].clone()
+    };
+    hashed("Search_Tools");
+    hashed("CALL_TOOL");
+    hashed("call_tool");
+    assert_eq!(
+        listed.iter().filter(|n| n.starts_with("ech_")).count(),
+        2,
+        "ech\\u{{200b}} and echó each hashed: {listed:?}"
+    );
+    assert!(
+        !listed.iter().any(|n| n.contains("__")),
+        "no unprefixed name in the prefixed space: {listed:?}"
+    );
+    // Called by its new name, the server gets the name it listed.
+    let zero_width = listed
+        .iter()
+        .find(|n| n.starts_with("ech_"))
+        .unwrap()
+        .clone();
+    let called = session.call(&zero_width, json!({})).await;
+    assert_ne!(called.is_error, Some(true), "{called:?}");
+    let said = crate::session::text(&called);
+    assert!(
+        said == "ech\u{200b} called" || said == "echó called",
+        "{said:?}"
+    );
+    session.close().await;
+}

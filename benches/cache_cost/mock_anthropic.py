@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """(Copied from the client kit, shared/clients/mock_anthropic.py; changes for the cache-cost bench: the
-"bench" scenario below, and usage computed by cache_model.AnthropicCache for every main-loop request,
+"bench" scenario below (the scripted agent of agent.py), and usage computed by cache_model.AnthropicCache for every main-loop request,
 logged to LOGDIR/cache.jsonl.)
 
 Mock Anthropic Messages API for driving Claude Code against a dynamic MCP server.
@@ -39,6 +39,7 @@ Other env: MOCK_DELAY_S (sleep before answering main-loop requests).
 """
 import json, os, re, sys, threading, time, itertools
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agent  # noqa: E402
 import cache_model  # noqa: E402
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -62,7 +63,7 @@ NEWFULL = f"mcp__dyn__{NEW}"
 
 def tool_search_name(names):
     for n in names:
-        if n in ("ToolSearch", "MCPSearch", "tool_search", "ToolSearchTool"):
+        if n in ("ToolSearch", "MCPSearch", "tool_search", "ToolSearchTool", "tool_search_tool"):
             return n
     for n in names:
         if "search" in n.lower() and "tool" in n.lower() and not n.startswith("mcp__"):
@@ -238,109 +239,59 @@ def decide_defer(body):
     return ("text", f"done: {q} via {via} (is_error={err}): {text[:300]}")
 
 
-# ---- scenario "bench": the cache-cost bench's scripted task --------------------------------------------------
-# MOCK_BENCH_TOOLS: JSON [[suffix, args], ...], the tools to activate and call in order (default below).
-# MOCK_BENCH_PATH: "meta" (mcp-defer: search_tools -> select_tools -> the loaded tool, else call_tool) or
-#                  "native" (the tool if callable, else the client's ToolSearch "select:<name>").
-BENCH_TOOLS = json.loads(os.environ.get("MOCK_BENCH_TOOLS", '[["get-sum", {"a": 2, "b": 3}], ["read_graph", {}]]'))
-BENCH_PATH = os.environ.get("MOCK_BENCH_PATH", "meta")
+# ---- scenario "bench": the cache-cost bench's scripted agent (agent.py) ---------------------------------------
 # Seconds to hold the first main-loop answer: the client's MCP servers come up meanwhile (Codex does not wait for them).
 FIRST_DELAY = float(os.environ.get("MOCK_FIRST_DELAY_S", "0"))
 FIRST_DONE = threading.Event()
-
-
-# The task starts with this user message; earlier turns get a short text answer (the MCP servers start meanwhile).
+# The task starts with the user message that ends with this (Copilot prefixes the date); earlier turns get "ready".
 BENCH_GO = os.environ.get("MOCK_BENCH_GO", "do the task")
 
 
-def bench_acts():
-    """(suffix, args, query) per activation; the query is what a model would search for."""
-    return [(a[0], a[1], a[2] if len(a) > 2 else a[0]) for a in BENCH_TOOLS]
+def user_texts(messages):
+    for m in messages:
+        if m.get("role") != "user":
+            continue
+        c = m.get("content")
+        for b in [c] if isinstance(c, str) else c or []:
+            if isinstance(b, str):
+                yield b
+            elif isinstance(b, dict) and b.get("type") == "text":
+                yield b.get("text") or ""
 
 
 def decide_bench(body):
+    """The agent's decision on a Claude Code or Copilot CLI request (Copilot: `<server>-<tool>` names and a regex
+    tool_search_tool)."""
     tools = body.get("tools") or []
     names = [t.get("name") for t in tools]
     deferred = {t.get("name") for t in tools if t.get("defer_loading")}
+    ts = next((n for n in names if n in ("ToolSearch", "tool_search_tool")), None)  # never an MCP tool's
     uses, results, loaded = [], {}, set()
     for role, b in iter_blocks(body.get("messages") or []):
         if not isinstance(b, dict):
             continue
         t = b.get("type")
         if t == "tool_use" and role == "assistant":
-            uses.append((b.get("id"), b.get("name"), b.get("input") or {}))
+            name = b.get("name")
+            uses.append((b.get("id"), agent.CLIENT_SEARCH if ts and name == ts else name, b.get("input") or {}))
         elif t == "tool_result":
-            results[b.get("tool_use_id")] = (content_text(b.get("content")), bool(b.get("is_error")))
+            results[b.get("tool_use_id")] = content_text(b.get("content"))
         elif t == "tool_reference":
             loaded.add(b.get("tool_name") or b.get("name"))
         elif t == "tool_addition":
             tool = b.get("tool") or {}
             loaded.add(tool.get("name") or tool.get("tool_name"))
-    mentioned = ({n for n in names if n} | {n for n in loaded if n}
-                 | set(MCP_NAME_RE.findall(json.dumps(body, ensure_ascii=False))))
-    ts = tool_search_name(names)
-    searched = [str((u[2] or {}).get("query", "")) for u in uses if ts and u[1] == ts]
-
-    def find(suffix):
-        c = sorted(n for n in mentioned if n.startswith("mcp__") and (n.endswith("__" + suffix)))
-        return c[0] if c else None
-
-    def callable_(n):
-        return bool(n) and ((n in names and n not in deferred) or n in loaded)
-
-    def via_ts(*ns):
-        want = [n for n in ns if n and not callable_(n) and not any(n in s for s in searched)]
-        if ts and want:
-            return ("tool", ts, {"query": "select:" + ",".join(want), "max_results": 5})
-        return None
-
-    go = any((isinstance(b, dict) and b.get("type") == "text" and b.get("text", "").strip() == BENCH_GO)
-             or (isinstance(b, str) and b.strip() == BENCH_GO) for role, b in iter_blocks(body.get("messages") or [])
-             if role == "user") or any(m.get("role") == "user" and isinstance(m.get("content"), str)
-                                       and m["content"].strip() == BENCH_GO for m in body.get("messages") or [])
-    if not go:
-        return ("text", "ready")
-    st, sel, ct = find("search_tools"), find("select_tools"), find("call_tool")
-    for suffix, args, query in bench_acts():
-        target = find(suffix) or find(suffix.replace("-", "_"))  # Codex turns get-sum into get_sum
-        if any(u[1] == target or (ct and u[1] == ct and str((u[2] or {}).get("name", "")).endswith(suffix))
-               for u in uses if target or ct):
-            continue
-        if BENCH_PATH == "native":
-            if callable_(target):
-                return ("tool", target, args)
-            r = via_ts(target) if target else None
-            if r:
-                return r
-            if ts and not any(query in s for s in searched):
-                return ("tool", ts, {"query": query, "max_results": 5})
-            # not found natively: mcp-defer's own search_tools / call_tool, as its instructions say
-        # meta: search_tools -> select_tools -> the loaded tool (or call_tool)
-        searches = [u for u in uses if st and u[1] == st and (u[2] or {}).get("query") == query]
-        if not searches:
-            if callable_(st):
-                return ("tool", st, {"query": query})
-            r = via_ts(st, sel, ct) if st else None
-            return r or ("text", f"RESULT: search_tools not callable (seen: {st})")
-        q = pick_qualified(results.get(searches[-1][0], ("", True))[0], suffix)
-        if not q:
-            return ("text", f"RESULT: search_tools did not find {suffix}")
-        if not any(sel and u[1] == sel and q in ((u[2] or {}).get("names") or []) for u in uses):
-            if callable_(sel):
-                return ("tool", sel, {"names": [q]})
-            r = via_ts(sel)
-            return r or ("text", "RESULT: select_tools not callable")
-        target = find(q)
-        if callable_(target):
-            return ("tool", target, args)
-        r = via_ts(target) if target else None
-        if r:
-            return r
-        if callable_(ct):
-            return ("tool", ct, {"name": q, "arguments": args})
-        r = via_ts(ct)
-        return r or ("text", f"RESULT: neither {q} nor call_tool callable")
-    return ("text", "done: " + ", ".join(a[0] for a in BENCH_TOOLS))
+    go = any(x.strip().endswith(BENCH_GO) for x in user_texts(body.get("messages") or []))
+    kind = None if not ts else "copilot" if ts == "tool_search_tool" else "claude"
+    view = agent.View({n for n in names if n} | {n for n in loaded if n},
+                      lambda n: bool(n) and ((n in names and n not in deferred) or n in loaded), kind, uses, results,
+                      go)
+    d = agent.decide(view)
+    if d[0] == "call":
+        return ("tool", d[1], d[2], d[3])
+    if d[0] == "search":
+        return ("tool", ts, d[1], d[2])
+    return d
 
 
 def sse(ev, data):

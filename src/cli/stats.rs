@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::{ConfigArg, connect_all, load_config, runtime, write_stdout};
 use crate::catalog::{Catalog, CatalogEntry};
 use crate::config::{Config, ExposureMode};
+use crate::downstream::ServerState;
 use crate::exposure::listed_form;
 use crate::server::meta::MetaTool;
 use crate::tokens;
@@ -78,10 +79,26 @@ pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 async fn stats(config: &Arc<Config>, modes: (Mode, Mode)) -> anyhow::Result<ExitCode> {
     let (pool, registry) = connect_all(config).await?;
-    let out = render(config, &registry.catalog(), modes);
+    let unlisted: Vec<Option<&'static str>> = pool.iter().map(|h| unlisted(&h.state())).collect();
+    let out = render(config, &registry.catalog(), &unlisted, modes);
     pool.shutdown().await;
     write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a server has no tools to count, if it has none: a failed server is not a server
+/// without tools, and a row of zeros would say it is.
+fn unlisted(state: &ServerState) -> Option<&'static str> {
+    match state {
+        ServerState::Failed { .. } | ServerState::Restarting { .. } => {
+            Some("failed (`check` says why)")
+        }
+        ServerState::NeedsLogin { .. } => Some("needs login"),
+        ServerState::Disabled => Some("disabled"),
+        ServerState::Removed => Some("removed"),
+        ServerState::Starting => Some("still starting"),
+        ServerState::Ready { .. } | ServerState::Idle { .. } => None,
+    }
 }
 
 /// Tokens of one tool as `mode` lists it, or `None` when that mode does not list it at
@@ -107,20 +124,36 @@ fn meta_tokens(config: &Config, mode: Mode) -> usize {
         Mode::Direct => 0,
         Mode::Exposure(exposure) => MetaTool::ALL
             .iter()
-            .map(|m| json_tokens(&m.definition(exposure, config.settings.claude_always_load)))
+            .map(|m| {
+                json_tokens(&m.definition(
+                    exposure,
+                    config.settings.claude_always_load,
+                    config.settings.search_loads,
+                ))
+            })
             .sum(),
     }
 }
 
-/// The table: per server its tools and the tokens each mode lists at the start; then the
-/// meta tools and the totals.
-fn render(config: &Config, catalog: &Catalog, (a, b): (Mode, Mode)) -> String {
+/// The table: per server its tools and the tokens each mode lists at the start (a server
+/// that listed none, with why: `unlisted`, by position); then the meta tools and the totals.
+fn render(
+    config: &Config,
+    catalog: &Catalog,
+    unlisted: &[Option<&str>],
+    (a, b): (Mode, Mode),
+) -> String {
     let line = |name: &str, tools: &str, x: &str, y: &str| {
         format!("{name:<24} {tools:>6} {x:>10} {y:>10}\n")
     };
     let mut out = line("server", "tools", a.name(), b.name());
     let (mut total_a, mut total_b, mut tools) = (0, 0, 0);
     for (i, server) in config.servers.iter().enumerate() {
+        if let Some(why) = unlisted.get(i).copied().flatten() {
+            let row = line(&server.name, "-", "-", "-");
+            out.push_str(&format!("{}  {why}\n", row.trim_end()));
+            continue;
+        }
         let entries: Vec<_> = catalog.server_entries(i).filter(|e| !e.gone).collect();
         let (mut sa, mut sb) = (0, 0);
         for entry in &entries {

@@ -105,6 +105,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
         max_message_bytes,
         max_output_tokens,
         client_era,
+        search_loads,
         semantic,
         model,
         learn,
@@ -138,6 +139,7 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
         "max_output_tokens",
     );
     note(*client_era != new.client_era, "client_era");
+    note(*search_loads != new.search_loads, "search_loads");
     note(*semantic != new.semantic, "search.semantic");
     note(*model != new.model, "search.model");
     note(*learn != new.learn, "search.learn");

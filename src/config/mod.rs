@@ -16,7 +16,8 @@
 //! [settings.search]
 //! semantic = "static"             # "static" (built-in embeddings) | "off" (words only)
 //!                                 # | "model" (a transformer, with `model = "<dir>"`)
-//! learn = true                    # lift tools chosen before for similar queries
+//! learn = "principal"             # lift tools chosen before for similar queries: each
+//!                                 # principal by its own use | "shared" | false
 //!
 //! [mcp_servers.docs]              # a Codex block, pasted unchanged
 //! command = "npx"
@@ -69,12 +70,12 @@ pub use defaults::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_CORE_WAIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HUB_GRACE,
     DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_NAME_LENGTH,
     DEFAULT_MAX_SESSIONS_PER_TOKEN, DEFAULT_RELIST_WAIT, DEFAULT_SEARCH_LIMIT,
-    DEFAULT_SESSION_IDLE, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, HTTP_TIMEOUT_SEC_RANGE,
-    HUB_GRACE_SEC_RANGE, LAUNCHER_STARTUP_TIMEOUT, LAUNCHERS, MAX_CONCURRENT_REQUESTS_RANGE,
-    MAX_CONNECTIONS_RANGE, MAX_IDLE_STOP_SEC, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE,
-    MAX_OUTPUT_TOKENS_RANGE, MAX_SESSIONS_PER_TOKEN_RANGE, MAX_STARTUP_TIMEOUT_SEC,
-    MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS, PREFIX_ROOM, SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE,
-    is_launcher,
+    DEFAULT_SEARCH_LOADS, DEFAULT_SESSION_IDLE, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT,
+    HTTP_TIMEOUT_SEC_RANGE, HUB_GRACE_SEC_RANGE, LAUNCHER_STARTUP_TIMEOUT, LAUNCHERS,
+    MAX_CONCURRENT_REQUESTS_RANGE, MAX_CONNECTIONS_RANGE, MAX_IDLE_STOP_SEC,
+    MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE, MAX_OUTPUT_TOKENS_RANGE,
+    MAX_SESSIONS_PER_TOKEN_RANGE, MAX_STARTUP_TIMEOUT_SEC, MAX_TOOL_TIMEOUT_SEC, MAX_WAIT_MS,
+    PREFIX_ROOM, SEARCH_LIMIT_RANGE, SEARCH_LOADS_RANGE, SESSION_IDLE_SEC_RANGE, is_launcher,
 };
 pub use error::ConfigError;
 pub(crate) use raw::SERVER_KEYS;

@@ -8,7 +8,7 @@ use super::{
     DEFAULT_BODY_TIMEOUT, DEFAULT_CORE_WAIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HUB_GRACE,
     DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_NAME_LENGTH,
     DEFAULT_MAX_SESSIONS_PER_TOKEN, DEFAULT_RELIST_WAIT, DEFAULT_SEARCH_LIMIT,
-    DEFAULT_SESSION_IDLE,
+    DEFAULT_SEARCH_LOADS, DEFAULT_SESSION_IDLE,
 };
 
 /// The `[settings]` table.
@@ -32,6 +32,9 @@ pub struct Settings {
     pub max_output_tokens: Option<usize>,
     /// Which protocol eras the client may speak (docs/design.md section 12).
     pub client_era: ClientEra,
+    /// How many of its best hits `search_tools` loads itself, where the session's list may
+    /// grow on request (`search_loads`; 0: only `select_tools` loads).
+    pub search_loads: usize,
     /// `[settings.search] semantic`: the meaning-based tier fused with lexical search.
     pub semantic: crate::search::Semantic,
     /// `[settings.search] model`: the transformer's directory (relative paths resolved
@@ -39,8 +42,10 @@ pub struct Settings {
     /// directory whose files and tensor shapes were checked at load.
     pub model: Option<std::path::PathBuf>,
     /// `[settings.search] learn`: keep which tool was chosen after which query, and lift
-    /// it for similar queries (`search::usage`); false: nothing is read or written.
-    pub learn: bool,
+    /// it for similar queries (`search::usage`): each principal from its own use
+    /// (`"principal"`, the default, or `true`), everyone's pooled (`"shared"`), or not at
+    /// all (`false`: nothing is read or written).
+    pub learn: crate::search::usage::Learn,
     /// `serve --http`: a session without a request this long is closed and its state
     /// dropped.
     pub session_idle: Duration,
@@ -114,10 +119,11 @@ impl Default for Settings {
             inherit_env: false,
             max_message_bytes: crate::lines::DEFAULT_MAX_MESSAGE_BYTES,
             max_output_tokens: None,
-            client_era: ClientEra::Any,
+            client_era: ClientEra::Auto,
+            search_loads: DEFAULT_SEARCH_LOADS,
             semantic: crate::search::Semantic::default(),
             model: None,
-            learn: true,
+            learn: crate::search::usage::Learn::default(),
             session_idle: DEFAULT_SESSION_IDLE,
             hub: true,
             hub_grace: DEFAULT_HUB_GRACE,
@@ -129,12 +135,30 @@ impl Default for Settings {
 /// Which protocol eras mcp-defer answers the client in (`client_era = ...`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClientEra {
+    /// The handshake era where a connection's tool list grows on request (`exposure =
+    /// "deferred"` over a connection), whichever the client speaks otherwise: 2026-07-28
+    /// forbids a list that changes as a side effect of a request (DESIGN.md 7c), and every
+    /// client measured falls back to `initialize` when `server/discover` is refused.
+    Auto,
     /// Whichever the client speaks: `initialize`, or `server/discover` (2026-07-28).
     Any,
     /// `server/discover` is refused, so a 2026-07-28 client falls back to `initialize`: a
     /// server may then ask the client for roots, sampling or elicitation at any time, not
     /// only during a call (server-filesystem asks for roots when it starts).
     Handshake,
+}
+
+impl Settings {
+    /// Whether `server/discover` is refused, sending a 2026-07-28 client back to
+    /// `initialize`; `connection`: it came on a connection (stdio), not as a stateless
+    /// HTTP request, whose list is fixed whatever the mode.
+    pub fn refuses_discover(&self, connection: bool) -> bool {
+        match self.client_era {
+            ClientEra::Handshake => true,
+            ClientEra::Any => false,
+            ClientEra::Auto => connection && self.exposure == ExposureMode::Deferred,
+        }
+    }
 }
 
 /// What the client's `tools/list` shows (DESIGN.md section 6).

@@ -61,10 +61,11 @@ pub(super) async fn dial(
         transport @ Transport::Stdio {
             command, args, cwd, ..
         } => {
-            let env = ChildEnv::from_process(transport).unwrap_or_else(|| ChildEnv {
+            let mut env = ChildEnv::from_process(transport).unwrap_or_else(|| ChildEnv {
                 inherit: false,
                 vars: BTreeMap::new(),
             });
+            env.mark_server(&dial.config.name);
             let spawned = process::spawn(command, args, &env, cwd.as_deref(), max_message_bytes)?;
             let child = Child {
                 group: spawned.group,

@@ -46,6 +46,18 @@ pub const NETWORK_ENV_VARS: &[&str] = &[
     "CURL_CA_BUNDLE",
 ];
 
+/// Set in every stdio server's environment to the name of its entry in servers.toml. An
+/// mcp-defer that finds it refuses to serve ([`started_as`]): it was started by mcp-defer as
+/// one of its servers, and serving would start the same servers again, itself among them,
+/// with no end (an entry such as `npx -y mcp-defer` that `import` could not recognise). Set
+/// after `env`, so no config can turn the guard off.
+pub const STARTED_AS_VAR: &str = "MCP_DEFER_STARTED_AS";
+
+/// The entry name under which an mcp-defer started this process, if one did.
+pub fn started_as() -> Option<String> {
+    std::env::var_os(STARTED_AS_VAR).map(|name| name.to_string_lossy().into_owned())
+}
+
 /// What a child process is given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChildEnv {
@@ -98,6 +110,12 @@ impl ChildEnv {
     /// As [`ChildEnv::for_transport`], from the process environment.
     pub fn from_process(transport: &Transport) -> Option<ChildEnv> {
         ChildEnv::for_transport(transport, &|name| std::env::var_os(name))
+    }
+
+    /// Marks the environment as that of mcp-defer's server `name` ([`STARTED_AS_VAR`]).
+    pub fn mark_server(&mut self, name: &str) {
+        self.vars
+            .insert(OsString::from(STARTED_AS_VAR), OsString::from(name));
     }
 
     /// The variable names the child receives, sorted (never values: they may be secrets).

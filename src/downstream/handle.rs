@@ -306,16 +306,18 @@ impl ServerHandle {
                     .await?
             }
         };
-        if let ClientRequest::CallToolRequest(call) = &request {
+        // A call goes only to a tool the running server lists, plain or task-augmented
+        // (`tasks.rs`): a name from the tool cache or a stale catalog is refused here.
+        if let Some(tool) = called_tool(&request) {
             let listed = live
                 .listed
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone();
-            if !listed.contains(call.params.name.as_ref()) {
+                .contains(tool);
+            if !listed {
                 return Err(DownstreamError::NotListed {
                     server: self.name.to_string(),
-                    tool: call.params.name.to_string(),
+                    tool: tool.to_owned(),
                 });
             }
         }
@@ -402,5 +404,21 @@ impl ServerHandle {
                 code: None,
             },
         }
+    }
+}
+
+/// The tool `request` calls: a `tools/call`, typed or forwarded as the client wrote it
+/// (a task-augmented one, [`ServerHandle::forward`]).
+fn called_tool(request: &ClientRequest) -> Option<&str> {
+    match request {
+        ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),
+        // No name: none the server lists either.
+        ClientRequest::CustomRequest(custom) if custom.method == "tools/call" => Some(
+            (custom.params.as_ref())
+                .and_then(|p| p.get("name"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default(),
+        ),
+        _ => None,
     }
 }

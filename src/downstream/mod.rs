@@ -42,7 +42,7 @@ mod upstream;
 pub mod watchdog;
 
 pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
-pub use environment::{ChildEnv, DEFAULT_ENV_VARS, NETWORK_ENV_VARS};
+pub use environment::{ChildEnv, DEFAULT_ENV_VARS, NETWORK_ENV_VARS, STARTED_AS_VAR, started_as};
 pub use error::DownstreamError;
 pub use event::Event;
 pub use handle::{CallOptions, ServerHandle};

@@ -97,27 +97,8 @@ impl ServerHandle {
         params: Option<Value>,
         cancel: CancellationToken,
     ) -> Result<Value, DownstreamError> {
-        // A task-augmented call goes only to a tool the running server lists, as a plain
-        // call does (`ServerHandle::request`).
-        if method == "tools/call"
-            && let Some(live) = self.live()
-            && let Some(tool) = params
-                .as_ref()
-                .and_then(|p| p.get("name"))
-                .and_then(Value::as_str)
-        {
-            let listed = live
-                .listed
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone();
-            if !listed.contains(tool) {
-                return Err(DownstreamError::NotListed {
-                    server: self.name.to_string(),
-                    tool: tool.to_owned(),
-                });
-            }
-        }
+        // A task-augmented `tools/call` meets the same guard as a plain one: only a tool
+        // the running server lists (`ServerHandle::request`).
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, params));
         let result = self
             .request(request, method, CallOptions::from(cancel))

@@ -26,7 +26,6 @@ use crate::catalog::{
 };
 use crate::config::{Config, ToolFilter};
 use crate::downstream::Event;
-use crate::search::usage::Usage;
 use crate::search::{Document, SearchError, SearchIndex, ToolDoc};
 use crate::sync::{lock, read, write};
 
@@ -352,17 +351,6 @@ impl Registry {
 
     pub fn index(&self) -> RwLockReadGuard<'_, SearchIndex> {
         read(&self.index)
-    }
-
-    /// Hands the index what was learnt from use (`[settings.search] learn`): `serve`
-    /// records into it, `search` reads it.
-    pub fn learn_from(&self, usage: Arc<Usage>) {
-        write(&self.index).set_usage(usage);
-    }
-
-    /// What was learnt from use, when the index looks at it.
-    pub fn usage(&self) -> Option<Arc<Usage>> {
-        self.index().usage().cloned()
     }
 
     pub fn prompts(&self) -> RwLockReadGuard<'_, PromptCatalog> {

@@ -126,6 +126,13 @@ pub(crate) fn private_file_options(options: &mut std::fs::OpenOptions) {
     options.mode(PRIVATE_FILE_MODE);
 }
 
+/// Makes `options` refuse to open `path` when its last component is a symbolic link
+/// (`O_NOFOLLOW`: the open fails with `ELOOP`), so a file of ours planted as a link to
+/// another is never written through or chmod'ed.
+pub(crate) fn no_follow(options: &mut std::fs::OpenOptions) {
+    options.custom_flags(libc::O_NOFOLLOW);
+}
+
 /// Sets an open file to 0600: the mode given at open applies only to a file it creates.
 ///
 /// # Errors

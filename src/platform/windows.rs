@@ -112,6 +112,16 @@ impl Hangup {
 /// Administrators only. We never add an entry that widens it.
 pub(crate) fn private_file_options(_options: &mut std::fs::OpenOptions) {}
 
+/// Makes `options` open a symbolic link itself rather than its target
+/// (`FILE_FLAG_OPEN_REPARSE_POINT`); the caller refuses what it opened when it is a link
+/// (`fs::File::metadata`), so a file of ours planted as a link is never written through.
+pub(crate) fn no_follow(options: &mut std::fs::OpenOptions) {
+    use std::os::windows::fs::OpenOptionsExt;
+    /// `FILE_FLAG_OPEN_REPARSE_POINT` (winbase.h).
+    const FILE_FLAG_OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+    options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+}
+
 /// As [`private_file_options`]: the profile folder's ACL already restricts the file.
 ///
 /// # Errors

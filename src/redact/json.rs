@@ -122,6 +122,24 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_named_field_holding_an_array_is_masked_item_by_item() {
+        let line = r#"{"fields":{"message":"headers","token":["tok-abc123","tok-def456"],"api_key":[7,true,{"inner":"tok-ghi789"},["tok-jkl012"]],"names":["plain"]}}"#;
+        let masked = redact_json_lines(line).into_owned();
+        assert!(!masked.contains("tok-"), "{masked}");
+        assert!(
+            !masked.contains('7') && !masked.contains("true"),
+            "{masked}"
+        );
+        let value: Value = serde_json::from_str(&masked).unwrap();
+        assert_eq!(value["fields"]["token"], serde_json::json!([MASK, MASK]));
+        assert_eq!(
+            value["fields"]["api_key"],
+            serde_json::json!([MASK, MASK, {"inner": MASK}, [MASK]])
+        );
+        assert_eq!(value["fields"]["names"], serde_json::json!(["plain"]));
+    }
+
+    #[test]
     fn strings_go_through_the_text_rules_and_clean_lines_are_kept() {
         let line =
             r#"{"fields":{"message":"cannot reach https://bob:pw@h/x","error":"Bearer abc.def"}}"#;

@@ -18,7 +18,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::Value;
 
-use super::{Client, Request, Session, ToolChange, is_meta_tool, json_lines, num};
+use super::{
+    Client, Request, Session, ToolChange, each_json_line, each_json_line_where, is_meta_tool, num,
+};
 use crate::tokens;
 
 /// The tools of one request shape: names in the prompt and their tokens.
@@ -29,138 +31,61 @@ struct Shape {
     bytes: String,
 }
 
-/// Parses one transcript; lines that are not JSON are skipped and counted in the notes.
-pub(crate) fn parse(path: &str, text: &str) -> Session {
-    let (lines, bad_lines) = json_lines(text);
-
-    // Pass 1: the request shapes (tools) and which request used which shape.
-    let mut shapes: HashMap<&str, Shape> = HashMap::new();
-    let mut request_shape: HashMap<&str, &str> = HashMap::new();
-    for line in &lines {
-        match line["type"].as_str() {
-            Some("api-request-shape") => {
-                if let Some(hash) = line["shapeHash"].as_str() {
-                    shapes.insert(hash, shape(&line["shape"]));
-                }
-            }
-            Some("api-request") => {
-                if let (Some(id), Some(hash)) = (line["id"].as_str(), line["shapeHash"].as_str()) {
-                    request_shape.insert(id, hash);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    // Pass 2: requests in order, with what changed the tools before each.
-    let mut session = Session {
-        client: Client::Claude,
-        id: String::new(),
-        path: path.to_owned(),
-        mcp_defer: false,
-        requests: Vec::new(),
-        notes: Vec::new(),
-    };
-    let mut message_index: HashMap<String, usize> = HashMap::new();
-    let mut select_calls: HashMap<String, Vec<String>> = HashMap::new();
-    let mut pending: Vec<ToolChange> = Vec::new();
-    let mut previous_tools: Option<&Shape> = None;
-    let mut sidechain = 0;
+/// Parses one transcript, read twice line by line from what `open` gives (the request
+/// shapes first, then the requests: a shape may be written after the response that used
+/// it); lines that are not JSON are skipped and counted in the notes.
+///
+/// # Errors
+/// When `open` or a read fails.
+pub(crate) fn parse<R: std::io::BufRead>(
+    path: &str,
+    open: impl Fn() -> std::io::Result<R>,
+) -> std::io::Result<Session> {
+    // Pass 1: the request shapes (tools), which request used which shape, and whether the
+    // file has a main chain.
+    let mut shapes: HashMap<String, Shape> = HashMap::new();
+    let mut request_shape: HashMap<String, String> = HashMap::new();
     // A subagent's own file (`<session>/subagents/agent-*.jsonl`) holds only sidechain
     // lines: there they are the session.
-    let main_chain = lines.iter().any(|l| {
-        l["type"].as_str() == Some("assistant") && l["isSidechain"].as_bool() != Some(true)
-    });
-    let skip = |line: &Value| main_chain && line["isSidechain"].as_bool() == Some(true);
-    for line in &lines {
-        if session.id.is_empty()
-            && let Some(id) = line["sessionId"].as_str()
-        {
-            session.id = id.to_owned();
+    let mut main_chain = false;
+    // Only these kinds of line matter here; a line that names neither cannot be one.
+    let wanted = |text: &str| text.contains("api-request") || text.contains("assistant");
+    each_json_line_where(open()?, wanted, |line| match line["type"].as_str() {
+        Some("api-request-shape") => {
+            if let Some(hash) = line["shapeHash"].as_str() {
+                shapes.insert(hash.to_owned(), shape(&line["shape"]));
+            }
         }
-        match line["type"].as_str() {
-            Some("assistant") => {
-                if skip(line) {
-                    sidechain += 1;
-                    continue;
-                }
-                let message = &line["message"];
-                if message["model"].as_str() == Some("<synthetic>") {
-                    continue;
-                }
-                note_tool_uses(message, &mut session.mcp_defer, &mut select_calls);
-                let usage = &message["usage"];
-                if !usage.is_object() {
-                    continue;
-                }
-                let id = message["id"].as_str().unwrap_or_default().to_owned();
-                let request = Request {
-                    timestamp: line["timestamp"].as_str().map(str::to_owned),
-                    input: num(usage, "input_tokens"),
-                    cache_read: num(usage, "cache_read_input_tokens"),
-                    cache_write: num(usage, "cache_creation_input_tokens"),
-                    output: num(usage, "output_tokens"),
-                    tool_tokens: None,
-                    changes: Vec::new(),
-                    cache_ttl_secs: match line["promptCacheRequested"].as_str() {
-                        Some("1h") => Some(3600),
-                        Some("5m") => Some(300),
-                        _ => None,
-                    },
-                };
-                if let Some(&i) = message_index.get(&id).filter(|_| !id.is_empty()) {
-                    // A later line of the same response: its usage is the more complete one.
-                    let r = &mut session.requests[i];
-                    r.output = r.output.max(request.output);
-                    continue;
-                }
-                let mut request = request;
-                request.changes = std::mem::take(&mut pending);
-                let used = (line["requestRef"].as_str())
-                    .and_then(|r| request_shape.get(r))
-                    .and_then(|h| shapes.get(h));
-                if let Some(used) = used {
-                    request.tool_tokens = Some(used.tokens);
-                    if used.names.iter().any(|n| is_meta_tool(n)) {
-                        session.mcp_defer = true;
-                    }
-                    if let Some(before) = previous_tools
-                        && before.bytes != used.bytes
-                    {
-                        let (added, removed) = diff(&before.names, &used.names);
-                        request
-                            .changes
-                            .push(ToolChange::RequestTools { added, removed });
-                    }
-                    previous_tools = Some(used);
-                }
-                message_index.insert(id, session.requests.len());
-                session.requests.push(request);
+        Some("api-request") => {
+            if let (Some(id), Some(hash)) = (line["id"].as_str(), line["shapeHash"].as_str()) {
+                request_shape.insert(id.to_owned(), hash.to_owned());
             }
-            Some("user") => {
-                if skip(line) {
-                    continue;
-                }
-                note_tool_results(line, &select_calls, &mut pending);
-            }
-            Some("attachment") => {
-                let attachment = &line["attachment"];
-                if attachment["type"].as_str() != Some("deferred_tools_delta") {
-                    continue;
-                }
-                let added = strings(&attachment["addedNames"]);
-                let removed = strings(&attachment["removedNames"]);
-                if added.iter().any(|n| is_meta_tool(n)) {
-                    session.mcp_defer = true;
-                }
-                // The first delta announces the tools the session starts with.
-                if !session.requests.is_empty() && (!added.is_empty() || !removed.is_empty()) {
-                    pending.push(ToolChange::ListChanged { added, removed });
-                }
-            }
-            _ => {}
         }
-    }
+        Some("assistant") if line["isSidechain"].as_bool() != Some(true) => main_chain = true,
+        _ => {}
+    })?;
+
+    // Pass 2: requests in order, with what changed the tools before each.
+    let mut requests = Requests {
+        shapes: &shapes,
+        request_shape: &request_shape,
+        main_chain,
+        session: Session {
+            client: Client::Claude,
+            id: String::new(),
+            path: path.to_owned(),
+            mcp_defer: false,
+            requests: Vec::new(),
+            notes: Vec::new(),
+        },
+        message_index: HashMap::new(),
+        select_calls: HashMap::new(),
+        pending: Vec::new(),
+        previous_tools: None,
+        sidechain: 0,
+    };
+    let bad_lines = each_json_line(open()?, |line| requests.line(&line))?;
+    let (mut session, sidechain) = (requests.session, requests.sidechain);
     if session.id.is_empty() {
         session.id = file_stem(path);
     }
@@ -181,7 +106,118 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
             .notes
             .push(format!("{bad_lines} lines were not JSON and were skipped"));
     }
-    session
+    Ok(session)
+}
+
+/// The second pass: the session as its lines come, with what pass 1 found.
+struct Requests<'a> {
+    shapes: &'a HashMap<String, Shape>,
+    request_shape: &'a HashMap<String, String>,
+    main_chain: bool,
+    session: Session,
+    message_index: HashMap<String, usize>,
+    select_calls: HashMap<String, Vec<String>>,
+    pending: Vec<ToolChange>,
+    previous_tools: Option<&'a Shape>,
+    sidechain: usize,
+}
+
+impl Requests<'_> {
+    fn line(&mut self, line: &Value) {
+        let skip = self.main_chain && line["isSidechain"].as_bool() == Some(true);
+        let session = &mut self.session;
+        if session.id.is_empty()
+            && let Some(id) = line["sessionId"].as_str()
+        {
+            session.id = id.to_owned();
+        }
+        match line["type"].as_str() {
+            Some("assistant") => {
+                if skip {
+                    self.sidechain += 1;
+                    return;
+                }
+                let message = &line["message"];
+                if message["model"].as_str() == Some("<synthetic>") {
+                    return;
+                }
+                note_tool_uses(message, &mut session.mcp_defer, &mut self.select_calls);
+                let usage = &message["usage"];
+                if !usage.is_object() {
+                    return;
+                }
+                let id = message["id"].as_str().unwrap_or_default().to_owned();
+                let request = Request {
+                    timestamp: line["timestamp"].as_str().map(str::to_owned),
+                    input: num(usage, "input_tokens"),
+                    cache_read: num(usage, "cache_read_input_tokens"),
+                    cache_write: num(usage, "cache_creation_input_tokens"),
+                    output: num(usage, "output_tokens"),
+                    tool_tokens: None,
+                    changes: Vec::new(),
+                    cache_ttl_secs: match line["promptCacheRequested"].as_str() {
+                        Some("1h") => Some(3600),
+                        Some("5m") => Some(300),
+                        _ => None,
+                    },
+                };
+                if let Some(&i) = self.message_index.get(&id).filter(|_| !id.is_empty()) {
+                    // A later line of the same response: its usage is the more complete one.
+                    let r = &mut session.requests[i];
+                    r.output = r.output.max(request.output);
+                    return;
+                }
+                let mut request = request;
+                request.changes = std::mem::take(&mut self.pending);
+                let used = (line["requestRef"].as_str())
+                    .and_then(|r| self.request_shape.get(r))
+                    .and_then(|h| self.shapes.get(h));
+                if let Some(used) = used {
+                    request.tool_tokens = Some(used.tokens);
+                    if used.names.iter().any(|n| is_meta_tool(n)) {
+                        session.mcp_defer = true;
+                    }
+                    if let Some(before) = self.previous_tools
+                        && before.bytes != used.bytes
+                    {
+                        let (added, removed) = diff(&before.names, &used.names);
+                        request
+                            .changes
+                            .push(ToolChange::RequestTools { added, removed });
+                    }
+                    self.previous_tools = Some(used);
+                }
+                // Only a response that may come again in a later line is remembered.
+                if !id.is_empty() {
+                    self.message_index.insert(id, session.requests.len());
+                }
+                session.requests.push(request);
+            }
+            Some("user") => {
+                if skip {
+                    return;
+                }
+                note_tool_results(line, &self.select_calls, &mut self.pending);
+            }
+            Some("attachment") => {
+                let attachment = &line["attachment"];
+                if attachment["type"].as_str() != Some("deferred_tools_delta") {
+                    return;
+                }
+                let added = strings(&attachment["addedNames"]);
+                let removed = strings(&attachment["removedNames"]);
+                if added.iter().any(|n| is_meta_tool(n)) {
+                    session.mcp_defer = true;
+                }
+                // The first delta announces the tools the session starts with.
+                if !session.requests.is_empty() && (!added.is_empty() || !removed.is_empty()) {
+                    self.pending
+                        .push(ToolChange::ListChanged { added, removed });
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The tools in the prompt of a request shape and their tokens.
@@ -278,6 +314,9 @@ pub(crate) fn file_stem(path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    // A test fails loudly on broken setup; the crate-wide denial is for the library.
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     fn assistant(id: &str, sidechain: bool, read: u64) -> String {
@@ -293,11 +332,11 @@ mod tests {
     #[test]
     fn sidechain_lines_count_only_in_a_subagents_own_file() {
         let main = [assistant("a", false, 10), assistant("b", true, 20)].join("\n");
-        let s = parse("main.jsonl", &main);
+        let s = parse("main.jsonl", || Ok(main.as_bytes())).unwrap();
         assert_eq!(s.requests.len(), 1);
         assert!(s.notes[1].starts_with("1 subagent"), "{:?}", s.notes);
         let agent = [assistant("c", true, 30), assistant("d", true, 40)].join("\n");
-        let s = parse("agent-1.jsonl", &agent);
+        let s = parse("agent-1.jsonl", || Ok(agent.as_bytes())).unwrap();
         let reads: Vec<u64> = s.requests.iter().map(|r| r.cache_read).collect();
         assert_eq!(reads, [30, 40]);
     }

@@ -15,14 +15,25 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Client, Request, Session, ToolChange, is_meta_tool, json_lines, num};
+use super::{
+    Client, Request, Session, ToolChange, each_json_line, each_json_line_where, is_meta_tool, num,
+};
 
-/// Parses one rollout; lines that are not JSON are skipped and counted in the notes.
-pub(crate) fn parse(path: &str, text: &str) -> Session {
-    let (lines, bad_lines) = json_lines(text);
-    let records = lines
-        .iter()
-        .any(|l| l["type"].as_str() == Some("token_usage_record"));
+/// Parses one rollout, read twice line by line from what `open` gives (whether it has
+/// `token_usage_record` lines decides which usage lines count); lines that are not JSON are
+/// skipped and counted in the notes.
+///
+/// # Errors
+/// When `open` or a read fails.
+pub(crate) fn parse<R: std::io::BufRead>(
+    path: &str,
+    open: impl Fn() -> std::io::Result<R>,
+) -> std::io::Result<Session> {
+    let mut records = false;
+    let wanted = |text: &str| text.contains("token_usage_record");
+    each_json_line_where(open()?, wanted, |line| {
+        records |= line["type"].as_str() == Some("token_usage_record");
+    })?;
 
     let mut session = Session {
         client: Client::Codex,
@@ -34,8 +45,8 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
     };
     let mut select_calls: HashMap<String, Vec<String>> = HashMap::new();
     let mut pending: Vec<ToolChange> = Vec::new();
-    let mut last_total: Option<&Value> = None;
-    for line in &lines {
+    let mut last_total: Option<Value> = None;
+    let bad_lines = each_json_line(open()?, |line| {
         let payload = &line["payload"];
         let usage = match (line["type"].as_str(), payload["type"].as_str()) {
             (Some("session_meta"), _) => {
@@ -48,10 +59,10 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
             (Some("event_msg"), Some("token_count")) if !records => {
                 let info = &payload["info"];
                 let total = &info["total_token_usage"];
-                if !total.is_object() || last_total == Some(total) {
+                if !total.is_object() || last_total.as_ref() == Some(total) {
                     None
                 } else {
-                    last_total = Some(total);
+                    last_total = Some(total.clone());
                     Some(&info["last_token_usage"])
                 }
             }
@@ -98,7 +109,7 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
             _ => None,
         };
         let Some(usage) = usage.filter(|u| u.is_object()) else {
-            continue;
+            return;
         };
         let prompt = num(usage, "input_tokens");
         let cache_read = num(usage, "cached_input_tokens");
@@ -113,7 +124,7 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
             changes: std::mem::take(&mut pending),
             cache_ttl_secs: None,
         });
-    }
+    })?;
     if session.id.is_empty() {
         session.id = super::claude::file_stem(path);
     }
@@ -129,7 +140,7 @@ pub(crate) fn parse(path: &str, text: &str) -> Session {
             .notes
             .push(format!("{bad_lines} lines were not JSON and were skipped"));
     }
-    session
+    Ok(session)
 }
 
 /// `mcp__server__tool` names of the tools a `tool_search_output` loaded (namespaces

@@ -319,26 +319,52 @@ impl Report {
     }
 }
 
-/// The names mcp-defer's meta tools carry in a client (`mcp__<server>__search_tools`, or a
-/// bare name inside a Codex `mcp__<server>` namespace).
-/// A JSON-lines file as values, and how many of its non-empty lines were not JSON (a
-/// transcript cut mid-write, or a line a newer client version changed).
-pub(crate) fn json_lines(text: &str) -> (Vec<serde_json::Value>, usize) {
-    let mut bad_lines = 0;
-    let lines = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .filter_map(|l| match serde_json::from_str(l) {
-            Ok(v) => Some(v),
-            Err(_) => {
-                bad_lines += 1;
-                None
-            }
-        })
-        .collect();
-    (lines, bad_lines)
+/// Calls `each` with every line of a JSON-lines transcript that is JSON, one line at a
+/// time, and returns how many non-empty lines were not (a transcript cut mid-write, or a
+/// line a newer client version changed). Only the line being read is held: a transcript
+/// of 500,000 lines held as values took 499 MB (issue 35).
+///
+/// # Errors
+/// When reading fails.
+pub(crate) fn each_json_line(
+    reader: impl std::io::BufRead,
+    each: impl FnMut(serde_json::Value),
+) -> std::io::Result<usize> {
+    each_json_line_where(reader, |_| true, each)
 }
 
+/// [`each_json_line`] over the lines `wanted` keeps, judged on their text before they are
+/// parsed (a substring test costs far less than parsing): for a pass that needs a few kinds
+/// of line. The count is of the kept lines that were not JSON.
+///
+/// # Errors
+/// When reading fails.
+pub(crate) fn each_json_line_where(
+    mut reader: impl std::io::BufRead,
+    wanted: impl Fn(&str) -> bool,
+    mut each: impl FnMut(serde_json::Value),
+) -> std::io::Result<usize> {
+    let mut bad_lines = 0;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            return Ok(bad_lines);
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() || !wanted(text) {
+            continue;
+        }
+        match serde_json::from_str(text) {
+            Ok(value) => each(value),
+            Err(_) => bad_lines += 1,
+        }
+    }
+}
+
+/// The names mcp-defer's meta tools carry in a client (`mcp__<server>__search_tools`, or a
+/// bare name inside a Codex `mcp__<server>` namespace).
 pub(crate) fn is_meta_tool(name: &str) -> bool {
     ["search_tools", "select_tools", "call_tool"]
         .iter()

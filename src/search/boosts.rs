@@ -1,5 +1,5 @@
 //! The tuning knobs of a query: per-field BM25F weights, fusion shares, the named-thing
-//! bonus and the fit floors, each default with the measurement that chose it
+//! bonus and the shift of shares for a query of names, each default with the measurement that chose it
 //! (docs/search.md).
 
 /// A tool that shares no word with the query is a hit only when its cosine reaches this.
@@ -19,15 +19,6 @@ const NAMED_BONUS: f32 = 1.0;
 /// The same in the static tier (min-max units): off, as 0.2 cost the reference set R@1
 /// 0.588 → 0.571 and MRR 0.687 → 0.670 at equal R@5 (docs/search.md).
 const STATIC_NAMED_BONUS: f32 = 0.0;
-/// A query is served when one of its best [`FIT_TOP`] hits reaches this transformer cosine,
-/// or holds a named thing: the floor a tool found by its vector alone needs already. 0.35
-/// turned away "note down a fact about a person", which `add_observations` serves.
-const FIT_MODEL: f32 = MODEL_VECTOR_ONLY_FLOOR;
-/// The same with the static vectors (unrelated tools stay under 0.15): 0.25 keeps the
-/// reference set's R@5 whole (0.3: 0.827 → 0.814 when obeyed; docs/search.md) but turned
-/// away "what time is it in another timezone" over mcp-server-time, so the vector-only
-/// floor.
-const FIT_STATIC: f32 = VECTOR_ONLY_FLOOR;
 /// Weight of a tool's best score over a query's needs beside its whole-query score, in the
 /// transformer tier (`needs`; 0 turns the split off). Picked on the even half of MetaTool
 /// multi (R@5 0.779 -> 0.793); the odd half 0.795 -> 0.807; MetaTool single R@5 0.805 ->
@@ -36,7 +27,13 @@ const NEEDS_WEIGHT: f32 = 0.5;
 /// The same in the static tier: 0.5 and 1 both took the tuning half of MetaTool multi
 /// from R@5 0.783 to 0.797; 1 cost MetaTool single 0.002, 0.5 nothing.
 const STATIC_NEEDS_WEIGHT: f32 = 0.5;
-/// How many of the best hits the fit signal looks at: what a model reads first.
+/// How much of meaning's share in the fusion moves to words for a query of names alone
+/// (issue 33, item 4): the share is scaled by `1 - NAME_SHIFT x nameness`, nameness being
+/// the query's named things over its content words. Picked on MetaTool single (0 kept
+/// until measured; docs/search.md, "Per-query fusion").
+const NAME_SHIFT: f32 = 0.0;
+/// How many of the best hits the fit signal looks at: what a model reads first (the
+/// confidence a hit must reach is [`Calibration`](super::Calibration)'s).
 pub const FIT_TOP: usize = 5;
 /// The most learnt use lifts a tool, as a share of the query's best score (see `usage`).
 /// Picked on MetaTool single replayed as usage (docs/search.md, "Learning from use"): 1.0
@@ -92,12 +89,11 @@ pub struct Boosts {
     /// Bonus (in z-score units) of a tool holding all of the query's named things, in the
     /// transformer tier's fusion; a share of them gets the same share of it.
     pub named: f32,
+    /// How much of meaning's share moves to words for a query of names alone (the share
+    /// is scaled by `1 - name_shift x nameness`; see [`Ranking::nameness`](super::Ranking::nameness)).
+    pub name_shift: f32,
     /// The same bonus in the static tier's fusion (min-max units: 1 is the best score).
     pub static_named: f32,
-    /// Least transformer cosine of the best hits for the query to count as served.
-    pub fit_model: f32,
-    /// Least static cosine of the best hits for the query to count as served.
-    pub fit_static: f32,
     /// A query of two or more needs (`needs`) ranks each need too: a tool scores its
     /// whole-query score plus this times its best score over the needs (transformer tier).
     pub needs: f32,
@@ -139,9 +135,8 @@ impl Default for Boosts {
             model_static: 0.3,
             model_floor: MODEL_VECTOR_ONLY_FLOOR,
             named: NAMED_BONUS,
+            name_shift: NAME_SHIFT,
             static_named: STATIC_NAMED_BONUS,
-            fit_model: FIT_MODEL,
-            fit_static: FIT_STATIC,
             needs: NEEDS_WEIGHT,
             static_needs: STATIC_NEEDS_WEIGHT,
             usage: USAGE_LIFT,

@@ -25,6 +25,7 @@ mod analysis;
 mod boosts;
 mod collector;
 mod concepts;
+mod confidence;
 mod embedding;
 mod fields;
 mod fusion;
@@ -43,6 +44,7 @@ pub mod usage;
 pub use embedding::shim as transformer;
 
 pub use boosts::{Boosts, FIT_TOP};
+pub use confidence::Calibration;
 pub use embedding::EmbedJob;
 pub use needs::{MAX_NEEDS, QueryVectors, SplitRules, needs, needs_with};
 pub use query::{MAX_QUERY_CHARS, MAX_QUERY_TERMS};
@@ -121,6 +123,8 @@ pub struct SearchIndex {
     usage: Option<std::sync::Arc<usage::Usage>>,
     /// Each document's qualified name, which use is learnt by.
     names: HashMap<EntryId, String>,
+    /// How a hit's confidence is computed, and the least that fits.
+    calibration: Calibration,
 }
 
 impl fmt::Debug for SearchIndex {
@@ -193,6 +197,7 @@ impl SearchIndex {
             key_counts: HashMap::new(),
             usage: None,
             names: HashMap::new(),
+            calibration: Calibration::default(),
         })
     }
 
@@ -203,6 +208,17 @@ impl SearchIndex {
             drop_filler: self.boosts.drop_filler,
             ..boosts
         };
+    }
+
+    /// Replaces the confidence model (for tuning: benches fit it outside the index).
+    pub fn set_calibration(&mut self, calibration: Calibration) {
+        self.calibration = calibration;
+    }
+
+    /// The confidence model and its thresholds: a hit is a fit at
+    /// [`Calibration::threshold`] or above.
+    pub fn calibration(&self) -> &Calibration {
+        &self.calibration
     }
 
     /// Hands the index the transformer tier: from now on upserts queue their tools on its
@@ -307,14 +323,38 @@ impl SearchIndex {
         server: Option<&str>,
         model_query: Option<&QueryVectors>,
     ) -> Ranking {
-        let Some(evidence) = self.usage_evidence(query).filter(|_| limit > 0) else {
+        self.rank_learnt(query, limit, server, model_query, self.usage.as_deref())
+    }
+
+    /// [`SearchIndex::rank`] lifting by what `usage` learnt instead of the index's own
+    /// (`None`: no lift): each principal's searches see its own use
+    /// (`usage::Stores`).
+    pub fn rank_learnt(
+        &self,
+        query: &str,
+        limit: usize,
+        server: Option<&str>,
+        model_query: Option<&QueryVectors>,
+        usage: Option<&usage::Usage>,
+    ) -> Ranking {
+        let evidence = usage.and_then(|usage| self.usage_evidence(usage, query));
+        let Some(evidence) = evidence.filter(|_| limit > 0) else {
             return self.rank_by_content(query, limit, server, model_query);
         };
         let depth = limit.max(FUSION_DEPTH);
         let mut ranking = self.rank_by_content(query, depth, server, model_query);
+        let best = ranking.hits.first().map_or(0.0, |h| h.score);
         self.lift(&mut ranking.hits, &evidence, limit);
         ranking.shares.usage = self.boosts.usage;
-        ranking.fits = self.fits(ranking.tier, &ranking.hits);
+        // The most use lifts a tool by is `usage` x the best content score: a lift's share
+        // of that is its saturated evidence, which raises the confidence.
+        let most = self.boosts.usage * best;
+        for hit in ranking.hits.iter_mut().filter(|h| h.parts.usage > 0.0) {
+            if most > 0.0 {
+                hit.confidence = confidence::with_use(hit.confidence, hit.parts.usage / most);
+            }
+        }
+        ranking.fits = self.any_fit(ranking.tier, &ranking.hits);
         ranking
     }
 
@@ -342,6 +382,7 @@ impl SearchIndex {
             needs: Vec::new(),
             waiting,
             fits: false,
+            nameness: 0.0,
         };
         if limit == 0 {
             return ranking;
@@ -350,13 +391,16 @@ impl SearchIndex {
         let searcher = self.reader.searcher();
         let named = self.named(&searcher, query);
         ranking.named = named.words();
+        // Meaning's share shrinks for a query of names (see `Boosts::name_shift`).
+        ranking.nameness = self.nameness(&named, query);
+        let meaning = 1.0 - self.boosts.name_shift * ranking.nameness;
         let depth = limit.max(FUSION_DEPTH);
         let share = self.named_share(&searcher, &named, server, depth);
         let named_part = |weight: f32| if named.is_empty() { 0.0 } else { weight };
         if let Some(transformer) = &self.transformer {
             let lexical = self.lexical(query, depth, server);
             let fusion = Fusion {
-                weight: self.boosts.model_vector,
+                weight: self.boosts.model_vector * meaning,
                 zscore: self.boosts.model_zscore,
                 floor: self.boosts.model_floor,
                 named: Some((&share, self.boosts.named)),
@@ -372,7 +416,7 @@ impl SearchIndex {
                 let statics = statics.as_deref().map(|c| Static {
                     vectors: &self.vectors,
                     cosines: c,
-                    weight: self.boosts.model_static,
+                    weight: self.boosts.model_static * meaning,
                 });
                 let hits = fuse(&lexical, vectors, cosines, fusion, statics, depth, limit);
                 (hits, statics.map_or(0.0, |s| s.weight))
@@ -383,8 +427,8 @@ impl SearchIndex {
                 // transformer ranks only once every tool has one.
                 ranking.waiting = 0;
                 ranking.shares = shares(fusion, static_weight, named_part(self.boosts.named));
-                ranking.fits = self.fits(Tier::Transformer, &hits);
                 ranking.hits = hits;
+                self.judge(&mut ranking, query);
                 return ranking;
             }
         }
@@ -406,13 +450,13 @@ impl SearchIndex {
                     Explained::of(r.entry_id(), parts, Some((r.score, rank + 1)), None)
                 })
                 .collect();
-            ranking.fits = !ranking.hits.is_empty();
+            self.judge(&mut ranking, query);
             return ranking;
         };
         let lexical = self.lexical(query, depth, server);
         let cosines = self.vectors.cosines(&vector, server);
         let fusion = Fusion {
-            weight: self.boosts.vector,
+            weight: self.boosts.vector * meaning,
             zscore: false,
             floor: VECTOR_ONLY_FLOOR,
             named: Some((&share, self.boosts.static_named)),
@@ -428,25 +472,8 @@ impl SearchIndex {
         );
         ranking.tier = Tier::Static;
         ranking.shares = shares(fusion, 0.0, named_part(self.boosts.static_named));
-        ranking.fits = self.fits(Tier::Static, &hits);
         ranking.hits = hits;
+        self.judge(&mut ranking, query);
         ranking
-    }
-
-    /// Whether `hits` (best first) serve the query: one of the first [`FIT_TOP`] holds a
-    /// named thing of the query, or reaches the tier's cosine ([`Boosts::fit_model`],
-    /// [`Boosts::fit_static`]). Words alone cannot tell: any hit fits. Public so the bench
-    /// judges rankings with a query's own tool taken out by the same rule.
-    pub fn fits(&self, tier: Tier, hits: &[Explained]) -> bool {
-        let top = &hits[..hits.len().min(FIT_TOP)];
-        let least = match tier {
-            Tier::Words => return !top.is_empty(),
-            Tier::Static => self.boosts.fit_static,
-            Tier::Transformer => self.boosts.fit_model,
-        };
-        // A tool chosen before for a query like this one serves it too.
-        top.iter().any(|h| {
-            h.parts.named > 0.0 || h.parts.usage > 0.0 || h.vector.is_some_and(|(c, _)| c >= least)
-        })
     }
 }

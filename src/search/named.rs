@@ -42,6 +42,18 @@ impl Named {
     }
 }
 
+impl SearchIndex {
+    /// How much of `query` names things, in [0, 1]: its named things over its content
+    /// words (analyzed: stop words and request framing dropped).
+    pub(super) fn nameness(&self, named: &Named, query: &str) -> f32 {
+        if named.is_empty() {
+            return 0.0;
+        }
+        let content = tokens(&self.analyzers.text, query).len().max(1);
+        (named.things.len() as f32 / content as f32).min(1.0)
+    }
+}
+
 /// Per tool, the share (0..=1) of the query's named things it holds.
 pub(super) type NamedShare = HashMap<EntryId, f32>;
 

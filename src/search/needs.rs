@@ -97,7 +97,7 @@ impl SearchIndex {
             .map(|r| r.hits)
             .collect();
         ranking.hits = combine(&ranking.hits, &lists, weight, limit);
-        ranking.fits = self.fits(ranking.tier, &ranking.hits);
+        self.judge(&mut ranking, query);
         ranking.needs = parts.iter().map(|p| (*p).to_owned()).collect();
         ranking
     }

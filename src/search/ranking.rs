@@ -24,6 +24,10 @@ pub struct Explained {
     pub vector: Option<(f32, Option<usize>)>,
     /// Each engine's part of `score` (words only: all of it is `lexical`).
     pub parts: Parts,
+    /// The estimated chance, in [0, 1], that this is a tool the query asks for (see
+    /// `confidence`): what `search_tools` shows as the score. Not the ranking order: a hit
+    /// ranked lower by `score` can be surer.
+    pub confidence: f32,
 }
 
 impl Explained {
@@ -40,6 +44,7 @@ impl Explained {
             lexical,
             vector,
             parts,
+            confidence: 0.0,
         }
     }
 }
@@ -100,7 +105,11 @@ pub struct Ranking {
     /// The query's needs when it has two or more (see `needs`), each ranked too; empty
     /// otherwise.
     pub needs: Vec<String>,
-    /// Whether any hit fits the query (see [`SearchIndex::fits`](super::SearchIndex::fits)); false: the hits are
-    /// only the nearest, and none does what was asked.
+    /// Whether any hit fits the query: one of the first [`FIT_TOP`](super::FIT_TOP) reaches
+    /// the tier's confidence threshold ([`Calibration::threshold`](super::Calibration::threshold));
+    /// false: the hits are only the nearest, and none does what was asked.
     pub fits: bool,
+    /// How much of the query names things (0: a description of intent, 1: only names;
+    /// see `Boosts::name_shift`): meaning's share in the fusion shrinks by it.
+    pub nameness: f32,
 }

@@ -24,7 +24,7 @@ use super::session::{Mode, Session};
 use super::shared::Shared;
 use super::stdio::ToolLists;
 use super::{ServeError, State};
-use crate::config::{ClientEra, Config};
+use crate::config::Config;
 use crate::downstream::{Event, ServerHandle};
 use crate::sync::lock;
 
@@ -126,11 +126,15 @@ impl ServerHandler for DeferServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, McpError> {
-        // Refused, a 2026-07-28 client falls back to `initialize` (Claude Code does, DESIGN.md
-        // 7a), and servers may then ask it for roots and the like outside a call too.
-        if self.state.shared.config().settings.client_era == ClientEra::Handshake {
+        // Refused, a 2026-07-28 client falls back to `initialize` (Claude Code, Copilot CLI
+        // and Qwen Code do, DESIGN.md 7c): where tools load on request (`client_era =
+        // "auto"` and a deferred connection), or always (`"handshake"`), when servers may
+        // then ask it for roots and the like outside a call too.
+        let settings = &self.state.shared.config().settings;
+        if settings.refuses_discover(self.state.session.is_connection()) {
             return Err(McpError::method_not_found::<DiscoverRequestMethod>());
         }
+        self.state.session.fix_list();
         // A 2026-07-28 client declares its capabilities here first.
         self.state.shared.client.note(&context);
         let mut info = self.get_info();
@@ -330,6 +334,7 @@ impl ServerHandler for DeferServer {
     ) -> Result<CallToolResponse, McpError> {
         let state = &self.state;
         state.shared.client.note(&context);
+        state.learn_as(&context);
         if let Some(request_state) = request.request_state.as_deref() {
             return state
                 .shared

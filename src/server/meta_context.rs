@@ -9,8 +9,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 
 use super::State;
-use super::meta::Context;
 use super::meta::validate::Validators;
+use super::meta::{Context, Relists};
 use super::view::{Servers, Unknown};
 use crate::catalog::EntryId;
 use crate::config::ExposureMode;
@@ -55,10 +55,6 @@ impl Context for State {
         self.shared.wait_for_search().await;
     }
 
-    async fn wait_for_servers(&self) {
-        self.shared.wait_for_servers().await;
-    }
-
     async fn wait_for_servers_unless(&self, found: impl Fn() -> bool) {
         self.shared.wait_for_servers_unless(found).await;
     }
@@ -89,8 +85,12 @@ impl Context for State {
         self.session.notifier.tools_changed().await
     }
 
-    async fn hold_until_relist(&self, seen: u64, max: Duration) {
-        self.session.notifier.hold_until_relist(seen, max).await;
+    async fn hold_until_relist(&self, seen: u64, max: Duration) -> bool {
+        self.session.notifier.hold_until_relist(seen, max).await
+    }
+
+    fn relists(&self) -> Relists {
+        self.session.notifier.relists()
     }
 
     fn note_search(&self, query: &str, listed: Vec<String>) {
@@ -99,5 +99,9 @@ impl Context for State {
 
     fn note_choice(&self, name: &str, kind: Kind) {
         State::note_choice(self, name, kind, true);
+    }
+
+    fn usage(&self) -> Option<Arc<crate::search::usage::Usage>> {
+        State::usage(self)
     }
 }

@@ -129,10 +129,9 @@ impl Reloader {
     }
 
     async fn run(mut self, mut hangup: crate::platform::Hangup, stop: CancellationToken) {
-        let (tx, mut changed) = mpsc::unbounded_channel();
         // Dropped when this task ends, which stops watching.
-        let _watcher = match watch_file(&self.source.path, tx) {
-            Ok(watcher) => Some(watcher),
+        let mut watch = match Watch::file(&self.source.path) {
+            Ok(watch) => Some(watch),
             Err(err) => {
                 tracing::warn!(
                     path = %self.source.path.display(),
@@ -146,15 +145,7 @@ impl Reloader {
             tokio::select! {
                 () = stop.cancelled() => return,
                 Some(()) = hangup.recv() => tracing::info!("SIGHUP: reloading the config file"),
-                Some(()) = changed.recv() => {
-                    // Quiet for DEBOUNCE: the editor has finished saving.
-                    loop {
-                        tokio::select! {
-                            () = stop.cancelled() => return,
-                            () = tokio::time::sleep(DEBOUNCE) => break,
-                            Some(()) = changed.recv() => {}
-                        }
-                    }
+                () = Watch::changed_opt(watch.as_mut()) => {
                     tracing::info!(path = %self.source.path.display(), "the config file changed; reloading it");
                 }
             }
@@ -247,30 +238,70 @@ impl Reloader {
     }
 }
 
-/// Watches the file's directory (an editor's rename replaces the file, and a watch on the
-/// old file would see nothing after it) and sends `()` for each event about the file.
+/// One file watched for changes, each save's burst of events taken as one.
 ///
-/// # Errors
-/// When the watch cannot be set up (no inotify, the directory is gone).
-fn watch_file(
-    path: &Path,
-    tx: mpsc::UnboundedSender<()>,
-) -> notify::Result<notify::RecommendedWatcher> {
-    use notify::{EventKind, RecursiveMode, Watcher};
-    let name = path.file_name().map(ToOwned::to_owned);
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(event) = event else { return };
-        if matches!(event.kind, EventKind::Access(_)) {
-            return;
+/// The watch is on the file's directory (an editor's rename replaces the file, and a watch
+/// on the old file would see nothing after it), so it sees every file there, the log
+/// `serve` may be writing beside its config included. Events about other files are
+/// dropped in notify's callback, before anything is logged or woken; and `notify`'s own
+/// per-event trace lines stay off whatever the log level (`cli/logging.rs`): each such line
+/// written into the folder would be the next event (issue 35: 29-41 MB/s while idle).
+pub(crate) struct Watch {
+    /// Dropping it stops watching.
+    _watcher: notify::RecommendedWatcher,
+    events: mpsc::UnboundedReceiver<()>,
+}
+
+impl Watch {
+    /// Watches `path`.
+    ///
+    /// # Errors
+    /// When the watch cannot be set up (no inotify, the directory is gone).
+    pub(crate) fn file(path: &Path) -> notify::Result<Watch> {
+        use notify::{EventKind, RecursiveMode, Watcher};
+        let (tx, events) = mpsc::unbounded_channel();
+        let name = path.file_name().map(ToOwned::to_owned);
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let Ok(event) = event else { return };
+                if matches!(event.kind, EventKind::Access(_)) {
+                    return;
+                }
+                if (event.paths.iter()).any(|p| p.file_name().map(ToOwned::to_owned) == name) {
+                    let _ = tx.send(());
+                }
+            })?;
+        watcher.watch(&dir, RecursiveMode::NonRecursive)?;
+        Ok(Watch {
+            _watcher: watcher,
+            events,
+        })
+    }
+
+    /// Returns once the file has changed and then stayed quiet for [`DEBOUNCE`] (the
+    /// editor has finished saving). Dropped mid-burst, the events it took are gone: both
+    /// callers drop it only to stop or to reload anyway.
+    pub(crate) async fn changed(&mut self) {
+        if self.events.recv().await.is_none() {
+            return std::future::pending().await;
         }
-        if (event.paths.iter()).any(|p| p.file_name().map(ToOwned::to_owned) == name) {
-            let _ = tx.send(());
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep(DEBOUNCE) => return,
+                Some(()) = self.events.recv() => {}
+            }
         }
-    })?;
-    watcher.watch(&dir, RecursiveMode::NonRecursive)?;
-    Ok(watcher)
+    }
+
+    /// [`Watch::changed`] of a watch that may not exist: never, without one.
+    pub(crate) async fn changed_opt(watch: Option<&mut Watch>) {
+        match watch {
+            Some(watch) => watch.changed().await,
+            None => std::future::pending().await,
+        }
+    }
 }

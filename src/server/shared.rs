@@ -17,7 +17,7 @@ use super::{ServeError, arrivals, instructions, meta};
 use crate::config::{AlwaysLoad, Config};
 use crate::downstream::{Event, ServerHandle, ServerState};
 use crate::ingest::Registry;
-use crate::search::usage::Usage;
+use crate::search::usage::Stores;
 use crate::sync::lock;
 
 /// How often a wait for starting servers re-checks them.
@@ -54,6 +54,9 @@ pub(crate) struct Shared {
     /// told in each `search_tools` and `select_tools` answer (the log alone is not
     /// where a user who asked the agent looks).
     pub(super) reload_problem: Mutex<Option<String>>,
+    /// What search learnt from use, one store per principal unless shared
+    /// (`server/usage.rs`).
+    pub(super) learning: Stores,
 }
 
 impl Shared {
@@ -95,9 +98,7 @@ impl Shared {
             .with_instructions(instructions::build(&config));
         let (release, released) = mpsc::unbounded_channel();
         let registry = Registry::new(&config)?;
-        if config.settings.learn {
-            registry.learn_from(Arc::new(Usage::open_default()));
-        }
+        let learning = Stores::new(config.settings.learn);
         let shared = Arc::new(Shared {
             registry: Arc::new(registry),
             validators: meta::validate::Validators::default(),
@@ -111,6 +112,7 @@ impl Shared {
                 handles: handles.into(),
             }),
             reload_problem: Mutex::new(None),
+            learning,
         });
         tokio::spawn(arrivals::take_events(shared.clone(), events));
         tokio::spawn(release_ended(Arc::downgrade(&shared), released));

@@ -194,10 +194,12 @@ impl State {
             .and_then(Value::as_str)
             .ok_or_else(|| McpError::invalid_params(format!("{method} needs a `taskId`"), None))?
             .to_owned();
+        // What the errors echo of the id: a caller's id may be any length.
+        let shown = crate::printable::excerpt(&ours);
         let unknown = || {
             McpError::invalid_params(
                 format!(
-                    "Unknown task {ours:?}: mcp-defer names each task `<server>:<id>`; \
+                    "Unknown task {shown:?}: mcp-defer names each task `<server>:<id>`; \
                      take the id from the task's CreateTaskResult or tasks/list"
                 ),
                 None,
@@ -211,7 +213,7 @@ impl State {
         if !handle.is_connected() {
             return Err(McpError::invalid_params(
                 format!(
-                    "Unknown task {ours:?}: server '{server}' is not running now, and its \
+                    "Unknown task {shown:?}: server '{server}' is not running now, and its \
                      tasks ended with it"
                 ),
                 None,

@@ -1,7 +1,7 @@
 """A session with mcp-defer through the official Python SDK, against real third-party servers.
 
-search -> select -> (notification, re-list) -> call, asserting that every list extends the one
-before byte for byte. Usage: python defer_session.py MCP_DEFER_BINARY SERVERS_TOML.
+search (which loads its best hits: notification, re-list) -> call by name, then select of a
+hit that is already loaded; every list extends the one before byte for byte. Usage: python defer_session.py MCP_DEFER_BINARY SERVERS_TOML.
 Prints one JSON line with what it saw; exits non-zero with a message on any failure.
 """
 
@@ -45,21 +45,21 @@ async def main(binary, config):
             hits = found.structured_content["tools"]
             check(hits and hits[0]["server"] == "time", f"time tool ranked first: {hits[:3]}")
             wanted = hits[0]["name"]
+            check(hits[0]["loaded"], f"the search loaded its best hit: {hits[0]}")
+            # An SDK client the server does not know gets the schema too (it may not re-list).
+            check("input_schema" in hits[0], f"the best hit carries its schema: {hits[0]}")
 
-            selected = {}
-
-            async def select():
-                selected["result"] = await session.call_tool("select_tools", {"names": [wanted]})
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(select)
-                with anyio.fail_after(10):
-                    await changed.wait()
-                relisted = (await session.list_tools()).tools
-            result = selected["result"]
-            check(not result.is_error, f"select_tools failed: {result.content}")
+            with anyio.fail_after(10):
+                await changed.wait()
+            relisted = (await session.list_tools()).tools
             check(dumps(relisted)[: len(first)] == dumps(first), "earlier tools keep their bytes")
-            check([t.name for t in relisted[len(first):]] == [wanted], f"{wanted} appended at the end")
+            appended = [t.name for t in relisted[len(first):]]
+            check(appended and appended[0] == wanted, f"{wanted} appended first at the end: {appended}")
+
+            result = await session.call_tool("select_tools", {"names": [wanted]})
+            check(not result.is_error, f"select_tools failed: {result.content}")
+            check(result.structured_content["already_loaded"] == [wanted], f"already loaded: {result.structured_content}")
+            check(dumps((await session.list_tools()).tools) == dumps(relisted), "select of a loaded tool changes nothing")
 
             now = await session.call_tool(wanted, {"timezone": "Europe/Paris"})
             text = " ".join(c.text for c in now.content if getattr(c, "text", None))

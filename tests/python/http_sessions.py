@@ -95,7 +95,7 @@ async def stateless(url, tool):
         first = (await client.list_tools()).tools
         selected = await client.call_tool("select_tools", {"names": [tool]})
         check(not selected.is_error, f"select_tools failed: {selected.content}")
-        loaded = [t["name"] for t in selected.structured_content.get("loaded", [])]
+        loaded = selected.structured_content.get("loaded", [])
         again = (await client.list_tools()).tools
         called = await client.call_tool("call_tool", {"name": tool, "arguments": {"message": "stateless"}})
         text = " ".join(c.text for c in called.content if getattr(c, "text", None))

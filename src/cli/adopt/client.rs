@@ -7,6 +7,9 @@
 //!   directory adopt ran in (Claude Code has no switch that turns off a user-scope server).
 //! - Gemini CLI and Qwen Code (`~/.gemini/settings.json`, `~/.qwen/settings.json`): the same
 //!   in `mcpServers`, without the Claude-only option.
+//! - GitHub Copilot CLI (`~/.copilot/mcp-config.json`): the same in `mcpServers`, the entry
+//!   as `copilot mcp add` writes it (`"type": "local"`, `"tools": ["*"]`: without `tools`
+//!   Copilot offers none of the server's tools).
 //! - Codex (`config.toml`): `[mcp_servers.mcp-defer]` is added and each adopted server gets
 //!   `enabled = false`, which Codex honours; comments and layout stay (toml_edit).
 //!
@@ -23,10 +26,22 @@ pub(super) const ENTRY: &str = "mcp-defer";
 /// The file formats adopt edits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Format {
-    /// `mcpServers` in a JSON file; `always_load` adds Claude Code's `"alwaysLoad": true`.
-    Json { claude: bool },
+    /// `mcpServers` in a JSON file, with each client's entry.
+    Json(Entry),
     /// Codex's `[mcp_servers.<name>]` tables.
     CodexToml,
+}
+
+/// How a client writes a stdio server under `mcpServers`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Entry {
+    /// Claude Code: `type`, `env` and `"alwaysLoad": true` (its tool search would
+    /// otherwise hide `search_tools`).
+    Claude,
+    /// Gemini CLI and Qwen Code: no `type`.
+    Gemini,
+    /// GitHub Copilot CLI: `"type": "local"` and `"tools": ["*"]`.
+    Copilot,
 }
 
 /// How mcp-defer is started by the client.
@@ -48,7 +63,8 @@ pub(super) fn adopt(
     local_scope: &str,
 ) -> anyhow::Result<String> {
     match format {
-        Format::Json { claude } => {
+        Format::Json(style) => {
+            let claude = style == Entry::Claude;
             let mut doc = parse_json(text)?;
             let root = object(&mut doc, "the file")?;
             if claude
@@ -63,21 +79,26 @@ pub(super) fn adopt(
                 .or_insert_with(|| Json::Object(Map::new()));
             let servers = object(servers, "mcpServers")?;
             servers.retain(|name, _| !moved.contains(name));
-            let mut entry = serde_json::json!({
-                "type": "stdio",
-                "command": launch.command,
-                "args": launch.args,
-                "env": {},
-            });
-            if !claude {
-                // Gemini CLI and Qwen Code know no `type`.
-                if let Json::Object(e) = &mut entry {
-                    e.remove("type");
-                    e.remove("env");
-                }
-            } else if let Json::Object(e) = &mut entry {
-                e.insert("alwaysLoad".to_owned(), Json::Bool(true));
-            }
+            let entry = match style {
+                Entry::Claude => serde_json::json!({
+                    "type": "stdio",
+                    "command": launch.command,
+                    "args": launch.args,
+                    "env": {},
+                    "alwaysLoad": true,
+                }),
+                Entry::Gemini => serde_json::json!({
+                    "command": launch.command,
+                    "args": launch.args,
+                }),
+                Entry::Copilot => serde_json::json!({
+                    "type": "local",
+                    "command": launch.command,
+                    "args": launch.args,
+                    "env": {},
+                    "tools": ["*"],
+                }),
+            };
             servers.insert(ENTRY.to_owned(), entry);
             json_text(&doc)
         }
@@ -117,7 +138,8 @@ pub(super) fn undo(
     let mut touched: Vec<String> = moved.to_vec();
     touched.push(ENTRY.to_owned());
     match format {
-        Format::Json { claude } => {
+        Format::Json(style) => {
+            let claude = style == Entry::Claude;
             let mut doc = parse_json(current)?;
             let before = match backup {
                 Some(text) => parse_json(text)?,
@@ -296,7 +318,7 @@ mod tests {
             command: &command,
             args: &args,
         };
-        let adopted = adopt(Format::Json { claude: true }, &text, &moved, &launch, "/p").unwrap();
+        let adopted = adopt(Format::Json(Entry::Claude), &text, &moved, &launch, "/p").unwrap();
         let doc: Json = serde_json::from_str(&adopted).unwrap();
         let names: Vec<&String> = doc["mcpServers"].as_object().unwrap().keys().collect();
         assert_eq!(names, ["keep", "mcp-defer"]);
@@ -308,7 +330,7 @@ mod tests {
         later["mcpServers"]["new"] = serde_json::json!({"command": "n"});
         let later = serde_json::to_string_pretty(&later).unwrap();
         let undone = undo(
-            Format::Json { claude: true },
+            Format::Json(Entry::Claude),
             &later,
             Some(&text),
             &moved,

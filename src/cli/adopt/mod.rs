@@ -21,9 +21,11 @@ use crate::config::Config;
 
 mod client;
 mod files;
+mod launch;
 mod merge;
 
-use client::{ENTRY, Format, Launch};
+use client::{ENTRY, Entry, Format, Launch};
+use launch::Invocation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -36,6 +38,8 @@ pub(super) enum Target {
     Gemini,
     /// Qwen Code: `~/.qwen/settings.json`.
     Qwen,
+    /// GitHub Copilot CLI: `$COPILOT_HOME/mcp-config.json` or `~/.copilot/mcp-config.json`.
+    Copilot,
 }
 
 impl Target {
@@ -45,6 +49,7 @@ impl Target {
             Target::Codex => "codex",
             Target::Gemini => "gemini",
             Target::Qwen => "qwen",
+            Target::Copilot => "copilot",
         }
     }
 
@@ -54,6 +59,7 @@ impl Target {
             Target::Codex => "Codex",
             Target::Gemini => "Gemini CLI",
             Target::Qwen => "Qwen Code",
+            Target::Copilot => "GitHub Copilot CLI",
         }
     }
 
@@ -63,14 +69,16 @@ impl Target {
             Target::Codex => Client::Codex,
             Target::Gemini => Client::Gemini,
             Target::Qwen => Client::Qwen,
+            Target::Copilot => Client::Copilot,
         }
     }
 
     fn format(self) -> Format {
         match self {
-            Target::Claude => Format::Json { claude: true },
+            Target::Claude => Format::Json(Entry::Claude),
             Target::Codex => Format::CodexToml,
-            Target::Gemini | Target::Qwen => Format::Json { claude: false },
+            Target::Gemini | Target::Qwen => Format::Json(Entry::Gemini),
+            Target::Copilot => Format::Json(Entry::Copilot),
         }
     }
 
@@ -81,6 +89,7 @@ impl Target {
             Target::Codex => "codex mcp list",
             Target::Gemini => "gemini mcp list",
             Target::Qwen => "qwen mcp list",
+            Target::Copilot => "copilot mcp list",
         }
     }
 }
@@ -88,6 +97,7 @@ impl Target {
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     /// The client whose servers move behind mcp-defer.
+    #[arg(value_parser = TargetParser)]
     client: Target,
     /// Put back what the last `adopt` of this client changed: the client's servers return,
     /// mcp-defer's entry goes, servers.toml is restored if it was not edited since.
@@ -97,6 +107,55 @@ pub(super) struct Args {
     /// else $XDG_CONFIG_HOME/mcp-defer/servers.toml, else ~/.config/mcp-defer/servers.toml]
     #[arg(long, short = 'c', value_name = "PATH")]
     config: Option<PathBuf>,
+}
+
+/// `adopt <client>`: a client adopt edits, or, for one only `import` reads, the error says
+/// how to move its servers with `import` instead of a bare "invalid value".
+#[derive(Clone)]
+struct TargetParser;
+
+impl clap::builder::TypedValueParser for TargetParser {
+    type Value = Target;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Target, clap::Error> {
+        let known = clap::builder::EnumValueParser::<Target>::new();
+        let err = match known.parse_ref(cmd, arg, value) {
+            Ok(target) => return Ok(target),
+            Err(err) => err,
+        };
+        let text = value.to_string_lossy();
+        let Ok(client) = <Client as clap::ValueEnum>::from_str(&text, true) else {
+            return Err(err);
+        };
+        let mut cmd = cmd.clone();
+        Err(cmd.error(
+            clap::error::ErrorKind::InvalidValue,
+            format!(
+                "adopt does not edit {label}'s files (it adopts claude, codex, gemini, qwen and \
+                 copilot); move {label}'s servers with \
+                 `mcp-defer import {name} --write ~/.config/mcp-defer/servers.toml`, then \
+                 register mcp-defer in {label} by hand (docs/install.md has the line, \
+                 docs/clients.md what changes)",
+                label = client.label(),
+                name = client.name(),
+            ),
+        ))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            <Target as clap::ValueEnum>::value_variants()
+                .iter()
+                .filter_map(clap::ValueEnum::to_possible_value),
+        ))
+    }
 }
 
 /// What `--undo` needs: the files adopt touched, where their copies are, what it moved.
@@ -120,6 +179,9 @@ const MANIFEST: &str = "manifest.json";
 const CLIENT_BACKUP: &str = "client.bak";
 const CONFIG_BACKUP: &str = "servers.toml.bak";
 const CONFIG_WRITTEN: &str = "servers.toml.adopted";
+/// The client's file as adopt wrote it: unchanged at undo, the backup goes back byte for
+/// byte (a JSONC file keeps its comments, which a key-by-key restore cannot).
+const CLIENT_WRITTEN: &str = "client.adopted";
 
 pub(super) fn run(args: Args) -> anyhow::Result<ExitCode> {
     let home = crate::platform::dirs::home_dir().context(
@@ -172,6 +234,7 @@ fn adopt(
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let config = config_path(config, home, &cwd);
+    let me = Invocation::current()?;
     let client_file = import::user_file(target.client(), &cwd, home)?;
     let client_before = files::read_optional(&client_file)?;
     let client_text = match &client_before {
@@ -179,8 +242,8 @@ fn adopt(
             .with_context(|| format!("{} is not UTF-8 text", client_file.display()))?,
         None => String::new(),
     };
-    let (servers, notes) = if client_text.trim().is_empty() {
-        (Vec::new(), Vec::new())
+    let from_client = if client_text.trim().is_empty() {
+        import::FromClient::default()
     } else {
         import::servers_of_file(target.client(), &client_text, &client_file, &cwd, home)?
     };
@@ -193,14 +256,15 @@ fn adopt(
         None => String::new(),
     };
     let header = format!(
-        "# Adopted from {} ({}) by `mcp-defer adopt {}`; `mcp-defer adopt --undo {}` takes\n\
+        "# Adopted from {} ({}) by `{me} adopt {}`; `{me} adopt --undo {}` takes\n\
          # them back there.\n",
         target.label(),
         client_file.display(),
         target.name(),
-        target.name()
+        target.name(),
+        me = me.shown
     );
-    let merged = merge::merge(&config_text, &servers, target.name(), &header)?;
+    let merged = merge::merge(&config_text, &from_client.servers, target.name(), &header)?;
     // `${VAR}`s stay unexpanded; any value will do to validate the rest.
     Config::parse_with_env(&merged.text, &config, &|_| Some("x".to_owned())).with_context(
         || {
@@ -212,24 +276,23 @@ fn adopt(
         },
     )?;
 
-    // The client's file: mcp-defer registered, the adopted servers off.
+    // The client's file: mcp-defer registered, the adopted servers off, each under the name
+    // the client knows it by (`docs.site` there is `docs_site` here).
     let moved: Vec<String> = merged
         .added
         .iter()
         .chain(&merged.present)
-        .map(|(name, _)| name.clone())
+        .map(|(name, _)| from_client.name_there(name).to_owned())
         .collect();
-    let command = std::env::current_exe()
-        .and_then(std::fs::canonicalize)
-        .context("cannot find the path of this mcp-defer binary to register it")?;
-    let command = command.to_string_lossy().into_owned();
-    let args = vec![
+    // The way the user ran adopt, so a runner's cache path is never registered.
+    let mut args = me.prefix.clone();
+    args.extend([
         "serve".to_owned(),
         "--config".to_owned(),
         config.to_string_lossy().into_owned(),
-    ];
+    ]);
     let launch = Launch {
-        command: &command,
+        command: &me.program,
         args: &args,
     };
     let local_scope = cwd.to_string_lossy().into_owned();
@@ -249,6 +312,11 @@ fn adopt(
         merged.text.as_bytes(),
         Some(0o600),
     )?;
+    files::write_atomic(
+        &state.join(CLIENT_WRITTEN),
+        client_after.as_bytes(),
+        Some(0o600),
+    )?;
     let manifest = Manifest {
         client: target,
         client_file: client_file.clone(),
@@ -263,10 +331,15 @@ fn adopt(
         serde_json::to_string_pretty(&manifest)?.as_bytes(),
         Some(0o600),
     )?;
+    // The folder of servers.toml holds secrets too: created private, as install.md says.
+    if let Some(folder) = config.parent() {
+        crate::platform::create_private_dir(folder)
+            .with_context(|| format!("cannot create {}", folder.display()))?;
+    }
     files::write_atomic(&config, merged.text.as_bytes(), Some(0o600))?;
     files::write_atomic(&client_file, client_after.as_bytes(), None)?;
 
-    for note in notes.iter().chain(&merged.notes) {
+    for note in from_client.notes.iter().chain(&merged.notes) {
         eprintln!("mcp-defer: {note}");
     }
     let names = |list: &[(String, String)]| {
@@ -319,13 +392,14 @@ fn adopt(
         out.push_str(&format!("; {how} there: {}.\n", moved.join(", ")));
     }
     out.push_str(&format!(
-        "Backups: {}. Undo: `mcp-defer adopt --undo {}`.\n\
-         Next: `mcp-defer check --config {}`, then restart {} (`{}` shows `{ENTRY}`).\n",
+        "Backups: {}. Undo: `{me} adopt --undo {}`.\n\
+         Next: `{me} check --config {}`, then restart {} (`{}` shows `{ENTRY}`).\n",
         state.display(),
         target.name(),
         config.display(),
         target.label(),
-        target.list_command()
+        target.list_command(),
+        me = me.shown
     ));
     super::write_stdout(&out)?;
     Ok(ExitCode::SUCCESS)
@@ -351,7 +425,11 @@ fn undo(target: Target, state: &Path) -> anyhow::Result<ExitCode> {
         .map(String::from_utf8)
         .transpose()?;
     let local_scope = manifest.cwd.to_string_lossy().into_owned();
+    let written = files::read_optional(&state.join(CLIENT_WRITTEN))?;
+    let untouched =
+        current.is_some() && current.as_deref().map(str::as_bytes) == written.as_deref();
     let restored = match &current {
+        Some(_) if untouched && backup.is_some() => backup.clone(),
         Some(current) => Some(client::undo(
             target.format(),
             current,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use super::{Client, Imported, is_self};
+use super::{Client, Imported, itself};
 use crate::config::SERVER_KEYS;
 
 /// Codex keys about OAuth sign-in; carried, and the server gets a note.
@@ -39,10 +39,19 @@ pub(super) fn import(text: &str, path: &Path) -> anyhow::Result<Imported> {
             out.note(format!("skipped {name}: not a table"));
             continue;
         };
+        let args: Vec<String> = server
+            .get("args")
+            .and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
         if server
             .get("command")
             .and_then(toml::Value::as_str)
-            .is_some_and(is_self)
+            .is_some_and(|command| itself::is_self(command, &args))
         {
             out.note(format!("skipped {name}: it is mcp-defer itself"));
             continue;

@@ -15,7 +15,7 @@ use anyhow::bail;
 use serde_json::Value as Json;
 
 use super::server::{self, Server};
-use super::{Client, Imported, is_self};
+use super::{Client, Imported};
 
 /// The user's file, then the workspace's block files (sorted, as Continue loads them).
 pub(super) fn paths(home: &Path, cwd: &Path) -> Vec<PathBuf> {
@@ -62,9 +62,6 @@ fn convert(entry: &Json) -> Result<Server, Skip> {
                 .get("command")
                 .ok_or(Skip::Missing("a stdio server without a `command`"))
                 .and_then(|c| server::string("command", c))?;
-            if is_self(&command) {
-                return Err(Skip::IsSelf);
-            }
             server.command = Some(vars(&command));
             if let Some(args) = entry.get("args") {
                 server.args = server::strings("args", args)?

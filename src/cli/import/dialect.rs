@@ -18,4 +18,7 @@ pub(super) enum Dialect {
     /// Cline and Roo Code: `type` `stdio`, `sse`, `streamableHttp`/`streamable-http`;
     /// `timeout` (seconds), `alwaysAllow`/`autoApprove`, `disabledTools`, `watchPaths`.
     Cline,
+    /// GitHub Copilot CLI: `type` `local`/`stdio`, `http`, `sse`; `tools` (`["*"]`: all) and
+    /// `timeout` (ms).
+    Copilot,
 }

@@ -7,8 +7,8 @@ use super::dialect::Dialect;
 use super::skip::Skip;
 use serde_json::{Map, Value as Json};
 
+use super::Cx;
 use super::server::{self, Server};
-use super::{Cx, is_self};
 
 /// Converts one entry; `Err` says why it cannot be a server.
 pub(super) fn convert(
@@ -29,9 +29,6 @@ pub(super) fn convert(
                 .get("command")
                 .ok_or(Skip::Missing("a stdio server without a `command`"))
                 .and_then(|c| server::string("command", c))?;
-            if is_self(&command) {
-                return Err(Skip::IsSelf);
-            }
             server.command = Some(vars(&command));
             if let Some(args) = entry.get("args") {
                 server.args = server::strings("args", args)?
@@ -109,6 +106,19 @@ pub(super) fn convert(
         }
         read.push("timeout");
     }
+    if dialect == Dialect::Copilot {
+        if let Some(timeout) = entry.get("timeout") {
+            server.tool_timeout_sec = server::millis_as_secs(timeout);
+        }
+        // `["*"]` (what `copilot mcp add` writes) offers every tool, as here by default.
+        if let Some(tools) = entry.get("tools") {
+            let tools = server::strings("tools", tools)?;
+            if !tools.iter().any(|t| t == "*") {
+                server.enabled_tools = Some(tools);
+            }
+        }
+        read.extend(["timeout", "tools"]);
+    }
     if dialect == Dialect::Gemini {
         if let Some(timeout) = entry.get("timeout") {
             server.tool_timeout_sec = server::millis_as_secs(timeout);
@@ -153,7 +163,7 @@ enum Kind {
 fn transport(entry: &Map<String, Json>, dialect: Dialect) -> Result<Kind, Skip> {
     let kind = entry.get("type").and_then(Json::as_str);
     match (dialect, kind) {
-        (_, Some("stdio")) => Ok(Kind::Stdio),
+        (_, Some("stdio")) | (Dialect::Copilot, Some("local")) => Ok(Kind::Stdio),
         // Cursor and some Claude configs write `streamableHttp` / `streamable-http`.
         (_, Some("http" | "streamableHttp" | "streamable-http" | "streamable_http")) => {
             Ok(Kind::Http(if entry.contains_key("httpUrl") {

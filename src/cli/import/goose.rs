@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::server::{self, Server};
-use super::{Client, Imported, import_servers, is_self};
+use super::{Client, Imported, import_servers};
 
 pub(super) fn paths(config_home: &Path) -> Vec<PathBuf> {
     vec![config_home.join("goose/config.yaml")]
@@ -43,9 +43,6 @@ fn convert(entry: &Json) -> Result<Server, Skip> {
                 .get("cmd")
                 .ok_or(Skip::Missing("a stdio extension without a `cmd`"))
                 .and_then(|c| server::string("cmd", c))?;
-            if is_self(&command) {
-                return Err(Skip::IsSelf);
-            }
             server.command = Some(command);
             if let Some(args) = entry.get("args") {
                 server.args = server::strings("args", args)?;

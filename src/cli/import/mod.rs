@@ -5,7 +5,7 @@
 //! One module per client format, each turning its file into [`Server`]s:
 //! [`claude`] (Claude Code and Claude Desktop), [`codex`], [`cursor`], [`vscode`],
 //! [`gemini`] (Gemini CLI and Qwen Code, which share the format), [`opencode`], [`zed`],
-//! [`continue_dev`] and [`goose`] (YAML, through [`yaml`]); Windsurf, Cline and Roo Code
+//! [`continue_dev`] and [`goose`] (YAML, through [`yaml`]), [`copilot`]; Windsurf, Cline and Roo Code
 //! write Claude's entries with extras ([`entry`]). `"disabled": true` stays disabled.
 //! What cannot be carried (a legacy SSE server, mcp-defer itself, a key we do not read) is
 //! left out with a line on stderr saying why; servers that sign in with OAuth are carried
@@ -30,11 +30,13 @@ use skip::Skip;
 mod claude;
 mod codex;
 mod continue_dev;
+mod copilot;
 mod cursor;
 mod dialect;
 mod entry;
 mod gemini;
 mod goose;
+mod itself;
 mod jsonc;
 pub(super) mod merge;
 mod oauth;
@@ -82,11 +84,14 @@ pub(super) enum Client {
     Continue,
     /// Goose: the `extensions` of `~/.config/goose/config.yaml`.
     Goose,
+    /// GitHub Copilot CLI: `~/.copilot/mcp-config.json` (`$COPILOT_HOME`), `.mcp.json`,
+    /// `.github/mcp.json`.
+    Copilot,
 }
 
 impl Client {
     /// The name users type, as in `mcp-defer import claude-desktop`.
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Client::Claude => "claude",
             Client::ClaudeDesktop => "claude-desktop",
@@ -102,11 +107,12 @@ impl Client {
             Client::Zed => "zed",
             Client::Continue => "continue",
             Client::Goose => "goose",
+            Client::Copilot => "copilot",
         }
     }
 
     /// The client's own name, for notes.
-    fn label(self) -> &'static str {
+    pub(super) fn label(self) -> &'static str {
         match self {
             Client::Claude => "Claude Code",
             Client::ClaudeDesktop => "Claude Desktop",
@@ -122,6 +128,7 @@ impl Client {
             Client::Zed => "Zed",
             Client::Continue => "Continue",
             Client::Goose => "Goose",
+            Client::Copilot => "GitHub Copilot CLI",
         }
     }
 }
@@ -149,6 +156,8 @@ pub(super) struct Imported {
     servers: Vec<(String, toml::Table)>,
     /// What was left out or needs the user's attention, and why, for stderr.
     notes: Vec<String>,
+    /// `(name here, name in the client)` for each server whose name had to change.
+    renamed: Vec<(String, String)>,
 }
 
 impl Imported {
@@ -160,6 +169,8 @@ impl Imported {
             self.note(format!(
                 "{name} is named {ours} here: server names are letters, digits, `_` and `-`"
             ));
+            self.renamed.retain(|(here, _)| *here != ours);
+            self.renamed.push((ours.clone(), name.to_owned()));
         }
         match self.servers.iter_mut().find(|(n, _)| *n == ours) {
             Some((_, t)) => *t = table,
@@ -179,6 +190,10 @@ impl Imported {
     /// Takes one converted entry: the server and notes on what it left behind, or why it
     /// was skipped.
     fn add(&mut self, client: Client, name: &str, path: &Path, entry: Result<Server, Skip>) {
+        let entry = entry.and_then(|server| match &server.command {
+            Some(command) if itself::is_self(command, &server.args) => Err(Skip::IsSelf),
+            _ => Ok(server),
+        });
         match entry {
             Ok(server) => {
                 for key in &server.dropped {
@@ -373,6 +388,7 @@ fn default_paths(cx: &Cx<'_>, client: Client) -> anyhow::Result<Vec<PathBuf>> {
         Client::Zed => zed::paths(&config_home, cx.cwd),
         Client::Continue => continue_dev::paths(home, cx.cwd),
         Client::Goose => goose::paths(&config_home),
+        Client::Copilot => copilot::paths(home, cx.cwd),
         // Their defaults span several scopes of one file; handled by their modules.
         Client::Claude | Client::Codex => Vec::new(),
     };
@@ -406,6 +422,7 @@ fn import_file(
         Client::Zed => zed::import(&json, path, out),
         Client::Continue => continue_dev::import(&json, path, out),
         Client::Goose => goose::import(&json, path, out),
+        Client::Copilot => copilot::import(&json, path, cx, out),
         Client::Codex => unreachable_codex(),
     }
 }
@@ -451,9 +468,27 @@ pub(super) fn user_file(client: Client, cwd: &Path, home: &Path) -> anyhow::Resu
     }
 }
 
-/// Servers as `import` makes them, in the client's order, and the notes on what was left
-/// out.
-pub(super) type ServersAndNotes = (Vec<(String, toml::Table)>, Vec<String>);
+/// One client file's servers as `import` makes them, for `adopt`.
+#[derive(Debug, Default)]
+pub(super) struct FromClient {
+    /// In the client's order, each under its name here.
+    pub servers: Vec<(String, toml::Table)>,
+    /// What was left out, and why.
+    pub notes: Vec<String>,
+    /// `(name here, name in the client)` for each server whose name had to change: the
+    /// client knows it by the second.
+    pub renamed: Vec<(String, String)>,
+}
+
+impl FromClient {
+    /// The name the client knows the server `here` by.
+    pub(super) fn name_there<'a>(&'a self, here: &'a str) -> &'a str {
+        self.renamed
+            .iter()
+            .find(|(ours, _)| ours == here)
+            .map_or(here, |(_, theirs)| theirs.as_str())
+    }
+}
 
 /// For `adopt`: the servers `import` makes of one client file (for Claude Code's
 /// `~/.claude.json`, the user scope and `cwd`'s local scope), and the notes on what was
@@ -464,7 +499,7 @@ pub(super) fn servers_of_file(
     path: &Path,
     cwd: &Path,
     home: &Path,
-) -> anyhow::Result<ServersAndNotes> {
+) -> anyhow::Result<FromClient> {
     let imported = match client {
         Client::Codex => codex::import(text, path)?,
         _ => {
@@ -478,7 +513,11 @@ pub(super) fn servers_of_file(
             imported
         }
     };
-    Ok((imported.servers, imported.notes))
+    Ok(FromClient {
+        servers: imported.servers,
+        notes: imported.notes,
+        renamed: imported.renamed,
+    })
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {
@@ -532,13 +571,6 @@ fn server_name(name: &str) -> String {
     } else {
         ours.to_owned()
     }
-}
-
-/// Whether `command` runs mcp-defer (importing it would make it aggregate itself).
-fn is_self(command: &str) -> bool {
-    Path::new(command)
-        .file_stem()
-        .is_some_and(|stem| stem == "mcp-defer")
 }
 
 #[cfg(test)]

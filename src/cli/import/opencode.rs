@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::server::{self, Server};
-use super::{Imported, import_servers, is_self, vars};
+use super::{Imported, import_servers, vars};
 
 /// Global first, then the project's files.
 pub(super) fn paths(config_home: &Path, cwd: &Path) -> Vec<PathBuf> {
@@ -46,9 +46,6 @@ fn convert(entry: &Json) -> Result<Server, Skip> {
             let Some((program, args)) = command.split_first() else {
                 return Err(Skip::Empty("command"));
             };
-            if is_self(program) {
-                return Err(Skip::IsSelf);
-            }
             server.command = Some(vars(program));
             server.args = args.iter().map(|a| vars(a)).collect();
             if let Some(env) = entry.get("environment") {

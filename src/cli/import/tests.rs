@@ -333,3 +333,46 @@ fn odd_names_are_quoted_and_bad_input_is_named() {
     .unwrap_err();
     assert!(format!("{err:#}").contains("/h/.claude.json is not valid JSON"));
 }
+
+#[test]
+fn copilot_servers_map_onto_our_keys() {
+    // As Copilot CLI 1.0.102 writes them (`copilot mcp add`), plus an npx registration of
+    // mcp-defer itself.
+    let out = import(
+        Client::Copilot,
+        r#"{"mcpServers": {
+            "time": {"tools": ["*"], "timeout": 5000, "type": "local", "command": "uvx",
+                     "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+            "gh": {"tools": ["get_me", "list_issues"], "type": "http",
+                   "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+            "old": {"tools": ["*"], "type": "sse", "url": "https://example.com/sse"},
+            "defer": {"tools": ["*"], "type": "local", "command": "npx",
+                      "args": ["-y", "mcp-defer"]}
+        }}"#,
+        "/home/me/.copilot/mcp-config.json",
+    );
+    let names: Vec<&str> = out.servers.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["time", "gh"]);
+    let text = rendered(Client::Copilot, &out);
+    assert!(
+        text.contains(
+            "[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\"]\n\
+             env = { TZ = \"UTC\" }\ntool_timeout_sec = 5\ninherit_env = true\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("enabled_tools = [\"get_me\", \"list_issues\"]"),
+        "{text}"
+    );
+    let notes = out.notes.join("\n");
+    assert!(
+        notes.contains("skipped old") && notes.contains("SSE"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("skipped defer") && notes.contains("itself"),
+        "{notes}"
+    );
+    assert!(!notes.contains("left out `tools`"), "{notes}");
+}

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::server::{self, Server};
-use super::{Client, Imported, import_servers, is_self};
+use super::{Client, Imported, import_servers};
 
 /// User first, then the project's.
 pub(super) fn paths(config_home: &Path, cwd: &Path) -> Vec<PathBuf> {
@@ -72,9 +72,6 @@ fn convert(entry: &Json) -> Result<Server, Skip> {
             read.extend(["url", "headers"]);
         }
         _ => return Err(Skip::Missing("neither a `command` nor a `url`")),
-    }
-    if server.command.as_deref().is_some_and(is_self) {
-        return Err(Skip::IsSelf);
     }
     if let Some(enabled) = entry.get("enabled").and_then(Json::as_bool) {
         server.enabled = Some(enabled);

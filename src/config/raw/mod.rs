@@ -52,12 +52,13 @@ pub(super) struct RawSettings {
     pub max_message_bytes: Option<S<i64>>,
     pub max_output_tokens: Option<S<i64>>,
     pub client_era: Option<S<String>>,
+    pub search_loads: Option<S<i64>>,
     /// `[settings.search] semantic`.
     pub search_semantic: Option<S<String>>,
     /// `[settings.search] model`.
     pub search_model: Option<S<String>>,
-    /// `[settings.search] learn`.
-    pub search_learn: Option<S<bool>>,
+    /// `[settings.search] learn`: `"true"`, `"false"`, or a mode's name.
+    pub search_learn: Option<S<String>>,
     pub session_idle_sec: Option<S<i64>>,
     pub hub: Option<S<bool>>,
     pub hub_grace_sec: Option<S<i64>>,

@@ -16,6 +16,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "max_message_bytes",
     "max_output_tokens",
     "client_era",
+    "search_loads",
     "search",
     "session_idle_sec",
     "hub",
@@ -57,6 +58,7 @@ pub(super) fn decode_settings(
             "max_message_bytes" => settings.max_message_bytes = Some(cx.integer(key, value)?),
             "max_output_tokens" => settings.max_output_tokens = Some(cx.integer(key, value)?),
             "client_era" => settings.client_era = Some(cx.string(key, value)?),
+            "search_loads" => settings.search_loads = Some(cx.integer(key, value)?),
             "search" => {
                 (
                     settings.search_semantic,
@@ -75,7 +77,7 @@ pub(super) fn decode_settings(
 }
 
 /// `[settings.search]` as written: `semantic`, `model`, `learn`.
-type SearchKeys = (Option<S<String>>, Option<S<String>>, Option<S<bool>>);
+type SearchKeys = (Option<S<String>>, Option<S<String>>, Option<S<String>>);
 
 /// The `[settings.search]` table: `semantic`, `model` and `learn`.
 fn decode_search(
@@ -89,7 +91,10 @@ fn decode_search(
         match key.get_ref().as_ref() {
             "semantic" => semantic = Some(cx.string(key, value)?),
             "model" => model = Some(cx.string(key, value)?),
-            "learn" => learn = Some(cx.boolean(key, value)?),
+            "learn" => {
+                let modes = crate::search::usage::Learn::NAMES;
+                learn = Some(cx.boolean_or_one_of(key, value, &modes)?);
+            }
             other => return Err(cx.unknown(key, other, SEARCH_KEYS)),
         }
     }

@@ -170,6 +170,28 @@ impl<'s, 'p> Cx<'s, 'p> {
         ))
     }
 
+    /// `true`, `false` (as those words) or one of `valid`.
+    pub(super) fn boolean_or_one_of(
+        &self,
+        key: &Key<'_>,
+        value: &Value<'_>,
+        valid: &[&str],
+    ) -> Result<S<String>, ConfigError> {
+        match value.get_ref() {
+            DeValue::Boolean(b) => Ok(Spanned::new(key.span(), b.to_string())),
+            DeValue::String(_) => self.one_of(key, value, valid),
+            _ => {
+                let mut expected: Vec<String> =
+                    valid.iter().map(|v| format!("`\"{v}\"`")).collect();
+                expected.push("`true` or `false`".to_owned());
+                let example = valid
+                    .first()
+                    .map_or("true".to_owned(), |v| format!("\"{v}\""));
+                Err(self.type_error(key, value, &expected.join(", "), &example))
+            }
+        }
+    }
+
     pub(super) fn boolean(&self, key: &Key<'_>, value: &Value<'_>) -> Result<S<bool>, ConfigError> {
         match value.get_ref() {
             DeValue::Boolean(b) => Ok(Spanned::new(key.span(), *b)),

@@ -9,6 +9,7 @@ fn settings_values_are_checked() {
         2,
         &[
             "`client_era = \"handshak\"`",
+            "\"auto\"",
             "\"any\"",
             "did you mean `handshake`?",
         ],
@@ -22,6 +23,11 @@ fn settings_values_are_checked() {
             "\"deferred\", \"proxy\", \"all\"",
             "did you mean `deferred`?",
         ],
+    );
+    fails(
+        &lines(&["[settings]", "search_loads = 9"]),
+        2,
+        &["`search_loads`", "between 0 and 8"],
     );
     fails(
         &lines(&["[settings]", "max_name_length = 8"]),
@@ -52,6 +58,24 @@ fn settings_values_are_checked() {
         &lines(&["settings = [1]"]),
         1,
         &["`settings`", "must be a table"],
+    );
+    fails(
+        &lines(&["[settings.search]", "learn = \"shard\""]),
+        2,
+        &[
+            "[settings.search]",
+            "`learn`",
+            "\"principal\", \"shared\"",
+            "did you mean `shared`?",
+        ],
+    );
+    fails(
+        &lines(&["[settings.search]", "learn = 1"]),
+        2,
+        &[
+            "`learn`",
+            "`\"principal\"`, `\"shared\"`, `true` or `false`",
+        ],
     );
     fails(
         &lines(&["[settings.search]", "semantic = \"statik\""]),
@@ -155,4 +179,15 @@ fn huge_numbers_are_refused_with_the_allowed_range() {
         2,
         &["[settings]", "`core_wait_ms`", "between 0 and 60000"],
     );
+}
+
+#[test]
+fn learn_takes_a_mode_or_a_boolean_and_defaults_to_per_principal() {
+    use crate::search::usage::Learn;
+    let learn = |value: &str| ok(&lines(&["[settings.search]", &format!("learn = {value}")]));
+    assert_eq!(learn("\"shared\"").settings.learn, Learn::Shared);
+    assert_eq!(learn("\"principal\"").settings.learn, Learn::Principal);
+    assert_eq!(learn("true").settings.learn, Learn::Principal);
+    assert_eq!(learn("false").settings.learn, Learn::Off);
+    assert_eq!(ok("").settings.learn, Learn::Principal);
 }

@@ -9,12 +9,14 @@ use super::super::error::{ConfigError, Source};
 use super::super::raw::{RawSettings, S};
 use super::super::{
     ClientEra, ExposureMode, HUB_GRACE_SEC_RANGE, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE,
-    MAX_OUTPUT_TOKENS_RANGE, MAX_WAIT_MS, SEARCH_LIMIT_RANGE, SESSION_IDLE_SEC_RANGE, Settings,
+    MAX_OUTPUT_TOKENS_RANGE, MAX_WAIT_MS, SEARCH_LIMIT_RANGE, SEARCH_LOADS_RANGE,
+    SESSION_IDLE_SEC_RANGE, Settings,
 };
 use super::Env;
 use super::http_settings::build_http;
 use super::model::build_model;
 use crate::search::Semantic;
+use crate::search::usage::Learn;
 use crate::suggest;
 
 pub(super) fn build_settings(
@@ -33,6 +35,7 @@ pub(super) fn build_settings(
         max_message_bytes,
         max_output_tokens,
         client_era,
+        search_loads,
         search_semantic,
         search_model,
         search_learn,
@@ -129,9 +132,21 @@ pub(super) fn build_settings(
             20_000,
         )?,
         client_era,
+        search_loads: in_range(
+            search_loads,
+            "search_loads",
+            SEARCH_LOADS_RANGE,
+            "how many of its best hits `search_tools` loads itself; 0 leaves loading to `select_tools`",
+            defaults.search_loads as u128,
+        )?
+        .unwrap_or(defaults.search_loads),
         semantic,
         model,
-        learn: search_learn.map_or(defaults.learn, |b| *b.get_ref()),
+        learn: search_learn.map_or(defaults.learn, |learn| match learn.get_ref().as_str() {
+            "false" => Learn::Off,
+            // `true`, and a name `raw` already checked is one of `Learn::NAMES`.
+            other => Learn::from_name(other).unwrap_or_default(),
+        }),
     })
 }
 
@@ -181,18 +196,20 @@ fn parse_exposure(value: S<String>, source: &Source<'_>) -> Result<ExposureMode,
     }
 }
 
-/// `client_era = "any" | "handshake"`.
+/// `client_era = "auto" | "any" | "handshake"`.
 fn parse_client_era(value: S<String>, source: &Source<'_>) -> Result<ClientEra, ConfigError> {
     match value.get_ref().as_str() {
+        "auto" => Ok(ClientEra::Auto),
         "any" => Ok(ClientEra::Any),
         "handshake" => Ok(ClientEra::Handshake),
         other => {
-            const ERAS: &[&str] = &["any", "handshake"];
+            const ERAS: &[&str] = &["auto", "any", "handshake"];
             Err(source.error(
                 value.span(),
                 format!(
-                    "[settings] `client_era = {other:?}` is not an era; write \"any\" (the \
-                     client's choice) or \"handshake\" (refuse `server/discover`){}",
+                    "[settings] `client_era = {other:?}` is not an era; write \"auto\" (the \
+                     handshake era where tools load on request), \"any\" (the client's choice) \
+                     or \"handshake\" (refuse `server/discover`){}",
                     suggest::hint(other, ERAS)
                 ),
             ))

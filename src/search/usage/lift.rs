@@ -35,10 +35,13 @@ impl SearchIndex {
         }
     }
 
-    /// Per tool (qualified name), the evidence of use for `query`; `None` when use is not
-    /// looked at or says nothing about it.
-    pub(in crate::search) fn usage_evidence(&self, query: &str) -> Option<HashMap<String, f32>> {
-        let usage = self.usage.as_ref()?;
+    /// Per tool (qualified name), the evidence in `usage` for `query`; `None` when use is
+    /// not looked at or says nothing about it.
+    pub(in crate::search) fn usage_evidence(
+        &self,
+        usage: &Usage,
+        query: &str,
+    ) -> Option<HashMap<String, f32>> {
         if self.boosts.usage == 0.0 || usage.is_empty() {
             return None;
         }

@@ -14,8 +14,9 @@
 //! [`FUSION_DEPTH`](super::fusion::FUSION_DEPTH) of words or meaning) are lifted: use
 //! never drags in a tool unrelated to what is asked.
 //!
-//! `[settings.search] learn = false` turns it off: no [`Usage`] is made, nothing is read or
-//! written. Like the rest of `search`, it must not import `downstream` or `server`.
+//! Each principal (the local user, each HTTP token) learns from its own use only, in a
+//! store of its own ([`principals`]); `[settings.search] learn = "shared"` pools them,
+//! `learn = false` turns learning off: no [`Usage`] is made, nothing is read or written. Like the rest of `search`, it must not import `downstream` or `server`.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -26,10 +27,12 @@ use serde::{Deserialize, Serialize};
 use crate::sync::lock;
 
 mod lift;
+mod principals;
 mod store;
 #[cfg(test)]
 mod tests;
 
+pub use principals::{Learn, PRINCIPALS_DIR, Principal, Stores};
 pub use store::{DATA_DIR_ENV, FILE_NAME, MAX_EVENTS, default_path};
 
 /// Longest query text kept (characters): the query itself is bounded to 512 when ranked.
@@ -246,19 +249,6 @@ impl Usage {
         }
         *lock(&usage.file) = Some(store::Appender::new(path));
         usage
-    }
-
-    /// [`Usage::open`] at [`default_path`]; in memory when there is no data directory.
-    pub fn open_default() -> Usage {
-        match default_path() {
-            Some(path) => Usage::open(path),
-            None => {
-                tracing::warn!(
-                    "no data directory (set {DATA_DIR_ENV}); what search learns from use is not kept"
-                );
-                Usage::in_memory()
-            }
-        }
     }
 
     /// The file events are appended to, if any.

@@ -30,11 +30,15 @@ pub const MAX_EVENTS: usize = 5_000;
 /// `$MCP_DEFER_DATA_DIR/usage.jsonl`, else the same in the OS's data directory; `None`
 /// when there is neither (no home): learning then stays in memory.
 pub fn default_path() -> Option<PathBuf> {
-    let dir = std::env::var_os(DATA_DIR_ENV)
+    Some(data_dir()?.join(FILE_NAME))
+}
+
+/// `$MCP_DEFER_DATA_DIR`, else the OS's data directory; `None` when there is neither.
+pub(super) fn data_dir() -> Option<PathBuf> {
+    std::env::var_os(DATA_DIR_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(crate::platform::dirs::data_dir)?;
-    Some(dir.join(FILE_NAME))
+        .or_else(crate::platform::dirs::data_dir)
 }
 
 /// The newest [`MAX_EVENTS`] events of the file at `path`, oldest first (none when it does
@@ -44,7 +48,9 @@ pub fn default_path() -> Option<PathBuf> {
 /// # Errors
 /// When the file exists but cannot be read.
 pub(super) fn load(path: &Path) -> io::Result<(Vec<Event>, usize)> {
-    let file = match File::open(path) {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    let file = match open(&options, path) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
         Err(err) => return Err(err),
@@ -106,10 +112,37 @@ fn create(path: &Path, append: bool) -> io::Result<File> {
         options.write(true).create(true).truncate(true);
     }
     crate::platform::private_file_options(&mut options);
-    let file = options.open(path)?;
+    let file = open(&options, path)?;
     // The mode given at open applies only to a file it creates.
     crate::platform::restrict_to_owner(&file)?;
     Ok(file)
+}
+
+/// Opens `path` with `options`, never through a symbolic link: a usage file planted as a
+/// link to another file (`~/.ssh/authorized_keys`) is refused, not read, written or
+/// chmod'ed (`platform::no_follow`).
+///
+/// # Errors
+/// When the open fails; a link is named as the cause, with the fix.
+fn open(options: &OpenOptions, path: &Path) -> io::Result<File> {
+    let mut options = options.clone();
+    crate::platform::no_follow(&mut options);
+    let link = || {
+        io::Error::other(format!(
+            "{} is a symbolic link, which is never followed; remove it (mcp-defer then \
+             creates the file itself)",
+            path.display()
+        ))
+    };
+    match options.open(path) {
+        Ok(file) if file.metadata()?.file_type().is_symlink() => Err(link()),
+        Ok(file) => Ok(file),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Err(err),
+        Err(err) => match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => Err(link()),
+            _ => Err(err),
+        },
+    }
 }
 
 /// Appends events to the file on a thread of its own, started with the first event (so a

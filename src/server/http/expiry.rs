@@ -262,6 +262,29 @@ impl Sessions {
         }
     }
 
+    /// Closes every session one of `principals` opened (their tokens were revoked); how
+    /// many were closed. Its streams end, and its id is 404 from now on.
+    pub(super) async fn close_owned_by(&self, principals: &[Principal]) -> usize {
+        if principals.is_empty() {
+            return 0;
+        }
+        let owned: Vec<SessionId> = lock(&self.live)
+            .iter()
+            .filter(|(_, s)| s.owner.is_some_and(|o| principals.contains(&o)))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut closed = 0;
+        for id in owned {
+            match self.close_session(&id).await {
+                Ok(()) => closed += 1,
+                Err(err) => {
+                    tracing::debug!(session = %super::masked(&id), error = %err, "closing a revoked token's session failed");
+                }
+            }
+        }
+        closed
+    }
+
     /// Closes every session idle for longer than `idle` with nothing in flight, until
     /// `stop`.
     pub(super) async fn expire_idle(self: Arc<Self>, stop: CancellationToken) {

@@ -37,16 +37,33 @@ use crate::ingest::Registry;
 use crate::sync::lock;
 
 /// The accepted bearer tokens. `Debug` shows how many, never what.
-pub(super) struct Tokens(Vec<Vec<u8>>);
+///
+/// Each token keeps its position (its [`Principal`]) for the life of the process: a token
+/// removed from `token_file` leaves an empty place ([`Tokens::reread`]), so no other
+/// token's sessions change owner.
+pub(super) struct Tokens {
+    accepted: std::sync::RwLock<Vec<Option<Vec<u8>>>>,
+}
 
 impl std::fmt::Debug for Tokens {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Tokens({} configured)", self.0.len())
+        write!(f, "Tokens({} configured)", self.live())
     }
 }
 
+/// What re-reading `token_file` changed.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct TokenChange {
+    /// The principals whose tokens are gone: refused from now on, their sessions closed.
+    pub revoked: Vec<Principal>,
+    /// How many tokens are new.
+    pub added: usize,
+}
+
 impl Tokens {
-    /// Reads the tokens `[settings.http]` names; `None` when it names none.
+    /// Reads the tokens `[settings.http]` names; `None` when it names none. Each is masked
+    /// in every log line from now on (a client may put its token anywhere, its arguments
+    /// too).
     ///
     /// # Errors
     /// An unset variable, an unreadable file, or either holding no token.
@@ -61,20 +78,44 @@ impl Tokens {
                 }
                 tokens
             }
-            Some(TokenSource::File(path)) => {
-                let shown = path.display().to_string();
-                let text = std::fs::read_to_string(path).map_err(|cause| HttpError::TokenFile {
-                    path: shown.clone(),
-                    cause,
-                })?;
-                let tokens = split(text.lines().filter(|l| !l.trim_start().starts_with('#')));
-                if tokens.is_empty() {
-                    return Err(HttpError::NoTokenInFile { path: shown });
-                }
-                tokens
-            }
+            Some(TokenSource::File(path)) => read_token_file(path)?,
         };
-        Ok(Some(Tokens(tokens)))
+        Ok(Some(Tokens::new(tokens)))
+    }
+
+    fn new(tokens: Vec<Vec<u8>>) -> Tokens {
+        register(&tokens);
+        Tokens {
+            accepted: std::sync::RwLock::new(tokens.into_iter().map(Some).collect()),
+        }
+    }
+
+    /// Takes `tokens` as the accepted ones (`token_file` as it reads now): a token no
+    /// longer there is refused from now on, a new one accepted; the others keep their
+    /// principals.
+    pub(super) fn reread(&self, tokens: Vec<Vec<u8>>) -> TokenChange {
+        register(&tokens);
+        let mut accepted = self.accepted.write().unwrap_or_else(|p| p.into_inner());
+        let mut change = TokenChange::default();
+        for (position, place) in accepted.iter_mut().enumerate() {
+            if place.as_ref().is_some_and(|token| !tokens.contains(token)) {
+                *place = None;
+                change.revoked.push(Principal(position));
+            }
+        }
+        for token in tokens {
+            if !accepted.iter().flatten().any(|t| *t == token) {
+                accepted.push(Some(token));
+                change.added += 1;
+            }
+        }
+        change
+    }
+
+    /// How many tokens are accepted now.
+    fn live(&self) -> usize {
+        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        accepted.iter().flatten().count()
     }
 
     /// Whether `offered` is one of the tokens, in time that depends only on the lengths.
@@ -83,16 +124,52 @@ impl Tokens {
         self.position(offered).is_some()
     }
 
+    /// Whose use the holder of the token at `position` learns from (a hash of it).
+    fn learner(&self, position: usize) -> crate::search::usage::Principal {
+        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        (accepted.get(position))
+            .and_then(Option::as_ref)
+            .map(|token| crate::search::usage::Principal::of_token(token))
+            .unwrap_or_default()
+    }
+
     /// Which of the tokens `offered` is, comparing with every one of them in time that
     /// depends only on the lengths.
     fn position(&self, offered: &[u8]) -> Option<usize> {
+        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
         let mut found = None;
-        for (position, token) in self.0.iter().enumerate() {
-            if bool::from(token.as_slice().ct_eq(offered)) {
+        for (position, token) in accepted.iter().enumerate() {
+            if let Some(token) = token
+                && bool::from(token.as_slice().ct_eq(offered))
+            {
                 found = Some(position);
             }
         }
         found
+    }
+}
+
+/// The tokens of `token_file`: one a line, blank lines and `#` lines skipped.
+///
+/// # Errors
+/// When the file cannot be read or holds no token.
+pub(super) fn read_token_file(path: &std::path::Path) -> Result<Vec<Vec<u8>>, HttpError> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|cause| HttpError::TokenFile {
+        path: shown.clone(),
+        cause,
+    })?;
+    let tokens = split(text.lines().filter(|l| !l.trim_start().starts_with('#')));
+    if tokens.is_empty() {
+        return Err(HttpError::NoTokenInFile { path: shown });
+    }
+    Ok(tokens)
+}
+
+/// Masks each token in the log from now on.
+fn register(tokens: &[Vec<u8>]) {
+    for token in tokens {
+        crate::redact::register_secret(&String::from_utf8_lossy(token));
     }
 }
 
@@ -320,12 +397,22 @@ fn parse(bytes: Bytes) -> Result<(Bytes, Option<Head>), Box<Response>> {
 /// checked as JSON; 429 past a limit (requests in flight, sessions per token); then on
 /// to rmcp, holding the request's places until the response body (an SSE stream for
 /// most requests) ends.
-pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next) -> Response {
+pub(super) async fn admit(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
     let started = std::time::Instant::now();
     let principal = match gate.principal(request.headers()) {
         Ok(principal) => principal,
         Err(response) => return *response,
     };
+    // Its connection has a request with a valid token: no longer one that may be closed
+    // for room (`connections.rs`).
+    if let Some(connection) = request.extensions().get::<super::connections::Connection>() {
+        connection.authenticated();
+    }
+    // What search learns from this request's choices is its token holder's alone
+    // (`server/usage.rs`).
+    if let Some(tokens) = &gate.tokens {
+        request.extensions_mut().insert(tokens.learner(principal.0));
+    }
     let session = request
         .headers()
         .get("mcp-session-id")
@@ -588,12 +675,36 @@ mod tests {
 
     #[test]
     fn tokens_accept_each_configured_one_and_nothing_else() {
-        let tokens = Tokens(split("alpha, beta ,,".split(',')));
+        let tokens = Tokens::new(split("alpha, beta ,,".split(',')));
         assert!(tokens.accepts(b"alpha"));
         assert!(tokens.accepts(b"beta"));
         assert!(!tokens.accepts(b"alph"));
         assert!(!tokens.accepts(b"alphaa"));
         assert!(!tokens.accepts(b""));
         assert_eq!(format!("{tokens:?}"), "Tokens(2 configured)");
+    }
+
+    #[test]
+    fn a_reread_revokes_removed_tokens_and_keeps_every_other_principal() {
+        let tokens = Tokens::new(split("alpha,beta,gamma".split(',')));
+        let change = tokens.reread(split("gamma,delta".split(',')));
+        assert_eq!(
+            change,
+            TokenChange {
+                revoked: vec![Principal(0), Principal(1)],
+                added: 1
+            }
+        );
+        assert!(!tokens.accepts(b"alpha") && !tokens.accepts(b"beta"));
+        assert_eq!(
+            tokens.position(b"gamma"),
+            Some(2),
+            "gamma keeps its principal"
+        );
+        assert_eq!(tokens.position(b"delta"), Some(3));
+        // A token that comes back is a new principal: the old one's sessions are gone.
+        tokens.reread(split("alpha,gamma,delta".split(',')));
+        assert_eq!(tokens.position(b"alpha"), Some(4));
+        assert_eq!(format!("{tokens:?}"), "Tokens(3 configured)");
     }
 }

@@ -7,7 +7,10 @@
 //!   byte at a time, or never) is closed after it, before any token is checked.
 //! - `max_connections`: a connection past the cap is closed at once instead of left in
 //!   the kernel's backlog, so a flood costs us a file descriptor for microseconds and
-//!   the clients already connected keep being served.
+//!   the clients already connected keep being served. Connections that have not yet sent
+//!   a request with a valid token hold at most half of it, one peer address a share of
+//!   that, and make room for new ones ([`super::connections`]): sockets without a token
+//!   never lock a token holder out.
 //! - The soft file-descriptor limit is raised to the hard one at start (systemd's default
 //!   soft limit, 1024, is what a flood would hit first).
 //! - `TCP_NODELAY` on every accepted socket: a response is a few small writes (headers,
@@ -23,7 +26,8 @@ use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+
+use super::connections::Connections;
 
 use crate::config::HttpSettings;
 
@@ -34,7 +38,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 /// Serves `app` on `listener` until the future is dropped; never returns otherwise.
 pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &HttpSettings) {
     crate::platform::raise_fd_limit();
-    let slots = Arc::new(Semaphore::new(settings.max_connections));
+    let connections = Arc::new(Connections::new(settings.max_connections));
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -42,7 +46,7 @@ pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &H
         .keep_alive(true);
     let builder = Arc::new(builder);
     loop {
-        let (stream, _peer) = match listener.accept().await {
+        let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(err) => {
                 tracing::debug!(error = %err, "accept failed; retrying");
@@ -50,7 +54,7 @@ pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &H
                 continue;
             }
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        let Ok(slot) = connections.accept(peer.ip()) else {
             // Dropping the stream closes it: the client sees the connection reset and
             // may retry; nothing of ours is held.
             tracing::debug!(
@@ -64,16 +68,24 @@ pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &H
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
         }
-        let service = TowerToHyperService::new(app.clone());
+        // Each request carries its connection, for the gate to count it as authenticated.
+        let service =
+            TowerToHyperService::new(app.clone().layer(axum::Extension(slot.connection.clone())));
         let builder = builder.clone();
         tokio::spawn(async move {
-            let _slot = slot;
             let _open = super::metrics::connection_opened();
             let connection = builder.serve_connection(TokioIo::new(stream), service);
-            if let Err(err) = connection.await {
-                // Timeouts, resets and malformed requests: the client's doing.
-                tracing::trace!(error = %err, "connection ended with an error");
+            tokio::select! {
+                served = connection => {
+                    if let Err(err) = served {
+                        // Timeouts, resets and malformed requests: the client's doing.
+                        tracing::trace!(error = %err, "connection ended with an error");
+                    }
+                }
+                // Closed for room (`connections.rs`): dropping it closes the socket.
+                () = slot.close.cancelled() => {}
             }
+            drop(slot);
         });
     }
 }

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::passthrough::ClientRequests;
+mod connections;
 mod error;
 mod expiry;
 mod gate;
@@ -28,12 +29,13 @@ mod metrics;
 mod probes;
 mod reused;
 mod tasks;
+mod token_file;
 
 pub(crate) use error::HttpError;
 
 use super::reload::{Reloader, Source, View as ReloadedView};
 use super::{DeferServer, ServeError, Shared};
-use crate::config::{Config, Settings};
+use crate::config::{Config, Settings, TokenSource};
 use crate::downstream::{ClientLink, Event, Pool, ServerHandle};
 use expiry::{Holdings, Sessions};
 use gate::{Gate, Limits, Tokens};
@@ -124,6 +126,14 @@ pub(crate) async fn serve_http(
         all_sessions.push(sessions);
         routes.push((tx, positions));
         paths.push(path);
+    }
+    if let (Some(tokens), Some(TokenSource::File(path))) = (&tokens, &settings.http.tokens) {
+        token_file::follow(
+            path.clone(),
+            tokens.clone(),
+            all_sessions.clone(),
+            shutdown.child_token(),
+        );
     }
     let required = config.servers.iter().map(|s| s.required).collect();
     let probes = probes::Probes::new(

@@ -15,6 +15,7 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 
+use super::Relists;
 use super::validate::Validators;
 use crate::catalog::EntryId;
 use crate::config::ExposureMode;
@@ -55,11 +56,8 @@ pub(in crate::server) trait Context {
     /// what is indexed and names the rest.
     async fn wait_for_search(&self);
 
-    /// Waits until every server has listed its tools or failed, at most the longest
-    /// `startup_timeout`.
-    async fn wait_for_servers(&self);
-
-    /// As [`Context::wait_for_servers`], ending as soon as `found` holds.
+    /// Waits until every server has listed its tools or failed (at most the longest
+    /// `startup_timeout`), ending as soon as `found` holds.
     async fn wait_for_servers_unless(&self, found: impl Fn() -> bool);
 
     /// Why each of `names` resolved to nothing, worked out off the runtime thread.
@@ -84,8 +82,12 @@ pub(in crate::server) trait Context {
     /// Tells the session's client its tool list changed; false when it could not be told.
     async fn tools_changed(&self) -> bool;
 
-    /// Holds until the client lists again after `seen` lists, at most `max`.
-    async fn hold_until_relist(&self, seen: u64, max: Duration);
+    /// Holds until the client lists again after `seen` lists, at most `max`; returns
+    /// whether it did.
+    async fn hold_until_relist(&self, seen: u64, max: Duration) -> bool;
+
+    /// How this session's client takes a grown tool list.
+    fn relists(&self) -> Relists;
 
     /// Notes a search and the qualified names its answer listed, for search to learn
     /// which tool follows which query (`[settings.search] learn`).
@@ -93,4 +95,8 @@ pub(in crate::server) trait Context {
 
     /// Notes that the tool `name` (qualified) was selected or called through a meta tool.
     fn note_choice(&self, name: &str, kind: Kind);
+
+    /// What this session's principal learnt from use, which lifts its searches (`None`:
+    /// `learn = false`).
+    fn usage(&self) -> Option<Arc<crate::search::usage::Usage>>;
 }

@@ -23,11 +23,14 @@ use crate::exposure::mark_always_load;
 
 pub(crate) mod call_tool;
 mod context;
+mod deliver;
+mod relists;
 pub(crate) mod search_tools;
 pub(crate) mod select_tools;
 pub(crate) mod validate;
 
 pub(in crate::server) use context::Context;
+pub(crate) use relists::Relists;
 
 /// Largest `limit` a search may ask for.
 pub(crate) const MAX_SEARCH_LIMIT: usize = 50;
@@ -69,14 +72,21 @@ impl MetaTool {
         MetaTool::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    /// The listed definition. Depends on the settings only, so it is the same in every
-    /// session with the same config.
-    pub(crate) fn definition(self, exposure: ExposureMode, claude_always_load: bool) -> Tool {
-        // Annotations: searching is read-only; selecting twice changes nothing more; what
-        // call_tool does depends on the tool it calls, so it claims nothing.
+    /// The listed definition. Depends on the settings and the session's exposure only, so
+    /// it is the same in every session with the same config and era.
+    pub(crate) fn definition(
+        self,
+        exposure: ExposureMode,
+        claude_always_load: bool,
+        search_loads: usize,
+    ) -> Tool {
+        // Annotations: searching is read-only (what it loads changes what the client is
+        // offered, never the world, and a client that asks before a non-read-only tool
+        // would ask at every search); selecting twice changes nothing more; what call_tool
+        // does depends on the tool it calls, so it claims nothing.
         let (description, input, output, annotations) = match self {
             MetaTool::SearchTools => (
-                search_tools::DESCRIPTION,
+                search_tools::description(search_loads > 0),
                 search_tools::input_schema(),
                 Some(search_tools::output_schema()),
                 Some(ToolAnnotations::new().read_only(true).idempotent(true)),
@@ -128,21 +138,33 @@ pub(super) async fn apply(
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> CallToolResponse {
-    // `call_tool` waits itself, only until its tool is known; a search waits at most
-    // SEARCH_WAIT and names the servers still starting.
-    match tool {
-        MetaTool::CallTool => {}
-        MetaTool::SearchTools => state.wait_for_search().await,
-        MetaTool::SelectTools => state.wait_for_servers().await,
-    }
+    // `call_tool` waits itself, only until its tool is known; `select_tools` only until
+    // the names it was given are known (a tool of a server that is ready does not wait for
+    // the slowest one); a search waits at most SEARCH_WAIT and names the servers still
+    // starting.
     let arguments = request.arguments;
     let result = match tool {
         MetaTool::SearchTools => match parse_arguments(tool, arguments) {
-            Ok(args) => Ok(search_tools::apply(state, &args).await.into()),
+            Ok(args) => {
+                state.wait_for_search().await;
+                Ok(search_tools::apply(state, &args).await.into())
+            }
             Err(result) => Err(result),
         },
-        MetaTool::SelectTools => match parse_arguments(tool, arguments) {
-            Ok(args) => Ok(select_tools::apply(state, &args).await.into()),
+        MetaTool::SelectTools => match parse_arguments::<select_tools::Args>(tool, arguments) {
+            Ok(args) => {
+                let known = || {
+                    let catalog = state.registry().catalog();
+                    (args.names.iter()).all(|name| {
+                        !matches!(
+                            catalog.resolve(name.trim()),
+                            crate::catalog::Resolution::Unknown { .. }
+                        )
+                    })
+                };
+                state.wait_for_servers_unless(known).await;
+                Ok(select_tools::apply(state, &args).await.into())
+            }
             Err(result) => Err(result),
         },
         MetaTool::CallTool => match parse_arguments(tool, arguments) {
@@ -260,10 +282,10 @@ mod tests {
     #[test]
     fn definitions_are_fixed_and_carry_always_load() {
         for meta in MetaTool::ALL {
-            let a = serde_json::to_string(&meta.definition(ExposureMode::Deferred, true)).ok();
-            let b = serde_json::to_string(&meta.definition(ExposureMode::Deferred, true)).ok();
+            let a = serde_json::to_string(&meta.definition(ExposureMode::Deferred, true, 3)).ok();
+            let b = serde_json::to_string(&meta.definition(ExposureMode::Deferred, true, 3)).ok();
             assert_eq!(a, b);
-            let tool = meta.definition(ExposureMode::Deferred, true);
+            let tool = meta.definition(ExposureMode::Deferred, true, 3);
             let always = tool
                 .meta
                 .as_ref()

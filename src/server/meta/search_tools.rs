@@ -1,4 +1,8 @@
-//! `search_tools`: ranks the catalog for a query. Read-only: it never changes the list.
+//! `search_tools`: ranks the catalog for a query, and makes its best hits usable in the
+//! model's next request, as the clients' own tool search does (issue 34): where the
+//! session's list may grow on request, the first `search_loads` hits are appended to it
+//! and announced (held, for a client that re-lists while the call is pending); a hit the
+//! client will not have by its own name carries its `input_schema`, for `call_tool`.
 //!
 //! The answer is a [`Found`], serialized once as `structuredContent`, its text rendered
 //! from the same struct.
@@ -7,19 +11,40 @@ use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::Relists;
+use super::deliver::deliver;
 use super::{Context, MAX_SEARCH_LIMIT, error_result, structured_result};
-use crate::catalog::Catalog;
-use crate::exposure::ExposedList;
+use crate::catalog::{Catalog, Resolution};
+use crate::config::ExposureMode;
+use crate::exposure::{ExposedList, listed_tool};
+use crate::search::usage::Usage;
 use crate::search::{QueryVectors, SearchIndex};
 use crate::server::view::Unavailable;
 
-pub(crate) const DESCRIPTION: &str = "Find tools by what they do, across every connected MCP server. \
-Returns the best matches (name, server, short description, whether loaded). Load the ones you \
-need with select_tools, or call one directly with call_tool. Never changes your tool list.";
+/// What the model reads of `search_tools`: with `search_loads` > 0 its best hits are made
+/// usable (loaded where the list grows on request, else given their schema), in every
+/// exposure mode alike, so the text does not depend on the mode.
+pub(crate) fn description(loads: bool) -> &'static str {
+    if loads {
+        "Find tools by what they do, across every connected MCP server. The best matches are \
+         ready to use at once: call one marked loaded by its name, or one that carries \
+         input_schema through call_tool {name, arguments}. Load other matches with \
+         select_tools."
+    } else {
+        "Find tools by what they do, across every connected MCP server. Returns the best \
+         matches (name, server, short description, whether loaded). Load the ones you need \
+         with select_tools, or call one directly with call_tool. Never changes your tool list."
+    }
+}
 
 /// Hits scoring under this fraction of the best one are left out: they share a stray word
 /// with the query, and every result costs the model's context.
 const MIN_RELATIVE_SCORE: f32 = 0.1;
+
+/// A hit among the first `search_loads` is loaded (or given its schema) only when it scores
+/// at least this fraction of the best: a distant third is not worth a schema in every
+/// later request.
+const LOAD_RELATIVE_SCORE: f64 = 0.5;
 
 /// Servers named when no tool fits: where the nearest tools were.
 const NEAREST_SERVERS: usize = 3;
@@ -62,7 +87,8 @@ pub(crate) fn output_schema() -> Value {
                         "tool": {"type": "string"},
                         "description": {"type": "string"},
                         "score": {"type": "number"},
-                        "loaded": {"type": "boolean"}
+                        "loaded": {"type": "boolean"},
+                        "input_schema": {"type": "object"}
                     },
                     "required": ["name", "server", "tool", "description", "score", "loaded"]
                 }
@@ -79,8 +105,9 @@ pub(crate) fn output_schema() -> Value {
     })
 }
 
-/// Runs a search for the model, noting servers that are not serving. With the transformer
-/// tier the query is embedded first, on the blocking pool and before any lock is taken.
+/// Runs a search for the model, noting servers that are not serving, and makes its best
+/// hits usable in the next request ([`make_usable`]). With the transformer tier the query
+/// is embedded first, on the blocking pool and before any lock is taken.
 pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
     let _timer = state.time_search();
     let encoder = state.registry().index().query_encoder();
@@ -97,39 +124,96 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     let unavailable = servers.unavailable();
     let removed = servers.removed();
     let starting = state.starting_servers();
+    let usage = state.usage();
     let found = {
         let catalog = state.registry().catalog();
         let index = state.registry().index();
         state.with_exposed(|exposed| {
+            let ranker = Ranker {
+                index: &index,
+                model_query: model_query.as_ref(),
+                usage: usage.as_deref(),
+            };
             run(
                 &catalog,
-                &index,
+                ranker,
                 exposed,
                 args,
                 servers.config.settings.search_limit,
-                model_query.as_ref(),
                 &removed,
             )
         })
     };
     let config_problem = state.reload_problem();
-    if let Ok(found) = &found {
-        state.note_search(
-            &args.query,
-            found.tools.iter().map(|t| t.name.clone()).collect(),
-        );
-    }
-    match found {
-        Ok(found) => Found {
-            unavailable,
-            starting,
-            config_problem,
-            ..found
+    let mut found = match found {
+        Ok(found) => found,
+        Err(message) => {
+            return error_result(
+                message
+                    + &unavailable_line(&unavailable)
+                    + &problem_line(config_problem.as_deref()),
+            );
         }
-        .result(),
-        Err(message) => error_result(
-            message + &unavailable_line(&unavailable) + &problem_line(config_problem.as_deref()),
-        ),
+    };
+    state.note_search(
+        &args.query,
+        found.tools.iter().map(|t| t.name.clone()).collect(),
+    );
+    make_usable(state, &mut found.tools).await;
+    Found {
+        unavailable,
+        starting,
+        config_problem,
+        ..found
+    }
+    .result()
+}
+
+/// The first `search_loads` hits near the best: appended to the session's list where it
+/// grows on request, and given their `input_schema` unless the client will have them by
+/// name in its next request.
+async fn make_usable(state: &impl Context, hits: &mut [Hit]) {
+    let servers = state.view();
+    let settings = &servers.config.settings;
+    let best = hits.first().map_or(0.0, |hit| hit.score);
+    let confident = (hits.iter())
+        .take(settings.search_loads)
+        .take_while(|hit| hit.score >= best * LOAD_RELATIVE_SCORE)
+        .count();
+    let hits = &mut hits[..confident];
+    if hits.is_empty() {
+        return;
+    }
+    let seen = state.relist_count();
+    // A client that takes no grown list (or re-sorts it) is given schemas, not appends.
+    let loads = state.exposure() == ExposureMode::Deferred && state.relists() != Relists::Never;
+    let appended = if loads {
+        let catalog = state.registry().catalog();
+        state.with_exposed(|exposed| {
+            let mut appended = 0;
+            for hit in hits.iter_mut().filter(|hit| !hit.loaded) {
+                if let Resolution::Found(entry) = catalog.resolve(&hit.name)
+                    && exposed.append(listed_tool(entry, settings.claude_always_load))
+                {
+                    hit.loaded = true;
+                    appended += 1;
+                }
+            }
+            appended
+        })
+    } else {
+        0
+    };
+    let has_them = loads && deliver(state, appended, seen, settings.relist_wait, false).await;
+    if has_them {
+        return;
+    }
+    let catalog = state.registry().catalog();
+    for hit in hits {
+        if let Resolution::Found(entry) = catalog.resolve(&hit.name) {
+            let schema = entry.tool.parse().input_schema;
+            hit.input_schema = Some(Value::Object((*schema).clone()));
+        }
     }
 }
 
@@ -173,15 +257,29 @@ pub(crate) struct Hit {
     pub tool: String,
     /// The first paragraph, at most [`EXCERPT_CHARS`] characters.
     pub description: String,
-    /// Rounded to two decimals: enough to compare, no noise in the model's context.
+    /// How sure the search is that this tool does what was asked, in [0, 1]
+    /// ([`crate::search::Explained::confidence`]); rounded to two decimals: enough to
+    /// compare, no noise in the model's context.
     pub score: f64,
-    /// Already in the client's tool list.
+    /// In the client's tool list (loaded by this search or earlier).
     pub loaded: bool,
+    /// The tool's input schema, for a hit the client will not have by its own name in its
+    /// next request: call it through `call_tool` with arguments that fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
 }
 
-/// Runs a search. Pure over its inputs, so it is tested without a server. `model_query`:
-/// the query's transformer vector when the caller embedded it (else the index embeds it).
-/// Tools of the servers at the positions in `removed` (taken out of the config file by a
+/// How a search ranks: the index, the query's transformer vector when the caller embedded
+/// it (`None`: the index embeds it), and what the searching principal learnt from use,
+/// which lifts the tools it chose before for queries like this one.
+#[derive(Clone, Copy)]
+pub(crate) struct Ranker<'a> {
+    pub index: &'a SearchIndex,
+    pub model_query: Option<&'a QueryVectors>,
+    pub usage: Option<&'a Usage>,
+}
+
+/// Runs a search. Pure over its inputs, so it is tested without a server. Tools of the servers at the positions in `removed` (taken out of the config file by a
 /// reload, [`Servers::removed`](crate::server::view::Servers::removed)) stay in the
 /// index, so a re-added server's come back under the same names, but are not offered;
 /// nor are tools gone from their server's list.
@@ -190,11 +288,10 @@ pub(crate) struct Hit {
 /// A message for the model when `server` names no server with tools.
 pub(crate) fn run(
     catalog: &Catalog,
-    index: &SearchIndex,
+    ranker: Ranker<'_>,
     exposed: &ExposedList,
     args: &Args,
     default_limit: usize,
-    model_query: Option<&QueryVectors>,
     removed: &[usize],
 ) -> Result<Found, String> {
     let limit = args
@@ -218,7 +315,13 @@ pub(crate) fn run(
             known.join(", ")
         ));
     }
-    let ranking = index.rank(&args.query, limit, args.server.as_deref(), model_query);
+    let ranking = ranker.index.rank_learnt(
+        &args.query,
+        limit,
+        args.server.as_deref(),
+        ranker.model_query,
+        ranker.usage,
+    );
     let mut hits = ranking.hits;
     let floor = hits
         .first()
@@ -251,8 +354,9 @@ pub(crate) fn run(
             server: entry.server.to_string(),
             tool: entry.original_name().to_owned(),
             description: excerpt(&entry.tool.description().unwrap_or_default()),
-            score: (f64::from(hit.score) * 100.0).round() / 100.0,
+            score: (f64::from(hit.confidence) * 100.0).round() / 100.0,
             loaded: exposed.contains(entry.name.as_str()),
+            input_schema: None,
         })
         .collect();
     Ok(Found {
@@ -270,8 +374,8 @@ impl Found {
         structured_result(self.text(), self, false)
     }
 
-    /// One line a tool, `name (server/tool) [loaded]: description`, and a line naming the
-    /// servers that are not available.
+    /// One line a tool, `name (server/tool) [loaded]: description`, then its input schema
+    /// where it carries one, and a line naming the servers that are not available.
     pub(crate) fn text(&self) -> String {
         let mut text = String::new();
         for hit in &self.tools {
@@ -283,6 +387,9 @@ impl Found {
                 if hit.loaded { " [loaded]" } else { "" },
                 hit.description
             ));
+            if let Some(schema) = &hit.input_schema {
+                text.push_str(&format!("  input_schema: {schema}\n"));
+            }
         }
         if self.no_tool_fits {
             text.push_str(&format!(
@@ -401,7 +508,12 @@ mod tests {
             limit: None,
             server: None,
         };
-        let result = run(&catalog, &index, &ExposedList::new(), &args, 8, None, &[])
+        let ranker = Ranker {
+            index: &index,
+            model_query: None,
+            usage: None,
+        };
+        let result = run(&catalog, ranker, &ExposedList::new(), &args, 8, &[])
             .unwrap_or_else(|e| panic!("{e}"))
             .result();
         let tools = result.structured_content.unwrap_or_default()["tools"].clone();
@@ -419,6 +531,7 @@ mod tests {
                 description: "Does t.".into(),
                 score: 1.25,
                 loaded: true,
+                input_schema: None,
             }],
             ..Found::default()
         };

@@ -1,13 +1,17 @@
-//! `select_tools`: appends named tools to the client's list and returns their schemas.
+//! `select_tools`: appends named tools to the client's list, for the picks `search_tools`
+//! did not load itself.
 //!
-//! The schemas come back in the result too, so a client that never re-lists (Codex by
-//! default) still has the contract, and can call the tools through `call_tool`. All of it
-//! is here: [`apply`] appends, notifies and holds the result until the client re-listed.
+//! A client that may not have the tools by name in its next request (Codex by default, a
+//! client not measured, a 2026-07-28 connection whose list is fixed) gets their schemas in
+//! the result, to call them through `call_tool`; one that has them does not pay for them
+//! twice. All of it is here: [`apply`] appends, notifies and holds the result until the
+//! client re-listed (`relists.rs` says for which clients).
 
 use rmcp::model::CallToolResult;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::deliver::deliver;
 use super::search_tools::problem_line;
 use super::{Context, MAX_SELECT, NameError, error_result, structured_result};
 use crate::catalog::{Catalog, Resolution};
@@ -24,8 +28,8 @@ pub(crate) fn description(exposure: ExposureMode) -> &'static str {
         }
         ExposureMode::Deferred | ExposureMode::All => {
             "Load tools found with search_tools, by name: they are added to the end of your tool \
-             list and can be called directly. Their full schemas are also returned here; if a \
-             loaded tool does not show up in your list, call it through call_tool."
+             list and can be called directly. Where your list may not have them yet, their \
+             schemas come back here: call such a tool through call_tool."
         }
     }
 }
@@ -78,7 +82,7 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     };
     let selection = match selection {
         Ok(mut selection) => {
-            let listed = (selection.loaded.iter()).filter_map(|tool| tool["name"].as_str());
+            let listed = selection.loaded.iter().map(String::as_str);
             for name in listed.chain(selection.already_loaded.iter().map(String::as_str)) {
                 state.note_choice(name, Kind::Selected);
             }
@@ -96,16 +100,20 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
         }
         Err(message) => Err(message),
     };
-    if appended > 0 && state.tools_changed().await {
-        state.hold_until_relist(seen, settings.relist_wait).await;
-    }
+    let has_them = exposure == ExposureMode::Deferred
+        && deliver(state, appended, seen, settings.relist_wait, true).await;
     let problem = state.reload_problem();
     match selection {
-        Ok(selection) => Selection {
-            config_problem: problem,
-            ..selection
+        Ok(mut selection) => {
+            if has_them {
+                selection.schemas.clear();
+            }
+            Selection {
+                config_problem: problem,
+                ..selection
+            }
+            .result(exposure)
         }
-        .result(exposure),
         Err(refused) => error_result(refused.to_string() + &problem_line(problem.as_deref())),
     }
 }
@@ -114,12 +122,17 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
 /// from it ([`Selection::text`]).
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct Selection {
-    /// The full definitions, as listed, of the tools named (newly or earlier in this call).
-    pub loaded: Vec<Value>,
+    /// Qualified names of the tools named, loaded by this call (or, in proxy mode, whose
+    /// schemas it returns).
+    pub loaded: Vec<String>,
+    /// Their full definitions, as listed, unless the client has them in its list by its
+    /// next request.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schemas: Vec<Value>,
     /// Qualified names of tools that were already in the list.
     pub already_loaded: Vec<String>,
     pub unknown: Vec<UnknownName>,
-    /// What to do when a loaded tool does not show up.
+    /// What to do with the loaded tools.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<&'static str>,
     /// Why `servers.toml` could not be reloaded, while it cannot.
@@ -204,11 +217,14 @@ pub(crate) fn run(
                 let listed = listed_tool(entry, claude_always_load);
                 // The definition as listed, `execution` and all (a `Tool` would drop it).
                 let tool: Value = serde_json::from_str(listed.json()).unwrap_or_default();
-                if exposure != ExposureMode::Proxy && exposed.append(listed) {
+                // `all` lists every tool as its server arrives; only `deferred` appends on
+                // request (a 2026-07-28 connection is served as `proxy`, DESIGN.md 7c).
+                if exposure == ExposureMode::Deferred && exposed.append(listed) {
                     appended += 1;
                 }
-                if !selection.loaded.iter().any(|t| t["name"] == tool["name"]) {
-                    selection.loaded.push(tool);
+                if !selection.loaded.iter().any(|n| n == entry.name.as_str()) {
+                    selection.loaded.push(entry.name.to_string());
+                    selection.schemas.push(tool);
                 }
             }
             Resolution::Ambiguous(names) => selection.unknown.push(UnknownName {
@@ -229,7 +245,7 @@ pub(crate) fn run(
         selection.note = Some(match exposure {
             ExposureMode::Proxy => "Call these through call_tool {name, arguments}.",
             ExposureMode::Deferred | ExposureMode::All => {
-                "Loaded into your tool list. If one is not there yet, call it through call_tool {name, arguments}."
+                "Loaded into your tool list: call them by name. If one is not there yet, call it through call_tool {name, arguments}."
             }
         });
     }
@@ -248,9 +264,7 @@ impl Selection {
     pub(crate) fn text(&self, exposure: ExposureMode) -> String {
         let mut parts = Vec::new();
         if !self.loaded.is_empty() {
-            let names: Vec<&str> = (self.loaded.iter())
-                .map(|t| t["name"].as_str().unwrap_or_default())
-                .collect();
+            let names: Vec<&str> = self.loaded.iter().map(String::as_str).collect();
             let verb = if exposure == ExposureMode::Proxy {
                 "Schemas"
             } else {
@@ -286,7 +300,7 @@ impl Selection {
             } else {
                 " If a loaded tool does not show up in your list, call it through call_tool."
             });
-            for tool in &self.loaded {
+            for tool in &self.schemas {
                 text.push('\n');
                 text.push_str(&serde_json::to_string(tool).unwrap_or_default());
             }
@@ -400,7 +414,8 @@ mod tests {
         let result = selection.result(ExposureMode::Proxy);
         assert_ne!(result.is_error, Some(true));
         let structured = result.structured_content.unwrap_or_default();
-        assert_eq!(structured["loaded"][0]["name"], "s__write");
+        assert_eq!(structured["loaded"][0], "s__write");
+        assert_eq!(structured["schemas"][0]["name"], "s__write");
         assert_eq!(
             structured["note"],
             "Call these through call_tool {name, arguments}."

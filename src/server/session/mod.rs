@@ -9,6 +9,7 @@
 //! expires, and one per 2026-07-28 stateless request ([`Mode::Stateless`]).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
@@ -49,7 +50,12 @@ pub(crate) struct Session {
     mode: OnceLock<Mode>,
     /// The configured exposure mode, for a [`Mode::Connection`] session.
     exposure: ExposureMode,
+    /// A connection in the 2026-07-28 era, whose tool list "MUST NOT vary ... as a side
+    /// effect of other requests on the connection" (DESIGN.md 7c): nothing a request does
+    /// appends to it.
+    list_fixed: AtomicBool,
     claude_always_load: bool,
+    search_loads: usize,
     exposed: Mutex<Exposed>,
     /// Over stdio, where `tools/list` answers are written from the listed bytes (see
     /// `framing::ToolLists`); `None` over HTTP, where rmcp writes typed results.
@@ -70,6 +76,9 @@ pub(crate) struct Session {
     pub tasks: Mutex<std::collections::HashSet<String>>,
     /// This session's searches and choices, which say what search learns (`server/usage.rs`).
     pub trail: Mutex<crate::search::usage::Trail>,
+    /// The store this session's searches are lifted by and its choices recorded in: its
+    /// principal's, fixed by its first call (`server/usage.rs`); `None` with `learn = false`.
+    pub usage: OnceLock<Option<std::sync::Arc<crate::search::usage::Usage>>>,
 }
 
 impl Session {
@@ -82,7 +91,9 @@ impl Session {
         let session = Session {
             mode: OnceLock::new(),
             exposure: settings.exposure,
+            list_fixed: AtomicBool::new(false),
             claude_always_load: settings.claude_always_load,
+            search_loads: settings.search_loads,
             exposed: Mutex::new(Exposed {
                 list: ExposedList::new(),
                 listed: false,
@@ -96,6 +107,7 @@ impl Session {
             release,
             tasks: Mutex::default(),
             trail: Mutex::default(),
+            usage: OnceLock::new(),
         };
         if let Some(mode) = mode {
             let _ = session.mode.set(mode);
@@ -108,15 +120,33 @@ impl Session {
         let _ = self.mode.set(Mode::Connection);
     }
 
+    /// Whether this session is a connection, without fixing the mode of one that is not
+    /// yet known (an HTTP request before any `initialize`).
+    pub(crate) fn is_connection(&self) -> bool {
+        self.mode.get() == Some(&Mode::Connection)
+    }
+
+    /// The client speaks 2026-07-28 on this connection (`server/discover` was answered):
+    /// from now on no request grows its tool list; servers' own changes still do.
+    pub(crate) fn fix_list(&self) {
+        self.list_fixed.store(true, Ordering::Relaxed);
+    }
+
     /// The session's mode, fixed by its first request (see [`Session::mode`] field).
     pub(crate) fn mode(&self) -> Mode {
         *self.mode.get_or_init(|| Mode::Stateless)
     }
 
-    /// The exposure mode this session is served in: the configured one, or `proxy` for a
-    /// stateless request.
+    /// The exposure mode this session is served in: the configured one, or `proxy` where
+    /// no request may grow the list (a stateless request, a 2026-07-28 connection).
     pub(crate) fn exposure(&self) -> ExposureMode {
         match self.mode() {
+            Mode::Connection
+                if self.exposure == ExposureMode::Deferred
+                    && self.list_fixed.load(Ordering::Relaxed) =>
+            {
+                ExposureMode::Proxy
+            }
             Mode::Connection => self.exposure,
             Mode::Stateless => ExposureMode::Proxy,
         }
@@ -129,7 +159,8 @@ impl Session {
         if exposed.list.is_empty() {
             let exposure = self.exposure();
             for meta in MetaTool::ALL {
-                let definition = meta.definition(exposure, self.claude_always_load);
+                let definition =
+                    meta.definition(exposure, self.claude_always_load, self.search_loads);
                 exposed.list.append(ListedTool::new(&definition));
             }
         }

@@ -5,10 +5,10 @@
 //! and `notifications/resources/updated`; 2026-07-28 sessions get each on the open
 //! `subscriptions/listen` streams whose filter asked for it, tagged with the subscription id
 //! (rmcp's `SubscriptionSink` does the tagging). [`Notifier`] also counts the client's re-lists, so
-//! `select_tools` can hold its result until the client has the new list (DESIGN.md 7a).
+//! a result that grew the list can be held until the client has it (DESIGN.md 7a), and
+//! knows how this client takes a grown list (`meta/relists.rs`).
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::Peer;
@@ -17,6 +17,7 @@ use rmcp::model::{RequestId, ResourceUpdatedNotificationParam};
 use rmcp::service::SubscriptionSink;
 use tokio::sync::watch;
 
+use crate::server::meta::Relists;
 use crate::sync::lock;
 
 /// Which of the client's lists grew.
@@ -33,9 +34,9 @@ pub(crate) struct Notifier {
     subscriptions: Mutex<Vec<SubscriptionSink>>,
     /// How many `tools/list` requests the client has sent.
     relists: watch::Sender<u64>,
-    /// Cleared once the client lets a held result time out: it does not re-list while a
-    /// call is pending (Codex), so holding would only slow it down.
-    client_relists_while_held: AtomicBool,
+    /// How this client takes a grown list: by its name, and [`Relists::Never`] once it let
+    /// a held result time out (holding would only slow it down).
+    relists_how: Mutex<Relists>,
 }
 
 impl Notifier {
@@ -44,7 +45,7 @@ impl Notifier {
             legacy: Mutex::new(None),
             subscriptions: Mutex::new(Vec::new()),
             relists: watch::Sender::new(0),
-            client_relists_while_held: AtomicBool::new(true),
+            relists_how: Mutex::new(Relists::Unknown),
         }
     }
 
@@ -152,61 +153,37 @@ impl Notifier {
         *self.relists.borrow()
     }
 
-    /// Starts without a hold for a client known not to re-list while a call is pending
-    /// ([`NO_RELIST_CLIENTS`]), by the `clientInfo.name` of its handshake.
+    /// Learns how the client takes a grown list from the `clientInfo.name` of its handshake.
     pub(crate) fn client_named(&self, name: &str) {
-        if never_relists_while_held(name) {
-            tracing::debug!(
-                client = name,
-                "a client known not to re-list: select_tools is not held"
-            );
-            self.client_relists_while_held
-                .store(false, Ordering::Relaxed);
-        }
+        let relists = Relists::of(name);
+        tracing::debug!(
+            client = name,
+            ?relists,
+            "how this client takes a grown tool list"
+        );
+        *lock(&self.relists_how) = relists;
     }
 
-    /// Waits until the client has re-listed after `seen`, at most `max`. A client that lets
-    /// the wait time out is not waited for again in this session.
-    pub(crate) async fn hold_until_relist(&self, seen: u64, max: Duration) {
-        if !self.client_relists_while_held.load(Ordering::Relaxed) {
-            return;
+    /// How the client takes a grown list, as far as is known.
+    pub(crate) fn relists(&self) -> Relists {
+        *lock(&self.relists_how)
+    }
+
+    /// Waits until the client has re-listed after `seen`, at most `max`; returns whether it
+    /// did. A client that lets the wait time out is not waited for again in this session.
+    pub(crate) async fn hold_until_relist(&self, seen: u64, max: Duration) -> bool {
+        if self.relists() == Relists::Never {
+            return false;
         }
         let mut relists = self.relists.subscribe();
         let relisted = tokio::time::timeout(max, relists.wait_for(|n| *n > seen)).await;
         if relisted.is_err() {
             tracing::debug!(
                 waited_ms = max.as_millis() as u64,
-                "client did not re-list while select_tools was held; not holding again"
+                "client did not re-list while the result was held; not holding again"
             );
-            self.client_relists_while_held
-                .store(false, Ordering::Relaxed);
+            *lock(&self.relists_how) = Relists::Never;
         }
-    }
-}
-
-/// `clientInfo.name` prefixes of clients that never re-list while a `select_tools` result is
-/// held (docs/design.md, "Edges"): Codex (`codex-mcp-client`; it ignores `list_changed` by
-/// default, and with `mcp_tool_list_changed` on re-lists only after the call returned) and
-/// Qwen Code (`qwen-cli-mcp-client-<server>`; it never re-lists). Holding only costs them
-/// `relist_wait_ms` per select.
-pub(crate) const NO_RELIST_CLIENTS: &[&str] = &["codex-mcp-client", "qwen-cli-mcp-client"];
-
-fn never_relists_while_held(name: &str) -> bool {
-    NO_RELIST_CLIENTS
-        .iter()
-        .any(|prefix| name.starts_with(prefix))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::never_relists_while_held;
-
-    #[test]
-    fn codex_and_qwen_code_are_known_by_their_client_names() {
-        assert!(never_relists_while_held("codex-mcp-client"));
-        assert!(never_relists_while_held("qwen-cli-mcp-client-time"));
-        assert!(!never_relists_while_held("claude-code"));
-        assert!(!never_relists_while_held("opencode"));
-        assert!(!never_relists_while_held("gemini-cli-mcp-client"));
+        relisted.is_ok()
     }
 }
