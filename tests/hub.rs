@@ -306,7 +306,11 @@ async fn stale_socket(config: &Path, run: &Path) -> PathBuf {
     // The session is ended first (and waited for), so it does not start a new hub.
     a.close().await;
     assert!(os::send(hub, os::Signal::Kill));
-    eventually("the killed hub is gone", || is_gone(hub)).await;
+    // Not "its pid is a zombie": its other threads may hold the socket a while longer.
+    eventually("the killed hub's socket refuses connections", || {
+        os::refuses_connections(&socket)
+    })
+    .await;
     assert!(socket.exists(), "a killed hub leaves its socket file");
     socket
 }
@@ -327,6 +331,37 @@ async fn a_stale_socket_is_replaced() {
     assert_eq!(sockets(&run), [socket]);
     b.close().await;
     stop_hubs(&config).await;
+}
+
+#[tokio::test]
+async fn a_session_that_joins_a_hub_on_its_way_out_starts_on_the_next() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("leaving-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, "hub_grace_sec = 0");
+    let a = session(&config, &run).await;
+    let [socket] = &sockets(&run)[..] else {
+        panic!("one socket: {:?}", sockets(&run));
+    };
+    let socket = socket.clone();
+    a.close().await;
+    eventually("the hub leaves", || hubs(&config).is_empty()).await;
+    // A hub leaving (its grace over, or killed) as a session connects: the session's
+    // `initialize` is taken and never answered.
+    let leaving = os::goes_away_on_first_request(&socket);
+    let mut b = session(&config, &run).await;
+    leaving.join().expect("the leaving hub's thread");
+    let answer = b
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {"said": "hello"}}}),
+        )
+        .await;
+    assert!(result_text(&answer).contains("hello"), "{answer}");
+    assert_eq!(hubs(&config).len(), 1);
+    b.no_strays().await;
+    b.close().await;
+    eventually("the new hub leaves", || hubs(&config).is_empty()).await;
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! What the relay remembers of its session, so a new hub can take it over: the client's
 //! handshake and log level, the tools it has been listed (in order), and its requests still
-//! unanswered (the one kind that outlives a hub, `subscriptions/listen`, with its text).
+//! unanswered, with the text of those a new hub is simply sent again ([`RESENT`]).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -9,17 +9,25 @@ use serde_json::{Value, json};
 /// The relay's own request ids: no client picks these, and their answers stay here.
 pub(super) const RELAY_ID_PREFIX: &str = "mcp-defer-relay-";
 
+/// The requests a new hub is sent again, as the client sent them, when the hub that had
+/// them went away unanswered: they change nothing a retry could double. `initialize`: a
+/// session that joined a hub on its way out (its grace ended, or it was killed, as the
+/// session connected) starts on the next one; `tools/list`: the new hub lists the tools
+/// the session had; `subscriptions/listen`: a stream that outlives any one hub.
+const RESENT: &[&str] = &["initialize", "tools/list", "subscriptions/listen"];
+
 /// A request of the client's the hub has not answered yet.
 pub(super) struct Pending {
     pub id: Value,
     pub method: String,
-    /// The request as sent, kept for the one kind that is sent again to a new hub.
+    /// The request as sent, kept for the kinds sent again to a new hub ([`RESENT`]).
     pub resend: Option<Vec<u8>>,
 }
 
 #[derive(Default)]
 pub(super) struct Memory {
-    /// The client's `initialize` request, as sent.
+    /// The client's `initialize` request, as sent, once a hub answered it: a new hub is
+    /// given the handshake again only when the client has had its answer.
     pub initialize: Option<Value>,
     /// Its `notifications/initialized`.
     pub initialized: Option<Vec<u8>>,
@@ -50,12 +58,10 @@ impl Memory {
         let id = message.get("id").filter(|id| !id.is_null());
         match (method, id) {
             (Some(method), Some(id)) => {
-                match method {
-                    "initialize" => self.initialize = Some(message.clone()),
-                    "logging/setLevel" => self.set_level = Some(message.clone()),
-                    _ => {}
+                if method == "logging/setLevel" {
+                    self.set_level = Some(message.clone());
                 }
-                let resend = (method == "subscriptions/listen").then(|| line.to_vec());
+                let resend = RESENT.contains(&method).then(|| line.to_vec());
                 self.pending.insert(
                     id.to_string(),
                     Pending {
@@ -90,10 +96,16 @@ impl Memory {
         if let Some(ours) = id.as_str().filter(|id| id.starts_with(RELAY_ID_PREFIX)) {
             return Route::Ours(ours.to_owned());
         }
-        if let Some(pending) = self.pending.remove(&id.to_string())
-            && pending.method == "tools/list"
-        {
-            self.note_listed(&message);
+        let Some(pending) = self.pending.remove(&id.to_string()) else {
+            return Route::Forward;
+        };
+        match pending.method.as_str() {
+            "tools/list" => self.note_listed(&message),
+            "initialize" if message.get("result").is_some() => {
+                self.initialize = (pending.resend.as_deref())
+                    .and_then(|line| serde_json::from_slice(line).ok());
+            }
+            _ => {}
         }
         Route::Forward
     }
@@ -211,7 +223,36 @@ mod tests {
         );
         let list = pending.iter().find(|p| p.method == "prompts/list").unwrap();
         assert_eq!(lost_answer(list, "x")["error"]["code"], -32603);
-        assert!(pending.iter().any(|p| p.resend.is_some()));
+        let resent: Vec<&str> = (pending.iter())
+            .filter(|p| p.resend.is_some())
+            .map(|p| p.method.as_str())
+            .collect();
+        assert_eq!(resent, ["subscriptions/listen"]);
+    }
+
+    #[test]
+    fn an_unanswered_initialize_is_sent_again_not_replayed() {
+        let mut memory = Memory::default();
+        let initialize = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}});
+        memory.note_client(&line(initialize.clone()));
+        // Not answered yet: a new hub gets the client's own request, no handshake of ours.
+        assert!(memory.initialize.is_none());
+        let pending = memory.take_pending();
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].resend.as_deref(), Some(&line(initialize.clone())[..]));
+        // Sent again and answered: from now on a new hub is given the handshake.
+        memory.note_client(&line(initialize.clone()));
+        memory.note_hub(&line(json!({"jsonrpc":"2.0","id":0,"result":{}})));
+        assert_eq!(memory.initialize, Some(initialize));
+        // A failed initialize leaves nothing to replay.
+        let mut failed = Memory::default();
+        failed.note_client(&line(
+            json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}),
+        ));
+        failed.note_hub(&line(
+            json!({"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"no"}}),
+        ));
+        assert!(failed.initialize.is_none());
     }
 
     #[test]
