@@ -60,7 +60,14 @@ fn hub_for(config: &Config, profile: Option<&str>, no_hub: bool) -> Option<Hub> 
         Some(v) if matches!(v.as_str(), "1" | "true" | "on" | "yes") => true,
         _ => config.settings.hub,
     };
-    if !wanted || !HUB_SUPPORTED {
+    if !wanted {
+        return None;
+    }
+    if !HUB_SUPPORTED {
+        tracing::info!(
+            "the hub is not available on this OS yet: this session runs its own servers, one \
+             mcp-defer process per session (as with `[settings] hub = false`)"
+        );
         return None;
     }
     if let Some(server) = (config.enabled_servers()).find(|s| s.share == Share::Session) {

@@ -6,8 +6,8 @@
 //! enter (0700, checked to be the user's own, never followed through a symlink), the socket
 //! file's owner checked before connecting, and the peer's uid checked on both ends
 //! (`SO_PEERCRED` / `getpeereid`). Windows: not offered yet ([`HUB_SUPPORTED`] is false and
-//! sessions run alone, as with `hub = false`); a named pipe with an owner-only ACL is the
-//! way there. Depends on nothing in the crate.
+//! sessions run alone, as with `hub = false`, each logging so); a named pipe with an
+//! owner-only ACL is the way there. Depends on nothing in the crate.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -75,7 +75,11 @@ pub(crate) enum ChannelError {
 
 /// The directory the hub's sockets, locks and logs go in, created private (0700) when
 /// missing and checked to be the user's own and private when present:
-/// `$XDG_RUNTIME_DIR/mcp-defer`, else `<temp>/mcp-defer-<uid>` (macOS has a per-user temp).
+/// `$XDG_RUNTIME_DIR/mcp-defer`, else `/run/user/<uid>/mcp-defer` where that is the user's
+/// (what `XDG_RUNTIME_DIR` names under systemd), else `<temp>/mcp-defer-<uid>` (macOS has a
+/// per-user temp). Sessions of every client must find the same one, and clients differ in
+/// what environment they pass a server: Codex passes `HOME`, `PATH`, `TMPDIR` and a few more,
+/// never `XDG_RUNTIME_DIR`, so its sessions look up `/run/user/<uid>` themselves.
 ///
 /// # Errors
 /// [`ChannelError::OpenDir`] when it is someone else's or others may enter it; I/O errors.
@@ -86,7 +90,7 @@ pub(crate) fn hub_dir() -> Result<PathBuf, ChannelError> {
     let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());
-    let dir = match runtime {
+    let dir = match runtime.or_else(imp::user_runtime_dir) {
         Some(runtime) => runtime.join(APP),
         None => std::env::temp_dir().join(format!("{APP}-{}", user_id())),
     };

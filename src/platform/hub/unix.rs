@@ -16,6 +16,15 @@ pub(crate) fn user_id() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// `/run/user/<uid>` when it is a directory of this user (systemd-logind makes it at login;
+/// it is what `XDG_RUNTIME_DIR` names there).
+pub(super) fn user_runtime_dir() -> Option<PathBuf> {
+    let you = user_id();
+    let dir = PathBuf::from(format!("/run/user/{you}"));
+    let meta = std::fs::symlink_metadata(&dir).ok()?;
+    (meta.file_type().is_dir() && same_user(meta.uid(), you)).then_some(dir)
+}
+
 /// Creates `dir` owner-only when missing; checks an existing one is ours, private and not a
 /// symlink (`lstat`: a link planted there by someone else is refused, not followed).
 pub(super) fn private_dir(dir: &Path) -> Result<(), ChannelError> {

@@ -10,6 +10,11 @@ pub(crate) fn user_id() -> u32 {
     0
 }
 
+/// No per-user runtime directory on Windows.
+pub(super) fn user_runtime_dir() -> Option<std::path::PathBuf> {
+    None
+}
+
 pub(super) fn private_dir(_dir: &Path) -> Result<(), ChannelError> {
     Err(ChannelError::Unsupported)
 }
