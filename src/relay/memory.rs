@@ -102,8 +102,8 @@ impl Memory {
         match pending.method.as_str() {
             "tools/list" => self.note_listed(&message),
             "initialize" if message.get("result").is_some() => {
-                self.initialize = (pending.resend.as_deref())
-                    .and_then(|line| serde_json::from_slice(line).ok());
+                self.initialize =
+                    (pending.resend.as_deref()).and_then(|line| serde_json::from_slice(line).ok());
             }
             _ => {}
         }
@@ -239,7 +239,10 @@ mod tests {
         assert!(memory.initialize.is_none());
         let pending = memory.take_pending();
         assert_eq!(pending.len(), 1);
-        assert_eq!(pending[0].resend.as_deref(), Some(&line(initialize.clone())[..]));
+        assert_eq!(
+            pending[0].resend.as_deref(),
+            Some(&line(initialize.clone())[..])
+        );
         // Sent again and answered: from now on a new hub is given the handshake.
         memory.note_client(&line(initialize.clone()));
         memory.note_hub(&line(json!({"jsonrpc":"2.0","id":0,"result":{}})));
