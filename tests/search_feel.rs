@@ -208,7 +208,10 @@ async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
     let config = reference_servers(&dir, "semantic = \"static\"", &slow);
     let session = Session::start(&config).await;
     let found = search(&session, "read a file").await;
-    assert_eq!(found["starting"], json!(["slow"]), "{found:#}");
+    assert!(
+        (found["starting"].as_array()).is_some_and(|s| s.contains(&json!("slow"))),
+        "{found:#}"
+    );
     // The fast servers are searched as soon as they have listed (a bound, not a timing:
     // on a loaded machine they may still be starting at the first search).
     let mut found = found;
@@ -233,6 +236,40 @@ async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
         text.contains("Still starting, not searched yet: slow."),
         "{text}"
     );
+    session.close().await;
+}
+
+/// The walk from a fresh clone (issue 35): a new user's first search, while `uvx` was
+/// still starting the only server with the tool, found nothing and the model gave up. A
+/// search that finds nothing fitting waits for the servers still starting (up to their
+/// `startup_timeout_sec`, 15 s at most) and ranks again as each arrives. The weather server
+/// here serves after 7 s, past the 5 s a search used to wait: the test fails on content
+/// (`no_tool_fits`, `starting: ["weather"]`), not on time.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_search_with_nothing_fitting_waits_for_the_server_still_starting() {
+    let dir = Dir::new();
+    let tools = dir.file("weather.json");
+    let forecast = json!([{"name": "forecast", "description": "Weather forecast for a city: temperature, rain and wind for the next days.",
+                           "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}}]);
+    std::fs::write(&tools, forecast.to_string()).unwrap();
+    let script = format!(
+        "sleep 7; exec {} --tools {} --name weather",
+        toml_str(FIXTURE),
+        toml_str(tools.to_str().unwrap())
+    );
+    let slow = format!(
+        "[mcp_servers.weather]\ncommand = \"sh\"\nargs = [\"-c\", {}]\nstartup_timeout_sec = 30\n",
+        toml_str(&script)
+    );
+    let config = reference_servers(&dir, "semantic = \"static\"", &slow);
+    let session = Session::start(&config).await;
+    let found = search(&session, "weather forecast for Paris").await;
+    assert_eq!(
+        names(&found).first().map(String::as_str),
+        Some("weather__forecast"),
+        "{found:#}"
+    );
+    assert!(found.get("starting").is_none(), "{found:#}");
     session.close().await;
 }
 

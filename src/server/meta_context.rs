@@ -51,8 +51,12 @@ impl Context for State {
         super::latency::SEARCH.start()
     }
 
-    async fn wait_for_search(&self) {
-        self.shared.wait_for_search().await;
+    fn search_deadlines(&self) -> super::shared::SearchDeadlines {
+        self.shared.search_deadlines()
+    }
+
+    async fn wait_for_arrival(&self, before: &[String], deadline: tokio::time::Instant) {
+        self.shared.wait_for_arrival(before, deadline).await;
     }
 
     async fn wait_for_servers_unless(&self, found: impl Fn() -> bool) {

@@ -22,10 +22,15 @@ use crate::sync::lock;
 
 /// How often a wait for starting servers re-checks them.
 const WAIT_POLL: Duration = Duration::from_millis(5);
-/// Longest a search waits for servers still starting: 70 Python servers took 70 s to list,
-/// and a search is answered from what is indexed, naming the rest (warm starts list at once
-/// from the tool cache). Calls and selections still wait for the server they need.
-const SEARCH_WAIT: Duration = Duration::from_secs(5);
+/// How long a search waits for every server still starting: a tool about to arrive may
+/// be the best hit, and warm starts list at once from the tool cache.
+const SEARCH_GRACE: Duration = Duration::from_secs(5);
+/// Longest a search that has found nothing fitting waits for servers still starting. Its
+/// "nothing yet" costs the model a request and often the task (a new user's first search,
+/// while `uvx` started the time server, found nothing and the model gave up). Bounded well
+/// under the clients' tool-call timeouts (Codex: 60 s): 70 Python servers once took 70 s
+/// to list. Calls and selections wait for the server they need.
+const SEARCH_WAIT: Duration = Duration::from_secs(15);
 
 /// What every session shares: one config, one set of downstream connections, one
 /// registry of what they listed. Built once per process.
@@ -195,11 +200,22 @@ impl Shared {
             .await;
     }
 
-    /// [`Shared::wait_for_servers`] for a search: at most [`SEARCH_WAIT`], after which it
-    /// answers with what is indexed and names the servers still starting (issue 21).
-    pub(super) async fn wait_for_search(&self) {
-        let bound = self.longest_startup().min(SEARCH_WAIT);
-        self.wait_for(|_| true, deadline_after(bound)).await;
+    /// When a search stops waiting for servers still starting: after [`SEARCH_GRACE`]
+    /// whatever it found, and after [`SEARCH_WAIT`] when nothing fits; never past the
+    /// longest `startup_timeout`.
+    pub(super) fn search_deadlines(&self) -> SearchDeadlines {
+        let longest = self.longest_startup();
+        SearchDeadlines {
+            grace: deadline_after(longest.min(SEARCH_GRACE)),
+            nothing_fits: deadline_after(longest.min(SEARCH_WAIT)),
+        }
+    }
+
+    /// Waits until the servers still starting are no longer `before` (one has listed its
+    /// tools or failed), or `deadline` passes: a search ranks again on each arrival.
+    pub(super) async fn wait_for_arrival(&self, before: &[String], deadline: tokio::time::Instant) {
+        self.wait_until(|_| true, deadline, || self.starting_servers() != before)
+            .await;
     }
 
     /// The longest `startup_timeout` of the enabled servers: no start takes longer.
@@ -210,19 +226,27 @@ impl Shared {
             .unwrap_or_default()
     }
 
-    /// The enabled servers still starting whose tools are not searchable yet.
+    /// The enabled servers still starting whose tools are not searchable yet (listed but
+    /// not indexed yet counts as starting: a search would miss them all the same).
     pub(crate) fn starting_servers(&self) -> Vec<String> {
         let Servers { config, handles } = self.view();
         (config.servers.iter().enumerate())
-            .filter(|(i, s)| {
-                s.enabled
-                    && !self.registry.is_searchable(*i)
-                    && handles
-                        .get(*i)
-                        .is_some_and(|h| matches!(h.state(), ServerState::Starting))
-            })
+            .filter(|(i, s)| s.enabled && self.coming(&handles, *i))
             .map(|(_, s)| s.name.clone())
             .collect()
+    }
+
+    /// Whether the server at `i` will have searchable tools without anything else
+    /// happening: not searchable yet, and starting or serving (not failed, restarting or
+    /// stopped).
+    fn coming(&self, handles: &[ServerHandle], i: usize) -> bool {
+        !self.registry.is_searchable(i)
+            && handles.get(i).is_some_and(|h| {
+                matches!(
+                    h.state(),
+                    ServerState::Starting | ServerState::Ready { .. } | ServerState::Idle { .. }
+                )
+            })
     }
 
     /// Waits until each enabled server that `which` picks has listed its tools once, or is
@@ -248,17 +272,7 @@ impl Shared {
             .map(|(i, _)| i)
             .collect();
         loop {
-            let pending = awaited.iter().any(|&i| {
-                !self.registry.is_searchable(i)
-                    && handles.get(i).is_some_and(|h| {
-                        matches!(
-                            h.state(),
-                            ServerState::Starting
-                                | ServerState::Ready { .. }
-                                | ServerState::Idle { .. }
-                        )
-                    })
-            });
+            let pending = awaited.iter().any(|&i| self.coming(&handles, i));
             if !pending || found() || tokio::time::Instant::now() >= deadline {
                 return;
             }
@@ -302,4 +316,13 @@ pub(super) fn deadline_after(after: Duration) -> tokio::time::Instant {
     let now = tokio::time::Instant::now();
     now.checked_add(after)
         .unwrap_or_else(|| now + Duration::from_secs(86_400))
+}
+
+/// When a search answers with servers still starting ([`Shared::search_deadlines`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SearchDeadlines {
+    /// Until here it waits for every server still starting.
+    pub grace: tokio::time::Instant,
+    /// Until here it waits while nothing it found fits.
+    pub nothing_fits: tokio::time::Instant,
 }

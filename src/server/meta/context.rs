@@ -22,6 +22,7 @@ use crate::config::ExposureMode;
 use crate::exposure::ExposedList;
 use crate::ingest::Registry;
 use crate::search::usage::Kind;
+use crate::server::shared::SearchDeadlines;
 use crate::server::view::{Servers, Unknown};
 
 /// What a meta tool sees of one request: the shared registry and servers, its session's
@@ -52,9 +53,11 @@ pub(in crate::server) trait Context {
     /// Times a search for `/metrics` until the returned guard drops.
     fn time_search(&self) -> impl Sized;
 
-    /// Waits, a few seconds at most, for servers still starting: a search answers with
-    /// what is indexed and names the rest.
-    async fn wait_for_search(&self);
+    /// When a search stops waiting for servers still starting.
+    fn search_deadlines(&self) -> SearchDeadlines;
+
+    /// Waits until the servers still starting are no longer `before`, or `deadline`.
+    async fn wait_for_arrival(&self, before: &[String], deadline: tokio::time::Instant);
 
     /// Waits until every server has listed its tools or failed (at most the longest
     /// `startup_timeout`), ending as soon as `found` holds.

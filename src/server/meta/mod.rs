@@ -140,15 +140,12 @@ pub(super) async fn apply(
 ) -> CallToolResponse {
     // `call_tool` waits itself, only until its tool is known; `select_tools` only until
     // the names it was given are known (a tool of a server that is ready does not wait for
-    // the slowest one); a search waits at most SEARCH_WAIT and names the servers still
-    // starting.
+    // the slowest one); a search waits for servers still starting only while it has
+    // found nothing that fits ([`search_tools::apply`]).
     let arguments = request.arguments;
     let result = match tool {
         MetaTool::SearchTools => match parse_arguments(tool, arguments) {
-            Ok(args) => {
-                state.wait_for_search().await;
-                Ok(search_tools::apply(state, &args).await.into())
-            }
+            Ok(args) => Ok(search_tools::apply(state, &args).await.into()),
             Err(result) => Err(result),
         },
         MetaTool::SelectTools => match parse_arguments::<select_tools::Args>(tool, arguments) {

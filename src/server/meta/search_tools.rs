@@ -106,8 +106,12 @@ pub(crate) fn output_schema() -> Value {
 }
 
 /// Runs a search for the model, noting servers that are not serving, and makes its best
-/// hits usable in the next request ([`make_usable`]). With the transformer tier the query
-/// is embedded first, on the blocking pool and before any lock is taken.
+/// hits usable in the next request ([`make_usable`]). While servers are still starting it
+/// ranks again as each of them lists its tools: for a few seconds whatever it found, and
+/// longer while nothing fits ([`Context::search_deadlines`]), so "nothing yet" is said
+/// only once the servers that could have the tool are in or the wait is over. With
+/// the transformer tier the query is embedded first, on the blocking pool and before any
+/// lock is taken.
 pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
     let _timer = state.time_search();
     let encoder = state.registry().index().query_encoder();
@@ -120,29 +124,21 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
         }
         None => None,
     };
-    let servers = state.view();
-    let unavailable = servers.unavailable();
-    let removed = servers.removed();
-    let starting = state.starting_servers();
-    let usage = state.usage();
-    let found = {
-        let catalog = state.registry().catalog();
-        let index = state.registry().index();
-        state.with_exposed(|exposed| {
-            let ranker = Ranker {
-                index: &index,
-                model_query: model_query.as_ref(),
-                usage: usage.as_deref(),
-            };
-            run(
-                &catalog,
-                ranker,
-                exposed,
-                args,
-                servers.config.settings.search_limit,
-                &removed,
-            )
-        })
+    let deadlines = state.search_deadlines();
+    let (found, unavailable, starting) = loop {
+        let servers = state.view();
+        let starting = state.starting_servers();
+        let found = rank(state, args, model_query.as_ref());
+        let fits = found.as_ref().is_ok_and(|f| !f.tools.is_empty());
+        let deadline = if fits {
+            deadlines.grace
+        } else {
+            deadlines.nothing_fits
+        };
+        if starting.is_empty() || tokio::time::Instant::now() >= deadline {
+            break (found, servers.unavailable(), starting);
+        }
+        state.wait_for_arrival(&starting, deadline).await;
     };
     let config_problem = state.reload_problem();
     let mut found = match found {
@@ -167,6 +163,34 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
         ..found
     }
     .result()
+}
+
+/// One ranking of what is indexed now, for the session's list ([`run`]).
+fn rank(
+    state: &impl Context,
+    args: &Args,
+    model_query: Option<&QueryVectors>,
+) -> Result<Found, String> {
+    let servers = state.view();
+    let removed = servers.removed();
+    let usage = state.usage();
+    let catalog = state.registry().catalog();
+    let index = state.registry().index();
+    state.with_exposed(|exposed| {
+        let ranker = Ranker {
+            index: &index,
+            model_query,
+            usage: usage.as_deref(),
+        };
+        run(
+            &catalog,
+            ranker,
+            exposed,
+            args,
+            servers.config.settings.search_limit,
+            &removed,
+        )
+    })
 }
 
 /// The first `search_loads` hits near the best: appended to the session's list where it
@@ -234,8 +258,8 @@ pub(crate) struct Found {
     pub no_tool_fits: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nearest_servers: Vec<String>,
-    /// Enabled servers still starting: the search did not wait for them (at most a few
-    /// seconds), so their tools are missing here; search again shortly.
+    /// Enabled servers still starting, whose tools are missing here: the search found a
+    /// fitting tool without them, or waited its longest for them; search again shortly.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub starting: Vec<String>,
     /// Enabled servers that are not serving now, whose tools cannot be found.
