@@ -248,9 +248,23 @@ async fn a_killed_hub_is_replaced_and_the_session_keeps_its_list() {
     let sleeping = a
         .send_request(
             "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "f__sleep", "arguments": {"ms": 60000}}}),
+            json!({"name": "call_tool", "_meta": {"progressToken": "nap"},
+                   "arguments": {"name": "f__sleep", "arguments": {"ms": 20000}}}),
         )
         .await;
+    // In flight at the hub once its first progress (of ten) comes back: killed sooner, the
+    // relay may see the hub gone before it reads the call, which then goes to the new hub
+    // and runs there, as it should.
+    loop {
+        let message = a.next().await;
+        if message["method"] == "notifications/progress" {
+            break;
+        }
+        assert!(
+            message.get("method").is_some(),
+            "before any progress: {message}"
+        );
+    }
     assert!(os::send(first, os::Signal::Kill));
     let cut = a.response(sleeping).await;
     assert_eq!(cut["result"]["isError"], true, "{cut}");
