@@ -54,6 +54,9 @@
 //!   cache reads, writes and re-writes after tool-list changes. Stands alone: it imports
 //!   nothing but [`tokens`].
 //! - [`tokens`]: the one token count (o200k_base BPE, embedded) and the bytes/4 estimate.
+//! - [`relay`]: `serve` as a session of the user's hub (issue 29): joins or starts the
+//!   hub of its config (`serve --hub`, `server/hub.rs`) and relays stdio to it; takes the
+//!   session over to a new hub when it goes away. Imports neither `server` nor `downstream`.
 //! - [`cli`]: the clap commands; `main.rs` only calls [`cli::main`].
 //! - [`platform`]: every line that differs between Linux, macOS and Windows (process trees,
 //!   signals, file modes, launcher lookup, config/cache/data directories); nothing outside
@@ -86,6 +89,7 @@ pub(crate) mod oauth;
 pub mod platform;
 pub(crate) mod printable;
 pub(crate) mod redact;
+pub(crate) mod relay;
 pub(crate) mod report;
 pub mod search;
 pub(crate) mod server;

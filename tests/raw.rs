@@ -51,7 +51,8 @@ impl RawClient {
         RawClient::start_with(config, |_| {})
     }
 
-    /// [`RawClient::start`] with the command adjusted first (its environment).
+    /// As [`RawClient::start`], with `configure` setting the command's environment (or
+    /// where its stderr goes).
     pub fn start_with(
         config: &Path,
         configure: impl FnOnce(&mut tokio::process::Command),
@@ -59,19 +60,17 @@ impl RawClient {
         // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
         let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
         let mut command = tokio::process::Command::new(bin);
-        configure(&mut command);
-        let mut child = command
-            .arg("serve")
-            .arg("--config")
-            .arg(config)
-            .env(
-                "RUST_LOG",
-                std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
-            )
+        command.arg("serve").arg("--config").arg(config).env(
+            "RUST_LOG",
+            std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
+        );
+        command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
-            .kill_on_drop(true)
+            .kill_on_drop(true);
+        configure(&mut command);
+        let mut child = command
             .spawn()
             .unwrap_or_else(|e| panic!("spawn mcp-defer: {e}"));
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {

@@ -24,6 +24,8 @@ mod fuzz;
 mod http;
 mod http_limits;
 mod http_ops;
+#[cfg(target_os = "linux")]
+mod hub;
 mod import;
 #[cfg(unix)]
 mod import_formats;

@@ -16,6 +16,7 @@ use logging::LogFormat;
 
 mod adopt;
 mod check;
+mod hub;
 mod import;
 mod list;
 mod logging;
@@ -130,6 +131,14 @@ struct ServeArgs {
     /// see those servers alone.
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
+    /// Serve this session in its own process with its own servers, not through the hub
+    /// that the stdio sessions of a config share ([settings] hub = false does the same;
+    /// MCP_DEFER_HUB=off or on overrides both).
+    #[arg(long)]
+    no_hub: bool,
+    /// Internal: be the hub of the config (started by the first session that needs it).
+    #[arg(long, hide = true, conflicts_with_all = ["http", "no_hub"])]
+    hub: bool,
 }
 
 /// `--http ADDR`: an IP address and port, or a host name and port such as
@@ -193,7 +202,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         refuse_nested()?;
     }
     let stdio = match &cli.command {
-        Some(Command::Serve(args)) => args.http.is_none(),
+        Some(Command::Serve(args)) => args.http.is_none() && !args.hub,
         None => true,
         _ => false,
     };
@@ -204,9 +213,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
              hand, try `mcp-defer --help` (`mcp-defer check` shows your servers). Ctrl-C stops."
         );
     }
+    // A stdio session starts its watchdog only when it runs its own servers (`hub.rs`).
     let spawns_servers = !matches!(
         cli.command,
-        Some(
+        None | Some(Command::Serve(ServeArgs {
+            http: None,
+            hub: false,
+            ..
+        })) | Some(
             Command::Import(_)
                 | Command::Adopt(_)
                 | Command::Login(_)
@@ -236,9 +250,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             config,
             http: Some(addr),
             profile,
+            ..
         })) => serve_http(config.config, addr, profile),
-        Some(Command::Serve(args)) => serve(args.config.config, args.profile),
-        None => serve(None, None),
+        Some(Command::Serve(ServeArgs {
+            config,
+            profile,
+            hub: true,
+            ..
+        })) => hub::serve_hub(serve_config(config.config, profile.clone())?, profile),
+        Some(Command::Serve(args)) => hub::serve(args.config.config, args.profile, args.no_hub),
+        None => hub::serve(None, None, false),
     }
 }
 
@@ -283,8 +304,11 @@ fn refuse_nested() -> anyhow::Result<()> {
     )
 }
 
-fn serve(config: Option<PathBuf>, profile: Option<String>) -> anyhow::Result<ExitCode> {
-    let config = serve_config(config, profile.clone())?;
+/// Serves one stdio session in this process, with its own servers.
+fn serve_alone(config: Config, profile: Option<String>) -> anyhow::Result<ExitCode> {
+    if let Err(err) = crate::downstream::watchdog::start() {
+        tracing::warn!(error = %err, "no watchdog: if mcp-defer is killed, grandchildren of servers may outlive it");
+    }
     // One thread: a proxied call crosses fewer thread hops (2.5 context switches a call
     // instead of 7, docs/benchmarks.md); index updates run on the blocking pool.
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -80,6 +80,11 @@ pub const PREFIX_ROOM: usize = 2 + 1 + 9;
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(1800);
 /// Bounds of `session_idle_sec`: a second (tests) to a week.
 pub const SESSION_IDLE_SEC_RANGE: RangeInclusive<usize> = 1..=604_800;
+/// How long a hub with no session left stays up (`hub_grace_sec`): a client restarted, or a
+/// new terminal tab opened, within it finds its servers still running and their tools warm.
+pub const DEFAULT_HUB_GRACE: Duration = Duration::from_secs(60);
+/// Bounds of `hub_grace_sec`: none at all (the hub leaves with its last session) to a day.
+pub const HUB_GRACE_SEC_RANGE: RangeInclusive<usize> = 0..=86_400;
 /// Requests one HTTP session may have in flight: more than a client runs in parallel
 /// (Claude Code runs a handful of tools at once), few enough that one session cannot
 /// occupy every downstream server.

@@ -110,6 +110,8 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
         model,
         learn,
         session_idle,
+        hub,
+        hub_grace,
         http,
         trust,
     } = old;
@@ -144,6 +146,8 @@ pub fn settings_changes(old: &Settings, new: &Settings) -> Vec<&'static str> {
     note(*model != new.model, "search.model");
     note(*learn != new.learn, "search.learn");
     note(*session_idle != new.session_idle, "session_idle_sec");
+    note(*hub != new.hub, "hub");
+    note(*hub_grace != new.hub_grace, "hub_grace_sec");
     note(*http != new.http, "http");
     changed
 }

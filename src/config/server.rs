@@ -40,10 +40,23 @@ pub struct ServerConfig {
     pub max_output_tokens: Option<usize>,
     /// When the server's process starts (`start = "lazy"`: at the first call).
     pub start: Start,
+    /// `share`: whether one process may serve every session of the hub.
+    pub share: Share,
     /// `idle_stop_sec`: stopped after this long without a call, started again by the next.
     pub idle_stop: Option<Duration>,
     /// `trust = ...` for this server; `None`: `[settings]`'s.
     pub trust: Option<super::TrustMode>,
+}
+
+/// `share = "shared" | "session"` (docs/design.md section 21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Share {
+    /// One process serves every session of the hub: requests it sends its client during a
+    /// call reach the session of the call; it is offered no roots.
+    Shared,
+    /// Its client is one session (its roots, requests outside a call): the sessions of a
+    /// config with such a server run alone, each with its own servers, not through the hub.
+    Session,
 }
 
 /// `start = "eager" | "lazy"`.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{
-    DEFAULT_BODY_TIMEOUT, DEFAULT_CORE_WAIT, DEFAULT_HEADER_TIMEOUT,
+    DEFAULT_BODY_TIMEOUT, DEFAULT_CORE_WAIT, DEFAULT_HEADER_TIMEOUT, DEFAULT_HUB_GRACE,
     DEFAULT_MAX_CONCURRENT_REQUESTS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_NAME_LENGTH,
     DEFAULT_MAX_SESSIONS_PER_TOKEN, DEFAULT_RELIST_WAIT, DEFAULT_SEARCH_LIMIT,
     DEFAULT_SEARCH_LOADS, DEFAULT_SESSION_IDLE,
@@ -49,6 +49,11 @@ pub struct Settings {
     /// `serve --http`: a session without a request this long is closed and its state
     /// dropped.
     pub session_idle: Duration,
+    /// `hub`: stdio sessions of this config share one process per user (the hub) and its
+    /// servers; `false` keeps one process, and one set of servers, per session.
+    pub hub: bool,
+    /// `hub_grace_sec`: how long the hub stays after its last session ends.
+    pub hub_grace: Duration,
     /// `[settings.http]`: how `serve --http` admits clients.
     pub http: HttpSettings,
     /// `trust = ...`: what a changed or suspicious tool definition does (`crate::trust`);
@@ -123,6 +128,8 @@ impl Default for Settings {
             model: None,
             learn: crate::search::usage::Learn::default(),
             session_idle: DEFAULT_SESSION_IDLE,
+            hub: true,
+            hub_grace: DEFAULT_HUB_GRACE,
             http: HttpSettings::default(),
             trust: TrustMode::DEFAULT,
         }

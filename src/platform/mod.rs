@@ -13,6 +13,7 @@
 
 pub(crate) mod dirs;
 pub(crate) mod env;
+pub(crate) mod hub;
 pub(crate) mod launch;
 
 #[cfg(target_os = "linux")]

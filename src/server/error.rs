@@ -1,4 +1,4 @@
-//! Why `serve` or `serve --http` could not start or went down: typed, so `cli` decides how
+//! Why `serve`, `serve --http` or `serve --hub` could not start or went down: typed, so `cli` decides how
 //! each is shown and the causes stay inspectable.
 
 use std::net::SocketAddr;
@@ -23,6 +23,8 @@ pub(crate) enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot listen for hub sessions: {0}")]
+    Hub(#[source] crate::platform::hub::ChannelError),
     #[error("cannot watch the config file for changes: {0}")]
     Watch(#[source] std::io::Error),
 }

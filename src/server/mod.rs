@@ -16,7 +16,7 @@
 //!   one answer to which are removed or unavailable, and why a name is unknown.
 //! - transports: [`stdio`] (framing, the listed bytes spliced into `tools/list`),
 //!   [`serve`] (the stdio session), [`http`] (`serve --http`: server, gate, session
-//!   expiry); [`reload`] decides what a changed `servers.toml` restarts.
+//!   expiry), [`hub`] (`serve --hub`: every stdio session of a config, over a local socket); [`reload`] decides what a changed `servers.toml` restarts.
 //!
 //! This is the only writer of the exposed lists (DESIGN.md section 2). Locks are std
 //! mutexes held for a few lines and never across `.await`, in the order [`locks`] writes
@@ -28,6 +28,7 @@ mod arrivals;
 mod error;
 mod handler;
 mod http;
+mod hub;
 mod instructions;
 mod latency;
 mod locks;
@@ -49,6 +50,7 @@ pub(crate) mod view;
 pub(crate) use error::ServeError;
 pub(crate) use handler::DeferServer;
 pub(crate) use http::{HttpError, serve_http};
+pub(crate) use hub::serve_hub;
 pub(crate) use serve::serve;
 
 use session::Session;

@@ -61,17 +61,7 @@ pub(crate) async fn serve(config: Config, profile: Option<String>) -> Result<(),
     Reloader::new(source, &started, pool.clone(), vec![view])
         .start(shutdown.child_token())
         .map_err(ServeError::Watch)?;
-    // Plain calls skip rmcp's loop (`stdio/calls.rs`) into the same dispatch it would run.
-    let dispatch: super::stdio::Dispatch = {
-        let server = server.clone();
-        std::sync::Arc::new(move |request, context| {
-            let server = server.clone();
-            Box::pin(async move {
-                rmcp::service::Service::handle_request(&server, request, context).await
-            })
-        })
-    };
-    let calls = super::stdio::Calls::new(dispatch);
+    let calls = thin_calls(&server);
     let session = async {
         // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
         // handles would cost a thread hand-off per message in each direction. The framing is
@@ -139,4 +129,16 @@ async fn start_servers(
 /// When the handlers cannot be installed.
 pub(super) fn terminated() -> std::io::Result<impl Future<Output = &'static str>> {
     crate::platform::terminated()
+}
+
+/// Plain calls skip rmcp's loop (`stdio/calls.rs`) into the same dispatch it would run:
+/// for a stdio session and for each session of a hub.
+pub(super) fn thin_calls(server: &DeferServer) -> super::stdio::Calls {
+    let server = server.clone();
+    super::stdio::Calls::new(std::sync::Arc::new(move |request, context| {
+        let server = server.clone();
+        Box::pin(
+            async move { rmcp::service::Service::handle_request(&server, request, context).await },
+        )
+    }))
 }

@@ -1,7 +1,8 @@
 """How the test scripts start `mcp-defer serve`.
 
 The SDK hands a server only a few variables of its own environment (HOME, PATH, ...), so
-the test's data directory, where search keeps what it learns from use, is passed on here:
+the test's data directory, where search keeps what it learns from use, is passed on here
+(and MCP_DEFER_HUB, so the suite's sessions run alone as set in .cargo/config.toml):
 without it every run would learn into the data directory of whoever runs the tests.
 """
 
@@ -11,5 +12,5 @@ from mcp import StdioServerParameters
 
 
 def serve_params(binary, config):
-    env = {"MCP_DEFER_DATA_DIR": os.environ["MCP_DEFER_DATA_DIR"]} if "MCP_DEFER_DATA_DIR" in os.environ else {}
+    env = {k: os.environ[k] for k in ("MCP_DEFER_DATA_DIR", "MCP_DEFER_HUB") if k in os.environ}
     return StdioServerParameters(command=binary, args=["serve", "--config", config], env=env)

@@ -47,3 +47,35 @@ pub fn set_mode(path: &Path, mode: u32) {
 
 /// A Unix domain socket connection (HAProxy's stats socket).
 pub use std::os::unix::net::UnixStream;
+
+/// Gives `path` to user `uid` (the tests run as root in CI's container; elsewhere this
+/// fails and the test that needs it says it is skipped).
+pub fn chown(path: &Path, uid: u32) -> std::io::Result<()> {
+    std::os::unix::fs::chown(path, Some(uid), None)
+}
+
+/// Whether connecting to the Unix socket at `path` is refused: its file is left by a process
+/// that is gone, every thread of it (a killed process's main thread shows as a zombie while
+/// its other threads still hold its sockets).
+pub fn refuses_connections(path: &Path) -> bool {
+    matches!(
+        std::os::unix::net::UnixStream::connect(path),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused
+    )
+}
+
+/// Listens at `path` as a hub does that goes away just as a session joins: takes one
+/// connection, waits until it has sent something (reads its first byte), removes the
+/// socket file and closes both, the request unanswered. The returned thread ends then.
+pub fn goes_away_on_first_request(path: &Path) -> std::thread::JoinHandle<()> {
+    let listener = std::os::unix::net::UnixListener::bind(path).expect("bind the socket");
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().expect("accept");
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .expect("read timeout");
+        let _ = std::io::Read::read(&mut stream, &mut [0u8; 1]);
+        std::fs::remove_file(&path).expect("remove the socket file");
+    })
+}

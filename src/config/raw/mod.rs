@@ -60,6 +60,8 @@ pub(super) struct RawSettings {
     /// `[settings.search] learn`: `"true"`, `"false"`, or a mode's name.
     pub search_learn: Option<S<String>>,
     pub session_idle_sec: Option<S<i64>>,
+    pub hub: Option<S<bool>>,
+    pub hub_grace_sec: Option<S<i64>>,
     pub http: RawHttp,
     pub trust: Option<S<String>>,
 }
@@ -146,6 +148,8 @@ pub(super) struct RawServer {
     pub max_output_tokens: Option<S<i64>>,
     /// Ours: `"eager"` (the default) or `"lazy"`.
     pub start: Option<S<String>>,
+    /// `share = "shared" | "session"`.
+    pub share: Option<S<String>>,
     /// Ours: stop the server after this long without a call.
     pub idle_stop_sec: Option<S<f64>>,
     /// Ours: `"pin"`, `"warn"` or `"off"` (checked as written).

@@ -43,6 +43,7 @@ pub(crate) const SERVER_KEYS: &[&str] = &[
     "inherit_env",
     "max_output_tokens",
     "start",
+    "share",
     "idle_stop_sec",
     "trust",
     "tools",
@@ -95,6 +96,7 @@ pub(super) fn decode_server(
         search_hints: None,
         max_output_tokens: None,
         start: None,
+        share: None,
         idle_stop_sec: None,
         trust: None,
         tools: Vec::new(),
@@ -135,6 +137,7 @@ pub(super) fn decode_server(
             "search_hints" => s.search_hints = Some(cx.string_or_strings(key, value)?),
             "max_output_tokens" => s.max_output_tokens = Some(cx.integer(key, value)?),
             "start" => s.start = Some(cx.string(key, value)?),
+            "share" => s.share = Some(cx.string(key, value)?),
             "idle_stop_sec" => s.idle_stop_sec = Some(cx.seconds(key, value)?),
             "trust" => s.trust = Some(cx.one_of(key, value, &TrustMode::NAMES)?),
             "experimental_environment" => {

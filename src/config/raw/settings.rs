@@ -20,6 +20,8 @@ const SETTINGS_KEYS: &[&str] = &[
     "search_loads",
     "search",
     "session_idle_sec",
+    "hub",
+    "hub_grace_sec",
     "http",
     "trust",
 ];
@@ -67,6 +69,8 @@ pub(super) fn decode_settings(
                 ) = decode_search(source, key, value)?;
             }
             "session_idle_sec" => settings.session_idle_sec = Some(cx.integer(key, value)?),
+            "hub" => settings.hub = Some(cx.boolean(key, value)?),
+            "hub_grace_sec" => settings.hub_grace_sec = Some(cx.integer(key, value)?),
             "http" => settings.http = decode_http(source, key, value)?,
             "trust" => settings.trust = Some(cx.one_of(key, value, &TrustMode::NAMES)?),
             other => return Err(cx.unknown(key, other, SETTINGS_KEYS)),

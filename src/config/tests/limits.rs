@@ -116,3 +116,25 @@ fn start_and_idle_stop_are_read_and_checked() {
         &["start"],
     );
 }
+
+#[test]
+fn share_is_read_and_checked() {
+    let config = ok(&lines(&[
+        "[mcp_servers.a]",
+        "command = \"srv\"",
+        "share = \"session\"",
+        "[mcp_servers.b]",
+        "command = \"srv\"",
+    ]));
+    assert_eq!(config.servers[0].share, crate::config::Share::Session);
+    assert_eq!(
+        config.servers[1].share,
+        crate::config::Share::Shared,
+        "the default"
+    );
+    fails(
+        &lines(&["[mcp_servers.a]", "command = \"srv\"", "share = \"sesion\""]),
+        3,
+        &["share", "\"sesion\"", "share = \"session\"", "did you mean"],
+    );
+}

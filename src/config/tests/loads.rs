@@ -109,6 +109,8 @@ fn settings_parse_and_convert_units() {
         "search_loads = 1",
         "session_idle_sec = 60",
         "trust = \"warn\"",
+        "hub = false",
+        "hub_grace_sec = 5",
         "[settings.search]",
         "semantic = \"off\"",
         "learn = false",
@@ -139,6 +141,8 @@ fn settings_parse_and_convert_units() {
             model: None,
             learn: crate::search::usage::Learn::Off,
             session_idle: Duration::from_secs(60),
+            hub: false,
+            hub_grace: Duration::from_secs(5),
             http: crate::config::HttpSettings {
                 tokens: Some(crate::config::TokenSource::File(
                     std::path::Path::new(PATH).with_file_name("tokens")

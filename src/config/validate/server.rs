@@ -5,7 +5,7 @@
 
 use super::super::error::ConfigError;
 use super::super::raw::{RawServer, S};
-use super::super::{ServerConfig, Settings, Start};
+use super::super::{ServerConfig, Settings, Share, Start};
 use super::Server;
 use super::tools::names;
 use crate::suggest;
@@ -32,6 +32,7 @@ impl Server<'_, '_> {
             search_hints,
             max_output_tokens,
             start,
+            share,
             idle_stop_sec,
             trust,
             tools,
@@ -47,6 +48,7 @@ impl Server<'_, '_> {
             self.startup_timeout(startup_timeout_sec, startup_timeout_ms, &transport)?;
         let tool_timeout = self.tool_timeout(tool_timeout_sec)?;
         let start = self.start(start)?;
+        let share = self.share(share)?;
         let idle_stop = self.idle_stop(idle_stop_sec)?;
         let enabled_tools = names(enabled_tools);
         let disabled_tools = names(disabled_tools).unwrap_or_default();
@@ -79,10 +81,36 @@ impl Server<'_, '_> {
             tool_overrides,
             max_output_tokens,
             start,
+            share,
             idle_stop,
             // `raw` accepted only the names `TrustMode::parse` knows.
             trust: trust.and_then(|t| crate::config::TrustMode::parse(t.get_ref())),
         })
+    }
+
+    /// `share = "shared" | "session"`; shared when absent.
+    fn share(&self, share: Option<S<String>>) -> Result<Share, ConfigError> {
+        let Some(value) = share else {
+            return Ok(Share::Shared);
+        };
+        match value.get_ref().as_str() {
+            "shared" => Ok(Share::Shared),
+            "session" => Ok(Share::Session),
+            other => {
+                const SHARES: &[&str] = &["shared", "session"];
+                Err(self.error(
+                    value.span(),
+                    Some("share"),
+                    format!(
+                        "is {other:?}; write `share = \"session\"` (the server needs its \
+                         client's roots, or asks it outside a tool call: one process per \
+                         session) or `share = \"shared\"` (one process for every session, \
+                         the default){}",
+                        suggest::hint(other, SHARES)
+                    ),
+                ))
+            }
+        }
     }
 
     /// `start = "eager" | "lazy"`; eager when absent.

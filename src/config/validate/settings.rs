@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::super::error::{ConfigError, Source};
 use super::super::raw::{RawSettings, S};
 use super::super::{
-    ClientEra, ExposureMode, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE,
+    ClientEra, ExposureMode, HUB_GRACE_SEC_RANGE, MAX_MESSAGE_BYTES_RANGE, MAX_NAME_LENGTH_RANGE,
     MAX_OUTPUT_TOKENS_RANGE, MAX_WAIT_MS, SEARCH_LIMIT_RANGE, SEARCH_LOADS_RANGE,
     SESSION_IDLE_SEC_RANGE, Settings, TrustMode,
 };
@@ -40,6 +40,8 @@ pub(super) fn build_settings(
         search_model,
         search_learn,
         session_idle_sec,
+        hub,
+        hub_grace_sec,
         http,
         trust,
     } = raw;
@@ -79,9 +81,19 @@ pub(super) fn build_settings(
         defaults.session_idle.as_secs() as u128,
     )?
     .map_or(defaults.session_idle, |s| Duration::from_secs(s as u64));
+    let hub_grace = in_range(
+        hub_grace_sec,
+        "hub_grace_sec",
+        HUB_GRACE_SEC_RANGE,
+        "seconds the hub stays after its last session",
+        defaults.hub_grace.as_secs() as u128,
+    )?
+    .map_or(defaults.hub_grace, |s| Duration::from_secs(s as u64));
     let http = build_http(http, source)?;
     Ok(Settings {
         session_idle,
+        hub: hub.map_or(defaults.hub, |b| *b.get_ref()),
+        hub_grace,
         http,
         exposure,
         max_name_length: in_range(

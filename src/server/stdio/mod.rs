@@ -43,7 +43,7 @@ mod calls;
 mod judge;
 mod tool_lists;
 
-pub(crate) use calls::{Calls, Dispatch};
+pub(crate) use calls::Calls;
 use judge::{Verdict, error_reply, judge};
 pub(super) use tool_lists::ToolLists;
 use tool_lists::encode;

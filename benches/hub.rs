@@ -1,0 +1,354 @@
+//! Many client sessions at once over the five reference servers (issue 29): the servers
+//! registered directly (each session starts its own), through mcp-defer with one process per
+//! session (`--no-hub`), and through the hub. For 1, 5 and 10 concurrent sessions: the
+//! processes on the client's side, their total RSS once every server is up, and each
+//! session's time to its first `tools/list` (direct: until every server has listed).
+//! Then one more session joins: its time to the first `tools/list`.
+//!
+//! `cargo bench --bench hub -- [--sessions 1,5,10] [--modes direct,alone,hub]` (Linux: reads /proc; needs .peers).
+//! A bench, not a test: figures go to docs/benchmarks.md.
+
+// A bench panics on broken setup; the crate-wide denial is for the library.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
+
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Direct,
+    Alone,
+    Hub,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Direct => "direct",
+            Mode::Alone => "mcp-defer, no hub",
+            Mode::Hub => "mcp-defer, hub",
+        }
+    }
+}
+
+/// The five reference servers: name, program, arguments.
+fn servers(root: &Path, work: &Path) -> Vec<(String, PathBuf, Vec<String>)> {
+    let py = root.join(".peers/py/bin");
+    let node = root.join(".peers/node/node_modules/.bin");
+    let dir = work.display().to_string();
+    vec![
+        ("time".into(), py.join("mcp-server-time"), vec![]),
+        (
+            "git".into(),
+            py.join("mcp-server-git"),
+            vec!["--repository".into(), root.display().to_string()],
+        ),
+        (
+            "everything".into(),
+            node.join("mcp-server-everything"),
+            vec!["stdio".into()],
+        ),
+        (
+            "filesystem".into(),
+            node.join("mcp-server-filesystem"),
+            vec![dir],
+        ),
+        ("memory".into(), node.join("mcp-server-memory"), vec![]),
+    ]
+}
+
+/// One cheap call per server: what a session that uses each of them makes.
+const USES: [(&str, &str, &str); 5] = [
+    ("time", "get_current_time", r#"{"timezone": "UTC"}"#),
+    ("git", "git_status", r#"{"repo_path": "."}"#),
+    ("everything", "echo", r#"{"message": "hi"}"#),
+    ("filesystem", "list_allowed_directories", "{}"),
+    ("memory", "read_graph", "{}"),
+];
+
+/// One JSON-RPC line peer over a child's stdio.
+struct Peer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: i64,
+}
+
+impl Peer {
+    fn spawn(mut command: Command) -> Peer {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {command:?}: {e}"));
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        Peer {
+            child,
+            stdin,
+            stdout,
+            next: 0,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if self.stdout.read_line(&mut line).expect("read") == 0 {
+                panic!("{method}: the peer closed its stdout");
+            }
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return message;
+            }
+        }
+    }
+
+    fn open(&mut self) {
+        let init = self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}}),
+        );
+        assert!(init.get("result").is_some(), "initialize: {init}");
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+}
+
+/// A client session: its peers (five servers, or one mcp-defer) and when its first
+/// `tools/list` was answered.
+struct Session {
+    peers: Vec<Peer>,
+    first_list: Duration,
+}
+
+fn session(
+    mode: Mode,
+    config: &Path,
+    run: &Path,
+    servers: &[(String, PathBuf, Vec<String>)],
+) -> Session {
+    let start = Instant::now();
+    if mode == Mode::Direct {
+        let mut peers: Vec<Peer> = (servers.iter())
+            .map(|(_, program, args)| {
+                let mut command = Command::new(program);
+                command.args(args);
+                Peer::spawn(command)
+            })
+            .collect();
+        for peer in &mut peers {
+            peer.open();
+            let listed = peer.request("tools/list", json!({}));
+            assert!(listed.get("result").is_some(), "tools/list: {listed}");
+        }
+        return Session {
+            first_list: start.elapsed(),
+            peers,
+        };
+    }
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("XDG_RUNTIME_DIR", run)
+        .env(
+            "MCP_DEFER_HUB",
+            if mode == Mode::Hub { "on" } else { "off" },
+        )
+        .env("MCP_DEFER_DATA_DIR", run.join("data"));
+    let mut peer = Peer::spawn(command);
+    peer.open();
+    let listed = peer.request("tools/list", json!({}));
+    assert!(listed.get("result").is_some(), "tools/list: {listed}");
+    let first_list = start.elapsed();
+    // Each session uses every server once (servers with cached tools start only on use),
+    // so the memory is measured with every server up, as a working session has them.
+    for (server, tool, arguments) in USES {
+        let arguments: Value = serde_json::from_str(arguments).expect("json");
+        let called = peer.request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": format!("{server}__{tool}"),
+                   "arguments": arguments}}),
+        );
+        assert!(called.get("result").is_some(), "{server}__{tool}: {called}");
+    }
+    Session {
+        peers: vec![peer],
+        first_list,
+    }
+}
+
+/// Every process: pid, parent, (RSS, PSS) in kB, command line. PSS splits pages shared
+/// between processes (the one binary every relay maps, node's and Python's libraries) among
+/// them; RSS counts them in each.
+fn processes() -> Vec<(i32, i32, (u64, u64), String)> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        let (Some(ppid), rss) = (field("PPid:"), field("VmRSS:").unwrap_or(0)) else {
+            continue;
+        };
+        let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+            .ok()
+            .and_then(|t| {
+                (t.lines().find(|l| l.starts_with("Pss:")))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|v| v.parse::<u64>().ok())
+            })
+            .unwrap_or(0);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default();
+        all.push((pid, ppid as i32, (rss, pss), cmdline));
+    }
+    all
+}
+
+/// The processes of the client's side: `roots`, the hubs of `config`, and their descendants.
+fn tree(roots: &[u32], config: &Path) -> (usize, u64, u64) {
+    let all = processes();
+    let marker = config.display().to_string();
+    let mut pids: BTreeSet<i32> = roots.iter().map(|&p| p as i32).collect();
+    pids.extend(
+        (all.iter())
+            .filter(|(_, _, _, c)| c.contains("--hub") && c.contains(&marker))
+            .map(|(p, ..)| *p),
+    );
+    loop {
+        let before = pids.len();
+        for (pid, ppid, ..) in &all {
+            if pids.contains(ppid) {
+                pids.insert(*pid);
+            }
+        }
+        if pids.len() == before {
+            break;
+        }
+    }
+    let mine = all.iter().filter(|(p, ..)| pids.contains(p));
+    let (rss, pss) = mine.fold((0, 0), |(r, p), (_, _, (rss, pss), _)| (r + rss, p + pss));
+    (pids.len(), rss, pss)
+}
+
+fn hubs_running(config: &Path) -> bool {
+    let marker = config.display().to_string();
+    processes()
+        .iter()
+        .any(|(_, _, _, c)| c.contains("--hub") && c.contains(&marker))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let counts: Vec<usize> = (args.iter().position(|a| a == "--sessions"))
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 5, 10]);
+    let modes: Vec<Mode> = (args.iter().position(|a| a == "--modes"))
+        .and_then(|i| args.get(i + 1))
+        .map(|s| {
+            (s.split(','))
+                .filter_map(|m| match m {
+                    "direct" => Some(Mode::Direct),
+                    "alone" => Some(Mode::Alone),
+                    "hub" => Some(Mode::Hub),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_else(|| vec![Mode::Direct, Mode::Alone, Mode::Hub]);
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    println!(
+        "| sessions | servers registered | processes | total RSS | total PSS | first tools/list p50 / max | one more session joins |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|");
+    for &n in &counts {
+        for mode in modes.iter().copied() {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let run = dir.path().join("run");
+            std::fs::create_dir_all(&run).expect("run dir");
+            let servers = servers(&root, dir.path());
+            let mut toml = String::from("[settings]\nhub_grace_sec = 0\n");
+            for (name, program, args) in &servers {
+                toml += &format!(
+                    "[mcp_servers.{name}]\ncommand = {}\nargs = {}\n",
+                    serde_json::to_string(&program.display().to_string()).expect("string"),
+                    serde_json::to_string(args).expect("list"),
+                );
+            }
+            let config = dir.path().join("servers.toml");
+            std::fs::write(&config, toml).expect("config");
+            let sessions: Vec<Session> = std::thread::scope(|scope| {
+                let handles: Vec<_> = (0..n)
+                    .map(|_| scope.spawn(|| session(mode, &config, &run, &servers)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().expect("session"))
+                    .collect()
+            });
+            let roots: Vec<u32> = sessions
+                .iter()
+                .flat_map(|s| s.peers.iter().map(|p| p.child.id()))
+                .collect();
+            let (count, rss, pss) = tree(&roots, &config);
+            let joined = session(mode, &config, &run, &servers);
+            let mut firsts: Vec<Duration> = sessions.iter().map(|s| s.first_list).collect();
+            firsts.sort();
+            println!(
+                "| {n} | {} | {count} | {:.0} MB | {:.0} MB | {:.0} / {:.0} ms | {:.1} ms |",
+                mode.name(),
+                rss as f64 / 1024.0,
+                pss as f64 / 1024.0,
+                ms(firsts[firsts.len() / 2]),
+                ms(firsts[firsts.len() - 1]),
+                ms(joined.first_list),
+            );
+            for mut peer in sessions.into_iter().chain([joined]).flat_map(|s| s.peers) {
+                drop(peer.stdin);
+                let _ = peer.child.wait();
+            }
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while hubs_running(&config) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+}

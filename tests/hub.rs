@@ -1,0 +1,464 @@
+//! The per-user hub (issue 29): stdio sessions of one config share one process and one set
+//! of servers, each with its own list; the hub leaves after its last session; a killed hub
+//! is replaced and the session goes on; sockets that are stale or someone else's; `hub =
+//! false`. Each test gives its sessions a runtime directory of its own (`XDG_RUNTIME_DIR`)
+//! and turns the hub on (`MCP_DEFER_HUB=on`; the suite runs without it, .cargo/config.toml).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::raw::{RawClient, result_text};
+use crate::util::{BIN, Dir, FIXTURE, fixture, is_gone, os, running};
+
+/// How long a process may take to come or go.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// Polls `cond` until it holds, failing with `what` after [`WAIT`].
+async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !cond() {
+        assert!(Instant::now() < deadline, "not within {WAIT:?}: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A config in `dir` with one fixture server `f` (marked by `marker`, to count its
+/// processes) and `settings` lines.
+fn config(dir: &Dir, name: &str, marker: &str, settings: &str) -> PathBuf {
+    let toml = format!(
+        "[settings]\n{settings}\n{}",
+        fixture("f", &["--name", marker], "")
+    );
+    let path = dir.file(name);
+    std::fs::write(&path, toml).expect("write config");
+    path.canonicalize().expect("config path")
+}
+
+fn runtime_dir(dir: &Dir) -> PathBuf {
+    let run = dir.file("run");
+    std::fs::create_dir_all(&run).expect("runtime dir");
+    run
+}
+
+/// A handshake-era session through the hub of `config`, with `run` as its runtime dir.
+async fn session(config: &Path, run: &Path) -> RawClient {
+    session_with(config, run, |_| {}).await
+}
+
+async fn session_with(
+    config: &Path,
+    run: &Path,
+    configure: impl FnOnce(&mut tokio::process::Command),
+) -> RawClient {
+    let mut client = RawClient::start_with(config, |command| {
+        command
+            .env("XDG_RUNTIME_DIR", run)
+            .env("MCP_DEFER_HUB", "on");
+        configure(command);
+    });
+    if let Err(answer) = try_handshake(&mut client).await {
+        panic!("initialize: {answer}\nthe hubs' logs:\n{}", hub_logs(run));
+    }
+    client
+}
+
+/// What the hubs under `run` logged, for a failure's message.
+fn hub_logs(run: &Path) -> String {
+    let Ok(entries) = std::fs::read_dir(run.join("mcp-defer")) else {
+        return String::new();
+    };
+    (entries.flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `initialize` 2025-06-18 and `notifications/initialized`.
+async fn handshake(client: &mut RawClient) {
+    if let Err(answer) = try_handshake(client).await {
+        panic!("initialize: {answer}");
+    }
+}
+
+/// As [`handshake`]; `Err` with the answer when `initialize` fails.
+async fn try_handshake(client: &mut RawClient) -> Result<(), Value> {
+    let init = client
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "hub-test", "version": "0"}}),
+        )
+        .await;
+    if init.get("result").is_none() {
+        return Err(init);
+    }
+    client
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    Ok(())
+}
+
+async fn tool_names(client: &mut RawClient) -> Vec<String> {
+    let listed = client.request("tools/list", json!({})).await;
+    (listed["result"]["tools"].as_array())
+        .unwrap_or_else(|| panic!("tools/list: {listed}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+async fn select(client: &mut RawClient, names: &[&str]) {
+    let id = client
+        .send_request(
+            "tools/call",
+            json!({"name": "select_tools", "arguments": {"names": names}}),
+        )
+        .await;
+    // `select_tools` holds its answer until the client lists again.
+    let _ = tool_names(client).await;
+    let answer = client.response(id).await;
+    assert_eq!(answer["result"]["isError"], false, "select_tools: {answer}");
+}
+
+async fn echo(client: &mut RawClient, tool: &str) -> Value {
+    client
+        .request(
+            "tools/call",
+            json!({"name": tool, "arguments": {"said": "hello"}}),
+        )
+        .await
+}
+
+/// The hub processes of `config` (their command line has `--hub` and the config path).
+fn hubs(config: &Path) -> Vec<i32> {
+    (running(BIN, config).into_iter())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--hub"))
+        })
+        .collect()
+}
+
+/// The sockets in the hub directory under `run`.
+fn sockets(run: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(run.join("mcp-defer")) else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = (entries.flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sock"))
+        .collect();
+    found.sort();
+    found
+}
+
+#[tokio::test]
+async fn two_sessions_share_one_hub_and_one_server_each_with_its_own_list() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("shared-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, "hub_grace_sec = 0");
+    let mut a = session(&config, &run).await;
+    let mut b = session(&config, &run).await;
+    let before = tool_names(&mut b).await;
+    select(&mut a, &["f__echo"]).await;
+    let a_list = tool_names(&mut a).await;
+    assert_eq!(
+        a_list.last().map(String::as_str),
+        Some("f__echo"),
+        "{a_list:?}"
+    );
+    // B's list is its own: A's selection did not reach it.
+    assert_eq!(tool_names(&mut b).await, before);
+    assert!(!before.contains(&"f__echo".to_owned()), "{before:?}");
+    let answer = echo(&mut a, "f__echo").await;
+    assert!(result_text(&answer).contains("hello"), "{answer}");
+    let via_b = b
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {"said": "hello"}}}),
+        )
+        .await;
+    assert!(result_text(&via_b).contains("hello"), "{via_b}");
+    // One hub and one server process for both sessions.
+    assert_eq!(hubs(&config).len(), 1, "hubs: {:?}", hubs(&config));
+    assert_eq!(running(FIXTURE, Path::new(&marker)).len(), 1);
+    assert_eq!(sockets(&run).len(), 1);
+    a.no_strays().await;
+    b.no_strays().await;
+    a.close().await;
+    b.close().await;
+    // With no grace, the hub leaves with its last session, and takes its server along.
+    eventually("the hub leaves after its last session", || {
+        hubs(&config).is_empty()
+    })
+    .await;
+    eventually("the hub's server stops", || {
+        running(FIXTURE, Path::new(&marker)).is_empty()
+    })
+    .await;
+    assert!(sockets(&run).is_empty(), "{:?}", sockets(&run));
+}
+
+#[tokio::test]
+async fn hub_false_keeps_one_process_and_one_server_per_session() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("alone-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, "hub = false");
+    let alone = |c: &mut tokio::process::Command| {
+        c.env("XDG_RUNTIME_DIR", &run).env_remove("MCP_DEFER_HUB");
+    };
+    let mut a = RawClient::start_with(&config, alone);
+    let mut b = RawClient::start_with(&config, alone);
+    handshake(&mut a).await;
+    handshake(&mut b).await;
+    for client in [&mut a, &mut b] {
+        let answer = client
+            .request(
+                "tools/call",
+                json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
+            )
+            .await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    assert!(hubs(&config).is_empty());
+    assert_eq!(running(FIXTURE, Path::new(&marker)).len(), 2);
+    assert!(sockets(&run).is_empty());
+    a.close().await;
+    b.close().await;
+}
+
+#[tokio::test]
+async fn a_killed_hub_is_replaced_and_the_session_keeps_its_list() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("killed-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, "hub_grace_sec = 0");
+    let mut a = session(&config, &run).await;
+    select(&mut a, &["f__echo", "f__add"]).await;
+    let before = tool_names(&mut a).await;
+    let [first] = hubs(&config)[..] else {
+        panic!("one hub: {:?}", hubs(&config));
+    };
+    // A call in flight when the hub dies gets an answer naming the cause, not a hang.
+    let sleeping = a
+        .send_request(
+            "tools/call",
+            json!({"name": "call_tool", "_meta": {"progressToken": "nap"},
+                   "arguments": {"name": "f__sleep", "arguments": {"ms": 20000}}}),
+        )
+        .await;
+    // In flight at the hub once its first progress (of ten) comes back: killed sooner, the
+    // relay may see the hub gone before it reads the call, which then goes to the new hub
+    // and runs there, as it should.
+    loop {
+        let message = a.next().await;
+        if message["method"] == "notifications/progress" {
+            break;
+        }
+        assert!(
+            message.get("method").is_some(),
+            "before any progress: {message}"
+        );
+    }
+    assert!(os::send(first, os::Signal::Kill));
+    let cut = a.response(sleeping).await;
+    assert_eq!(cut["result"]["isError"], true, "{cut}");
+    assert!(result_text(&cut).contains("hub"), "{cut}");
+    // The next requests go to a new hub, and the list is the one the client had.
+    assert_eq!(tool_names(&mut a).await, before);
+    let answer = echo(&mut a, "f__echo").await;
+    assert!(result_text(&answer).contains("hello"), "{answer}");
+    let now = hubs(&config);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0], first);
+    assert!(is_gone(first));
+    a.no_strays().await;
+    a.close().await;
+    eventually("the new hub leaves", || hubs(&config).is_empty()).await;
+}
+
+/// A grace that outlasts the test's steps: a hub must still run when it is killed.
+const GRACE: &str = "hub_grace_sec = 600";
+
+/// Stops the hubs of `config` when dropped, so a test that fails leaves no hub with a long
+/// grace behind.
+struct HubsStopped(PathBuf);
+
+impl Drop for HubsStopped {
+    fn drop(&mut self) {
+        for hub in hubs(&self.0) {
+            os::send(hub, os::Signal::Term);
+        }
+    }
+}
+
+/// Stops the hubs of `config` (SIGTERM: they remove their sockets and stop their servers).
+async fn stop_hubs(config: &Path) {
+    for hub in hubs(config) {
+        os::send(hub, os::Signal::Term);
+    }
+    eventually("the hubs stop", || hubs(config).is_empty()).await;
+}
+
+/// Runs a session, ends it, and kills its hub (which leaves its socket file behind): the
+/// socket of a hub that is gone. `config` has a long grace, so the hub is still there.
+async fn stale_socket(config: &Path, run: &Path) -> PathBuf {
+    let mut a = session(config, run).await;
+    let _ = tool_names(&mut a).await;
+    let [hub] = hubs(config)[..] else {
+        panic!("one hub: {:?}", hubs(config));
+    };
+    let [socket] = &sockets(run)[..] else {
+        panic!("one socket: {:?}", sockets(run));
+    };
+    let socket = socket.clone();
+    // The session is ended first (and waited for), so it does not start a new hub.
+    a.close().await;
+    assert!(os::send(hub, os::Signal::Kill));
+    // Not "its pid is a zombie": its other threads may hold the socket a while longer.
+    eventually("the killed hub's socket refuses connections", || {
+        os::refuses_connections(&socket)
+    })
+    .await;
+    assert!(socket.exists(), "a killed hub leaves its socket file");
+    socket
+}
+
+#[tokio::test]
+async fn a_stale_socket_is_replaced() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("stale-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, GRACE);
+    let _stopped = HubsStopped(config.clone());
+    let socket = stale_socket(&config, &run).await;
+    let mut b = session(&config, &run).await;
+    select(&mut b, &["f__echo"]).await;
+    let answer = echo(&mut b, "f__echo").await;
+    assert!(result_text(&answer).contains("hello"), "{answer}");
+    assert_eq!(hubs(&config).len(), 1);
+    assert_eq!(sockets(&run), [socket]);
+    b.close().await;
+    stop_hubs(&config).await;
+}
+
+#[tokio::test]
+async fn a_session_that_joins_a_hub_on_its_way_out_starts_on_the_next() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("leaving-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, "hub_grace_sec = 0");
+    let a = session(&config, &run).await;
+    let [socket] = &sockets(&run)[..] else {
+        panic!("one socket: {:?}", sockets(&run));
+    };
+    let socket = socket.clone();
+    a.close().await;
+    eventually("the hub leaves", || hubs(&config).is_empty()).await;
+    // A hub leaving (its grace over, or killed) as a session connects: the session's
+    // `initialize` is taken and never answered.
+    let leaving = os::goes_away_on_first_request(&socket);
+    let mut b = session(&config, &run).await;
+    leaving.join().expect("the leaving hub's thread");
+    let answer = b
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {"said": "hello"}}}),
+        )
+        .await;
+    assert!(result_text(&answer).contains("hello"), "{answer}");
+    assert_eq!(hubs(&config).len(), 1);
+    b.no_strays().await;
+    b.close().await;
+    eventually("the new hub leaves", || hubs(&config).is_empty()).await;
+}
+
+#[tokio::test]
+async fn a_socket_owned_by_another_user_is_refused() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("foreign-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, GRACE);
+    let _stopped = HubsStopped(config.clone());
+    let socket = stale_socket(&config, &run).await;
+    if let Err(err) = os::chown(&socket, 65534) {
+        eprintln!("skipping: cannot give the socket to another user ({err}); needs root");
+        return;
+    }
+    let stderr = dir.file("stderr.txt");
+    let file = std::fs::File::create(&stderr).expect("stderr file");
+    let mut b = session_with(&config, &run, |c| {
+        c.stderr(file);
+    })
+    .await;
+    // The session runs alone, and says why.
+    let answer = b
+        .request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
+        )
+        .await;
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert!(hubs(&config).is_empty(), "no hub over a foreign socket");
+    let log = std::fs::read_to_string(&stderr).expect("stderr");
+    assert!(log.contains("owned by user 65534"), "{log}");
+    b.close().await;
+}
+
+#[tokio::test]
+async fn two_configs_get_two_hubs() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("two-{}", dir.path().display());
+    let one = config(&dir, "one.toml", &marker, "hub_grace_sec = 0");
+    let two = config(&dir, "two.toml", &marker, "hub_grace_sec = 0");
+    let mut a = session(&one, &run).await;
+    let mut b = session(&two, &run).await;
+    for client in [&mut a, &mut b] {
+        let _ = tool_names(client).await;
+    }
+    assert_eq!(hubs(&one).len(), 1);
+    assert_eq!(hubs(&two).len(), 1);
+    assert_eq!(sockets(&run).len(), 2);
+    a.close().await;
+    b.close().await;
+    eventually("both hubs leave", || {
+        hubs(&one).is_empty() && hubs(&two).is_empty()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_with_share_session_keeps_the_sessions_of_its_config_alone() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("session-{}", dir.path().display());
+    let toml = format!(
+        "[settings]\nhub_grace_sec = 0\n{}",
+        fixture("f", &["--name", &marker], "share = \"session\"")
+    );
+    let config = dir.file("servers.toml");
+    std::fs::write(&config, toml).expect("write config");
+    let config = config.canonicalize().expect("config path");
+    let mut a = session(&config, &run).await;
+    let mut b = session(&config, &run).await;
+    for client in [&mut a, &mut b] {
+        let answer = client
+            .request(
+                "tools/call",
+                json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
+            )
+            .await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    assert!(hubs(&config).is_empty());
+    assert!(sockets(&run).is_empty());
+    assert_eq!(running(FIXTURE, Path::new(&marker)).len(), 2);
+    a.close().await;
+    b.close().await;
+}
