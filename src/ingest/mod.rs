@@ -311,18 +311,17 @@ impl Registry {
         } = list;
         let mode = config.trust(server);
         let config = config.servers.get(server)?;
-        if !self.tools.is_empty() {
-            tools.retain(|tool| {
-                let plain = catalog::sanitize(&format!(
+        let visible = |tool: &ServerTool| {
+            self.tools.is_empty()
+                || self.tools.allows(&catalog::sanitize(&format!(
                     "{}{}{}",
                     config.prefix,
                     catalog::SEPARATOR,
                     tool.name()
-                ));
-                self.tools.allows(&plain)
-            });
-        }
-        let screened = lock(&self.trust).screen(config, mode, &tools);
+                )))
+        };
+        let screened = lock(&self.trust).screen(config, mode, &tools, visible);
+        tools.retain(|tool| visible(tool));
         *at(&mut lock(&self.pending), server) = (screened.held > 0).then(|| ToolList {
             server,
             tools: tools.clone(),

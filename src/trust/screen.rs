@@ -125,11 +125,15 @@ impl Trust {
 
     /// Screens a server's complete list: returns what is served, and keeps what is held.
     /// `server` is its config (name, `trust`, overrides); `mode` its effective `trust`.
+    /// `visible` is the view's filter (a profile's `tools`): the whole list is screened,
+    /// so a first sight records every tool whatever view saw it first, and a tool the
+    /// view hides is neither served nor held in it (it looks like no tool at all).
     pub fn screen(
         &mut self,
         server: &ServerConfig,
         mode: TrustMode,
         tools: &[ServerTool],
+        visible: impl Fn(&ServerTool) -> bool,
     ) -> Screened {
         self.refresh();
         let name = server.name.as_str();
@@ -137,7 +141,7 @@ impl Trust {
         self.marked.retain(|(s, _), _| s != name);
         if mode == TrustMode::Off {
             return Screened {
-                kept: tools.to_vec(),
+                kept: tools.iter().filter(|t| visible(t)).cloned().collect(),
                 held: 0,
             };
         }
@@ -152,12 +156,16 @@ impl Trust {
                 Some(why) => broken_verdict(mode, why, definition),
                 None => decide(mode, &self.lock, known, name, tool.name(), &definition),
             };
+            let shown = visible(&tool);
             match verdict {
-                Verdict::Pinned => screened.kept.push(tool),
                 Verdict::Record(definition) => {
                     record.push((name.to_owned(), tool.name().to_owned(), definition));
-                    screened.kept.push(tool);
+                    if shown {
+                        screened.kept.push(tool);
+                    }
                 }
+                _ if !shown => {}
+                Verdict::Pinned => screened.kept.push(tool),
                 Verdict::Marked(finding) => {
                     self.tell(name, tool.name(), &finding, false);
                     (self.marked).insert((name.to_owned(), tool.name().to_owned()), finding);
