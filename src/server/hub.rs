@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ElicitationCapability, SamplingCapability};
 use tokio::io::BufReader;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -27,7 +26,7 @@ use super::session::Mode;
 use super::stdio::{Framed, ToolLists};
 use super::{DeferServer, ServeError, Shared};
 use crate::config::Config;
-use crate::downstream::{ClientLink, Pool};
+use crate::downstream::Pool;
 use crate::platform::hub::{Channel, ChannelError, Listener};
 
 /// How long a hub waits for its first session: the one that started it connects within
@@ -48,14 +47,9 @@ pub(crate) async fn serve_hub(
     let terminated = super::serve::terminated().map_err(ServeError::Signals)?;
     let listener = Listener::bind(socket).await.map_err(ServeError::Hub)?;
     let shutdown = CancellationToken::new();
-    // As `serve --http`: servers start at once, offered sampling and elicitation, which
-    // reach the session whose call they come during, and not roots (module doc).
+    // As `serve --http`: servers start at once, offered what many clients can answer.
     let client = ClientRequests::for_many_clients();
-    let mut capabilities = ClientCapabilities::default();
-    capabilities.sampling = Some(SamplingCapability::default());
-    capabilities.elicitation = Some(ElicitationCapability::default());
-    let link = ClientLink::new(&capabilities, Arc::new(client.clone()));
-    let (_link_tx, link_rx) = watch::channel(Some(link));
+    let (_link_tx, link_rx) = watch::channel(Some(client.many_clients_link()));
     let (pool, events) = Pool::start_after(&config, shutdown.child_token(), link_rx);
     let handles = pool.iter().cloned().collect();
     let grace = config.settings.hub_grace;

@@ -14,7 +14,6 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use rmcp::model::{ClientCapabilities, ElicitationCapability, SamplingCapability};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -36,7 +35,7 @@ pub(crate) use error::HttpError;
 use super::reload::{Reloader, Source, View as ReloadedView};
 use super::{DeferServer, ServeError, Shared};
 use crate::config::{Config, Settings, TokenSource};
-use crate::downstream::{ClientLink, Event, Pool, ServerHandle};
+use crate::downstream::{Event, Pool, ServerHandle};
 use expiry::{Holdings, Sessions};
 use gate::{Gate, Limits, Tokens};
 
@@ -69,15 +68,9 @@ pub(crate) async fn serve_http(
     let bound = listener.local_addr().unwrap_or(addr);
 
     let shutdown = CancellationToken::new();
-    // Servers start at once: there is no one client to wait for. They are offered sampling
-    // and elicitation, which reach the client whose call they come during, and not roots:
-    // roots belong to one client, and many share these servers.
+    // Servers start at once: there is no one client to wait for.
     let client = ClientRequests::for_many_clients();
-    let mut capabilities = ClientCapabilities::default();
-    capabilities.sampling = Some(SamplingCapability::default());
-    capabilities.elicitation = Some(ElicitationCapability::default());
-    let link = ClientLink::new(&capabilities, Arc::new(client.clone()));
-    let (_link_tx, link_rx) = watch::channel(Some(link));
+    let (_link_tx, link_rx) = watch::channel(Some(client.many_clients_link()));
     let (pool, events) = Pool::start_after(&config, shutdown.child_token(), link_rx);
     let handles: Vec<ServerHandle> = pool.iter().cloned().collect();
     let tokens = tokens.map(Arc::new);

@@ -122,6 +122,16 @@ impl ClientRequests {
         }
     }
 
+    /// What servers shared by many clients (`serve --http`, the hub) are offered: sampling
+    /// and elicitation, which reach the session whose call they come during, and not
+    /// roots, which belong to one client.
+    pub(crate) fn many_clients_link(&self) -> crate::downstream::ClientLink {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.sampling = Some(rmcp::model::SamplingCapability::default());
+        capabilities.elicitation = Some(rmcp::model::ElicitationCapability::default());
+        crate::downstream::ClientLink::new(&capabilities, Arc::new(self.clone()))
+    }
+
     /// Records the capabilities of the client's `initialize` and its session, with the
     /// session's log level.
     pub(crate) fn initialized(
