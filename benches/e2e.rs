@@ -18,6 +18,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+#[path = "common/http_child.rs"]
+mod http_child;
 #[path = "common/measure.rs"]
 mod measure;
 #[path = "common/os.rs"]

@@ -9,8 +9,7 @@
 //! Also prints the throughput ratio (through mcp-defer / direct) and the latency of the
 //! same calls while `--slow` connections (default 2,000) hold half-sent headers.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,8 +18,11 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+#[path = "common/http_child.rs"]
+mod http_child;
 #[path = "common/measure.rs"]
 mod measure;
+use http_child::start;
 use measure::{add_params, ms, percentile};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
@@ -58,40 +60,6 @@ fn options() -> Options {
         }
     }
     options
-}
-
-/// A child killed on drop.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `command` and returns it with the first `http://...` URL it writes to stderr.
-fn start(mut command: Command) -> (Process, String) {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(at) = line.find("http://") {
-                let url = line[at..].split_whitespace().next().unwrap_or_default();
-                let _ = tx.send(url.to_owned());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(20))
-        .unwrap_or_else(|e| panic!("no URL logged: {e}"));
-    (Process(child), url)
 }
 
 async fn connect(url: &str) -> Client {

@@ -6,9 +6,8 @@
 //!
 //! `cargo bench --bench e2e -- pipe [--calls N]`
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
+use super::http_child::start;
 use super::measure::{percentile, us};
 use super::{
     BIN, Client, Cost, FIXTURE, call, connect, fixture_table, quiet, rss, spawn_defer, tools_file,
@@ -259,41 +259,6 @@ async fn paths(config: &Path, tools: &Path, calls: usize) {
     }
 }
 
-/// A child killed on drop.
-struct Process(Child);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `command` and returns it with the first `http://...` URL it writes to stderr.
-fn start(mut command: Command) -> (Process, String) {
-    let mut child = command
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn: {e}"));
-    let stderr = child.stderr.take().unwrap_or_else(|| panic!("no stderr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(at) = line.find("http://") {
-                let url = line[at..].split_whitespace().next().unwrap_or_default();
-                let _ = tx.send(url.to_owned());
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(20))
-        .unwrap_or_else(|e| panic!("no URL logged: {e}"));
-    (Process(child), url)
-}
-
 async fn http_client(url: &str) -> Client {
     ().serve(StreamableHttpClientTransport::from_uri(url.to_owned()))
         .await
@@ -326,11 +291,13 @@ async fn http(dir: &Path, calls: usize, rows: &mut Vec<Row>) {
         .arg("--tools")
         .arg(&tools)
         .args(["--http", "127.0.0.1:0"]);
+    fixture.env("RUST_LOG", "info");
     let (direct_process, direct_url) = start(fixture);
     let mut defer = Command::new(std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into()));
     defer
         .args(["serve", "--http", "127.0.0.1:0", "--config"])
-        .arg(&config);
+        .arg(&config)
+        .env("RUST_LOG", "info");
     let (defer_process, defer_url) = start(defer);
     let direct = http_client(&direct_url).await;
     let proxied = http_client(&defer_url).await;
