@@ -462,3 +462,150 @@ async fn a_server_with_share_session_keeps_the_sessions_of_its_config_alone() {
     a.close().await;
     b.close().await;
 }
+
+/// One soak session's tally: what it sent, how its answers came back.
+#[derive(Debug, Default)]
+struct Tally {
+    sent: u64,
+    /// Calls cut because the hub died under them (the error names the hub).
+    cut: u64,
+}
+
+impl Tally {
+    fn add(&mut self, session: Tally) {
+        self.sent += session.sent;
+        self.cut += session.cut;
+    }
+}
+
+/// A session of the soak: joins the hub, keeps [`SOAK_IN_FLIGHT`] calls in flight for
+/// `life`, then drains. Every request must be answered once: with its own number back (or a
+/// nap's success), or, when the hub died under it, with an error naming the hub; nothing
+/// else, and no answer to an id it never sent.
+async fn soak_session(config: PathBuf, run: PathBuf, first: u64, life: Duration) -> Tally {
+    let mut client = session(&config, &run).await;
+    let mut pending = std::collections::HashMap::new();
+    let mut tally = Tally::default();
+    let stop = Instant::now() + life;
+    loop {
+        while Instant::now() < stop && pending.len() < SOAK_IN_FLIGHT {
+            let n = first + tally.sent;
+            tally.sent += 1;
+            // Every fourth call naps, so some are in flight when the hub is killed.
+            let naps = n.is_multiple_of(4);
+            let (tool, arguments) = if naps {
+                ("f__sleep", json!({"ms": 250}))
+            } else {
+                ("f__echo", json!({"n": n}))
+            };
+            client
+                .send(&json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+                    "params": {"name": "call_tool",
+                               "arguments": {"name": tool, "arguments": arguments}}}))
+                .await;
+            pending.insert(n, naps);
+        }
+        if pending.is_empty() {
+            break;
+        }
+        let Some(message) = client.next_within(WAIT).await else {
+            panic!("nothing for {WAIT:?}; unanswered: {pending:?}");
+        };
+        if message.get("method").is_some() {
+            continue;
+        }
+        let id = message["id"].as_u64().unwrap_or(u64::MAX);
+        let Some(naps) = pending.remove(&id) else {
+            panic!("a second answer, or one to an id never sent: {message}");
+        };
+        if message["result"]["isError"] == false {
+            if naps {
+                continue;
+            }
+            let text = result_text(&message);
+            assert!(
+                text.contains(&format!("\"n\":{id}")),
+                "{id} got another answer: {message}"
+            );
+        } else {
+            assert!(
+                result_text(&message).contains("hub"),
+                "an error that is not the hub dying: {message}"
+            );
+            tally.cut += 1;
+        }
+    }
+    client.no_strays().await;
+    client.close().await;
+    tally
+}
+
+/// Calls each soak session keeps in flight.
+const SOAK_IN_FLIGHT: usize = 4;
+
+/// Issue 29's "nothing lost": sessions come and go through one hub while the hub is killed
+/// twice; every request of every session is answered once (its own echo, or an error naming
+/// the hub for a call the dead hub held), and the servers end as one process. `SOAK_SECS`
+/// lengthens it (default 9).
+#[tokio::test]
+async fn sessions_coming_and_going_lose_nothing_while_the_hub_is_killed_twice() {
+    let secs: u64 = (std::env::var("SOAK_SECS").ok())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(9);
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("soak-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, GRACE);
+    let _stopped = HubsStopped(config.clone());
+    let started = Instant::now();
+    let end = started + Duration::from_secs(secs);
+    let kills_at = [
+        started + end.duration_since(started) / 3,
+        started + end.duration_since(started) * 2 / 3,
+    ];
+    let mut sessions = tokio::task::JoinSet::new();
+    let mut killed = Vec::new();
+    let mut opened = 0u64;
+    let mut total = Tally::default();
+    while Instant::now() < end {
+        // Three sessions at a time, each living 0.6, 1.1 or 1.6 s, so joins and leaves overlap.
+        while sessions.len() < 3 {
+            let life = Duration::from_millis(600 + (opened * 500) % 1500);
+            sessions.spawn(soak_session(
+                config.clone(),
+                run.clone(),
+                opened * 1_000_000,
+                life,
+            ));
+            opened += 1;
+        }
+        if let Some(at) = kills_at.get(killed.len())
+            && Instant::now() >= *at
+            && let [hub] = hubs(&config)[..]
+        {
+            assert!(os::send(hub, os::Signal::Kill));
+            killed.push(hub);
+        }
+        if let Ok(Some(done)) =
+            tokio::time::timeout(Duration::from_millis(50), sessions.join_next()).await
+        {
+            total.add(done.expect("a soak session panicked"));
+        }
+    }
+    while let Some(done) = sessions.join_next().await {
+        total.add(done.expect("a soak session panicked"));
+    }
+    assert_eq!(killed.len(), 2, "the hub was killed twice: {killed:?}");
+    // One hub now, a new one, and one server process under it.
+    let now = hubs(&config);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert!(!killed.contains(&now[0]));
+    eventually("one server process", || {
+        running(FIXTURE, Path::new(&marker)).len() == 1
+    })
+    .await;
+    eprintln!(
+        "hub soak: {opened} sessions, {} calls, the hub killed twice, {} calls cut by a dead hub",
+        total.sent, total.cut
+    );
+}
