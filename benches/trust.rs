@@ -29,16 +29,11 @@ use mcp_defer::trust::{Definition, Overridden, Rule, rules};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-#[derive(Deserialize)]
-struct Server {
-    server: String,
-    tools: Vec<Value>,
-}
-
+/// A server of a real set; the npm/PyPI sets name the package it came from.
 #[derive(Deserialize)]
 struct HeldOutServer {
     server: String,
-    package: String,
+    package: Option<String>,
     tools: Vec<Value>,
 }
 
@@ -50,9 +45,14 @@ struct Case {
     tool: Option<Value>,
 }
 
-fn data(path: &str) -> String {
+/// A data file of `benches/data`, `None` when it does not exist (yet).
+fn optional_data(path: &str) -> Option<String> {
     let full = format!("{}/benches/data/{path}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}"))
+    match std::fs::read_to_string(&full) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => panic!("{full}: {e}"),
+    }
 }
 
 fn definition(tool: &Value) -> Definition {
@@ -138,10 +138,46 @@ impl Part {
     }
 }
 
+/// The sets of real definitions: a label, the file, when the rules were tuned on it.
+const REAL_SETS: [(&str, &str, Tuned); 6] = [
+    ("metatool", "metatool/servers.json", Tuned::First),
+    ("reference", "reference/servers.json", Tuned::First),
+    (
+        "32 npm/PyPI servers",
+        "trust/heldout-real.json",
+        Tuned::Second,
+    ),
+    ("BFCL", "bfcl/servers.json", Tuned::Never),
+    ("BFCL live", "bfcl-live/servers.json", Tuned::Never),
+    (
+        "npm/PyPI servers, third set",
+        "trust/third-real.json",
+        Tuned::Never,
+    ),
+];
+
+/// When a set was tuned on: the rules were written against the first sets, narrowed against
+/// the second (held-out until the rules of commit dc2074c), and never against the third.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tuned {
+    First,
+    Second,
+    Never,
+}
+
+impl Tuned {
+    fn label(self) -> &'static str {
+        match self {
+            Tuned::First => "tuned-on",
+            Tuned::Second => "tuned-on, second",
+            Tuned::Never => "held-out",
+        }
+    }
+}
+
 fn main() {
     let show = std::env::args().any(|a| a == "--show");
-    let mut tuned = Part::default();
-    let mut held_out = Part::default();
+    let mut parts: BTreeMap<&str, Part> = BTreeMap::new();
     let mut by_name: BTreeMap<(String, String), Value> = BTreeMap::new();
     let mut sets: Vec<(String, usize, usize)> = Vec::new();
 
@@ -150,41 +186,33 @@ fn main() {
     rules::check(&definition(&json!({"name": "warm"})), None);
     let compiled = compiled.elapsed();
     let started = Instant::now();
-    for (set, file) in [
-        ("metatool", "metatool/servers.json"),
-        ("reference", "reference/servers.json"),
-    ] {
-        let servers: Vec<Server> = serde_json::from_str(&data(file)).unwrap();
-        let (before_n, before_f) = (tuned.real, tuned.flagged.len());
-        for server in servers {
-            for tool in server.tools {
+    let mut checked = 0;
+    for (set, file, tuned) in &REAL_SETS {
+        // The third real set exists once collected (benches/trust/install-third.sh).
+        let Some(text) = optional_data(file) else {
+            continue;
+        };
+        let servers: Vec<HeldOutServer> = serde_json::from_str(&text).unwrap();
+        let part = parts.entry(tuned.label()).or_default();
+        let (before_n, before_f) = (part.real, part.flagged.len());
+        for server in &servers {
+            for tool in &server.tools {
                 let name = tool["name"].as_str().unwrap_or_default().to_owned();
-                by_name.insert((server.server.clone(), name.clone()), tool.clone());
-                tuned.check_real(format!("{set}:{}/{name}", server.server), &tool);
+                if *tuned == Tuned::First {
+                    by_name.insert((server.server.clone(), name.clone()), tool.clone());
+                }
+                let package = server.package.as_deref().unwrap_or(set);
+                part.check_real(format!("{package}:{}/{name}", server.server), tool);
             }
         }
+        checked += part.real - before_n;
         sets.push((
-            format!("{set} (tuned-on)"),
-            tuned.real - before_n,
-            tuned.flagged.len() - before_f,
+            format!("{set} ({})", tuned.label()),
+            part.real - before_n,
+            part.flagged.len() - before_f,
         ));
     }
-    let servers: Vec<HeldOutServer> =
-        serde_json::from_str(&data("trust/heldout-real.json")).unwrap();
-    let packages = servers.len();
-    for server in &servers {
-        for tool in &server.tools {
-            let name = tool["name"].as_str().unwrap_or_default();
-            let label = format!("{}:{}/{name}", server.package, server.server);
-            held_out.check_real(label, tool);
-        }
-    }
-    sets.push((
-        format!("{packages} npm/PyPI servers (held-out)"),
-        held_out.real,
-        held_out.flagged.len(),
-    ));
-    let per_tool = started.elapsed() / (tuned.real + held_out.real) as u32;
+    let per_tool = started.elapsed() / checked as u32;
     println!("## Real definitions (first sight)\n");
     println!("| set | tools | flagged | rate |\n|---|---|---|---|");
     for (set, total, hit) in &sets {
@@ -197,32 +225,48 @@ fn main() {
         "\nrules over real definitions: {per_tool:?} a tool (patterns compiled once: {compiled:?})"
     );
     if show {
-        for (name, hits) in tuned.flagged.iter().chain(&held_out.flagged) {
+        for (name, hits) in parts.values().flat_map(|p| &p.flagged) {
             for hit in hits {
                 println!("  flagged {name}: {hit}");
             }
         }
     }
 
-    // Poisoned and rug-pulled definitions; rug pulls are of the tuned-on reference tools.
-    let cases: Vec<Case> = serde_json::from_str(&data("trust/poisoned.json")).unwrap();
-    tuned.check_cases(&cases, &by_name);
-    let cases: Vec<Case> = serde_json::from_str(&data("trust/heldout-poisoned.json")).unwrap();
-    held_out.check_cases(&cases, &by_name);
-    tuned.poisoned_table("tuned-on (`poisoned.json`)");
-    held_out.poisoned_table("held-out (`heldout-poisoned.json`)");
+    // Poisoned and rug-pulled definitions; rug pulls are of the first set's reference tools.
+    for (file, tuned) in [
+        ("trust/poisoned.json", Tuned::First),
+        ("trust/heldout-poisoned.json", Tuned::Second),
+        ("trust/third-poisoned.json", Tuned::Never),
+    ] {
+        let Some(text) = optional_data(file) else {
+            continue;
+        };
+        let cases: Vec<Case> = serde_json::from_str(&text).unwrap();
+        let part = parts.entry(tuned.label()).or_default();
+        part.check_cases(&cases, &by_name);
+        part.poisoned_table(&format!("{} (`{file}`)", tuned.label()));
+    }
 
+    let labels: Vec<&str> = parts.keys().copied().collect();
     println!(
-        "\n| rule | poisoned, tuned-on | poisoned, held-out | real, tuned-on | real, held-out |\n|---|---|---|---|---|"
+        "\n| rule | {} | {} |\n|---|{}",
+        (labels.iter().map(|l| format!("poisoned, {l}")))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        (labels.iter().map(|l| format!("real, {l}")))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        "---|".repeat(labels.len() * 2)
     );
     let count = |m: &BTreeMap<Rule, usize>, rule| m.get(&rule).copied().unwrap_or(0);
     for rule in Rule::ALL {
+        let poisoned = parts.values().map(|p| count(&p.fired, rule).to_string());
+        let real = parts
+            .values()
+            .map(|p| count(&p.real_rules, rule).to_string());
         println!(
-            "| {rule} | {} | {} | {} | {} |",
-            count(&tuned.fired, rule),
-            count(&held_out.fired, rule),
-            count(&tuned.real_rules, rule),
-            count(&held_out.real_rules, rule)
+            "| {rule} | {} |",
+            poisoned.chain(real).collect::<Vec<_>>().join(" | ")
         );
     }
 }
