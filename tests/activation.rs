@@ -9,8 +9,8 @@
 
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, claude_envelope, result_text};
-use crate::util::{Dir, fixture};
+use crate::support::raw::{RawClient, claude_envelope, result_text};
+use crate::support::{Dir, fixture};
 
 /// One fixture server `fx` (echo, add, ...) behind mcp-defer with `settings`.
 fn config(settings: &str) -> Dir {

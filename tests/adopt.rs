@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value as Json, json};
 
-use crate::util::{self, BIN, Dir, stderr, stdout};
+use crate::support::{self, BIN, Dir, stderr, stdout};
 
 /// `mcp-defer adopt <args>` run in `cwd` with every per-user location inside `dir`.
 fn adopt(dir: &Dir, cwd: &Path, args: &[&str]) -> Output {
@@ -40,7 +40,7 @@ fn ok(out: &Output) {
 
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
-    crate::util::os::mode(path)
+    crate::support::os::mode(path)
 }
 
 fn read_json(path: &Path) -> Json {
@@ -100,7 +100,7 @@ fn claude_servers_move_behind_mcp_defer_and_undo_puts_them_back() {
     let dir = Dir::new();
     let project = dir.file("proj");
     std::fs::create_dir_all(&project).unwrap();
-    let time = util::peers().map_or_else(
+    let time = support::peers().map_or_else(
         || "uvx".to_owned(),
         |p| p.time.to_string_lossy().into_owned(),
     );

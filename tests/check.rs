@@ -1,6 +1,6 @@
 //! `mcp-defer check` against many fixture servers at once, and against the real peers.
 
-use crate::util::{self, Dir, fixture, row, stderr, stdout};
+use crate::support::{self, Dir, fixture, row, stderr, stdout};
 
 #[test]
 fn check_reports_every_server_with_its_cause() {
@@ -128,7 +128,7 @@ fn check_with_a_bad_config_exits_2_with_the_message() {
 #[test]
 fn check_reports_an_unreachable_http_server() {
     // A port nothing listens on: bind, read the port, close.
-    let port = crate::util::free_port();
+    let port = crate::support::free_port();
     let dir = Dir::new();
     dir.config(&format!(
         "[mcp_servers.remote]\nurl = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_sec = 5\n"
@@ -170,15 +170,17 @@ fn downstream_log_messages_reach_stderr_with_the_server_name() {
 
 #[test]
 fn check_aggregates_the_real_npm_and_pypi_servers() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     let mut toml = format!(
         "[mcp_servers.everything]\ncommand = {}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.everything.to_string_lossy())
+        support::toml_str(&peers.everything.to_string_lossy())
     );
     toml += &format!(
         "[mcp_servers.time]\ncommand = {}\nargs = [\"--local-timezone\", \"UTC\"]\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.time.to_string_lossy())
+        support::toml_str(&peers.time.to_string_lossy())
     );
     toml += &fixture("fixture", &[], "");
     dir.config(&toml);

@@ -2,14 +2,14 @@
 //! as YAML with the objects and fields described, their servers.toml loads (and the command
 //! they run refuses nothing the config asks), the Containerfile is made of instructions only,
 //! and `haproxy -c` accepts deploy/haproxy.cfg (HAProxy missing fails the test unless
-//! skipping is allowed, `util::missing_peer`).
+//! skipping is allowed, `support::missing_peer`).
 
 use std::path::Path;
 use std::process::Command;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::util::Dir;
+use crate::support::Dir;
 
 fn deploy(file: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -111,7 +111,7 @@ fn haproxy_accepts_the_load_balancer_config() {
         .output()
     {
         Ok(out) => assert!(out.status.success(), "{out:?}"),
-        Err(e) => crate::util::missing_peer(
+        Err(e) => crate::support::missing_peer(
             &format!("haproxy is missing ({e})"),
             ".ci/install-peers installs it",
         ),

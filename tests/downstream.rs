@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::util::fixture;
+use crate::support::fixture;
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -305,8 +305,8 @@ async fn a_server_that_closes_its_stdout_is_not_reported_as_killed() {
     let list = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
     let config = config(&format!(
         "[mcp_servers.quiet]\ncommand = {}\nargs = {}\n",
-        crate::util::toml_str(crate::util::FIXTURE),
-        crate::util::toml_list(&["--raw-list", &list.to_string(), "--raw-close-stdout"])
+        crate::support::toml_str(crate::support::FIXTURE),
+        crate::support::toml_list(&["--raw-list", &list.to_string(), "--raw-close-stdout"])
     ));
     let (pool, _events) = Pool::start(&config, CancellationToken::new());
     let mut watch = pool.get(0).expect("quiet").watch();

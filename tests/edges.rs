@@ -12,8 +12,8 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::session::*;
-use crate::util::{Dir, FIXTURE, fixture, running};
+use crate::support::session::*;
+use crate::support::{Dir, FIXTURE, fixture, running};
 
 /// Bounds a broken build; not what the tests measure.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -239,7 +239,7 @@ async fn a_client_known_not_to_relist_is_never_held() {
         "[settings]\nrelist_wait_ms = 60000\n\n{}",
         fixture("fx", &[], "")
     ));
-    let mut command = tokio::process::Command::new(crate::util::BIN);
+    let mut command = tokio::process::Command::new(crate::support::BIN);
     command.arg("serve").arg("--config").arg(&path);
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
         .spawn()
@@ -295,7 +295,7 @@ async fn the_first_call_to_a_ready_server_does_not_wait_for_the_slowest() {
 async fn an_unknown_task_id_is_echoed_cut_short() {
     let dir = Dir::new();
     let path = dir.config(&fixture("fx", &[], ""));
-    let mut raw = crate::raw::RawClient::start(&path);
+    let mut raw = crate::support::raw::RawClient::start(&path);
     let init = raw
         .request(
             "initialize",

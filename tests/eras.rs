@@ -12,9 +12,9 @@
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, claude_envelope, result_text};
-use crate::session::*;
-use crate::util::{BIN, Dir, Peers, fixture, peers};
+use crate::support::raw::{RawClient, claude_envelope, result_text};
+use crate::support::session::*;
+use crate::support::{BIN, Dir, Peers, fixture, peers};
 
 /// One downstream tool of each SDK, and what its real answer contains.
 struct Cell {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_str};
+use crate::support::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_str};
 
 /// An executable script named `name` (a launcher's name) in `<dir>/bin`.
 fn script(dir: &Dir, name: &str, body: &str) -> PathBuf {
@@ -13,7 +13,7 @@ fn script(dir: &Dir, name: &str, body: &str) -> PathBuf {
     std::fs::create_dir_all(&bin).unwrap();
     let path = bin.join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    crate::util::os::set_mode(&path, 0o755);
+    crate::support::os::set_mode(&path, 0o755);
     path
 }
 

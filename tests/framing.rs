@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::raw::RawClient;
-use crate::util::{BIN, Dir, fixture};
+use crate::support::raw::RawClient;
+use crate::support::{BIN, Dir, fixture};
 
 fn code(reply: &Value) -> Option<i64> {
     reply["error"]["code"].as_i64()
@@ -172,7 +172,7 @@ fn a_client_that_stops_reading_ends_the_session() {
 /// it). Progress still reaches the client under its own token before the result.
 #[tokio::test]
 async fn plain_calls_take_the_thin_path_in_both_eras() {
-    use crate::session::{Era, Session, object, text};
+    use crate::support::session::{Era, Session, object, text};
     use rmcp::model::{CallToolRequestParams, ProtocolVersion};
     let dir = Dir::new();
     // `any`: a 2026-07-28 client is served in its own era.

@@ -10,8 +10,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::raw::RawClient;
-use crate::util::{Dir, fixture};
+use crate::support::raw::RawClient;
+use crate::support::{Dir, fixture};
 
 /// Methods a client may send, real and not; `subscriptions/listen` is left out, since a
 /// listen request is answered only when its stream ends.

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::http::{ACCEPT, Server, initialize, open_session, post, result_of, tools_list};
-use crate::util::{Dir, fixture};
+use crate::support::http::{ACCEPT, Server, initialize, open_session, post, result_of, tools_list};
+use crate::support::{Dir, fixture};
 
 const TOKEN: &str = "team-token-aaaaaaaa";
 const OTHER: &str = "team-token-bbbbbbbb";
@@ -451,7 +451,7 @@ async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered(
 
 fn stateless_sleep(id: u64, ms: u64) -> Value {
     let mut call = sleep_call(id, ms);
-    call["params"]["_meta"] = crate::raw::claude_envelope();
+    call["params"]["_meta"] = crate::support::raw::claude_envelope();
     call
 }
 

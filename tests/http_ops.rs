@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::http::{Server, open_session, post, result_of, tools_list};
-use crate::util::{Dir, fixture};
+use crate::support::http::{Server, open_session, post, result_of, tools_list};
+use crate::support::{Dir, fixture};
 
 const TOKEN: &str = "ops-token-cccccccc";
 
@@ -73,7 +73,7 @@ fn an_unknown_log_format_is_refused_with_the_choices() {
     dir.config(&fixture("fx", &[], ""));
     let out = dir.run(&["--log-format", "yaml", "check"]);
     assert_eq!(out.status.code(), Some(2));
-    let text = crate::util::stderr(&out);
+    let text = crate::support::stderr(&out);
     assert!(text.contains("[possible values: text, json]"), "{text}");
 }
 
@@ -246,7 +246,7 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
 /// `prefix`ed names, a denied tool is neither found, selected, listed nor called.
 #[tokio::test]
 async fn a_profile_filter_holds_over_stdio_by_the_prefixed_name() {
-    use crate::session::{Session, structured};
+    use crate::support::session::{Session, structured};
     let dir = Dir::new();
     let mut toml = fixture("alpha", &[], "prefix = \"al\"");
     toml += "[profiles.safe]\nservers = [\"alpha\"]\ndeny_tools = [\"al__add\"]\n";
@@ -292,8 +292,13 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
     toml += "[profiles.safe]\nservers = [\"alpha\"]\nallow_tools = [\"alpha/echo\"]\n";
     dir.config(&toml);
     let out = dir.run(&["check"]);
-    assert_eq!(out.status.code(), Some(2), "{}", crate::util::stderr(&out));
-    let text = crate::util::stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let text = crate::support::stderr(&out);
     assert!(
         text.contains("[profiles.safe] allow_tools: `alpha/echo` has `/`")
             && text.contains("write `alpha__echo`"),
@@ -302,7 +307,7 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
     toml = fixture("alpha", &[], "");
     toml += "[profiles.safe]\nservers = [\"alpha\"]\ndeny_tools = [\"echo\"]\n";
     dir.config(&toml);
-    let text = crate::util::stderr(&dir.run(&["check"]));
+    let text = crate::support::stderr(&dir.run(&["check"]));
     assert!(
         text.contains("`echo` matches no tool of the profile's servers")
             && text.contains("write e.g. `alpha__echo` or `*__echo`"),
@@ -332,7 +337,7 @@ async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
     let mut first = client
         .post(&server.url)
         .header("content-type", "application/json")
-        .header("accept", crate::http::ACCEPT)
+        .header("accept", crate::support::http::ACCEPT)
         .header("mcp-session-id", &session)
         .header("mcp-protocol-version", "2025-06-18")
         .body(sleep.to_string())

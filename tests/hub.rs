@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, result_text};
-use crate::util::{BIN, Dir, FIXTURE, fixture, is_gone, os, running};
+use crate::support::raw::{RawClient, result_text};
+use crate::support::{BIN, Dir, FIXTURE, fixture, is_gone, os, running};
 
 /// How long a process may take to come or go.
 const WAIT: Duration = Duration::from_secs(20);

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::util::{self, BIN, Dir, row, stderr, stdout};
+use crate::support::{self, BIN, Dir, row, stderr, stdout};
 
 /// Runs `mcp-defer import <client>` in `dir` with `HOME` (and `CODEX_HOME`) inside it, so the
 /// default paths are the test's files, and writes its output as the dir's servers.toml.
@@ -37,7 +37,9 @@ fn put(dir: &Dir, rel: &str, text: &str) {
 
 #[test]
 fn claude_project_and_user_servers_import_and_run() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     // Project scope: the real time server. User scope: the real everything server, a legacy
     // SSE server (left out) and mcp-defer itself (left out). Local scope (this directory's
@@ -88,13 +90,15 @@ fn claude_project_and_user_servers_import_and_run() {
 
 #[test]
 fn codex_servers_import_and_run() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     std::fs::create_dir(dir.file("codex")).unwrap();
     let codex = format!(
         "model = \"o3\"\n\n[mcp_servers.time]\ncommand = {}\nargs = [\"--local-timezone\", \"UTC\"]\n\
          startup_timeout_sec = 20\n\n[mcp_servers.time.tools.get_current_time]\napproval = \"never\"\n",
-        util::toml_str(&peers.time.to_string_lossy())
+        support::toml_str(&peers.time.to_string_lossy())
     );
     std::fs::write(dir.file("codex/config.toml"), codex).unwrap();
 
@@ -155,8 +159,10 @@ fn an_import_renames_a_name_our_config_rejects() {
 /// the real time server), imported from its default path and run.
 #[test]
 fn every_client_format_imports_and_runs() {
-    let Some(peers) = util::peers() else { return };
-    let time = util::toml_str(&peers.time.to_string_lossy());
+    let Some(peers) = support::peers() else {
+        return;
+    };
+    let time = support::toml_str(&peers.time.to_string_lossy());
     let stdio = format!(r#""command": {time}, "args": ["--local-timezone", "UTC"]"#);
     let cases: Vec<(&str, &str, String)> = vec![
         (
@@ -248,7 +254,9 @@ fn every_client_format_imports_and_runs() {
 /// the test stays offline).
 #[test]
 fn write_adds_to_an_existing_file_and_force_replaces_it() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     let json = serde_json::json!({"mcpServers": {
         "time": {"command": peers.time, "args": ["--local-timezone", "UTC"]},
@@ -272,7 +280,7 @@ fn write_adds_to_an_existing_file_and_force_replaces_it() {
     );
     assert!(!notes.contains("client-id-value"), "{notes}");
     #[cfg(unix)]
-    assert_eq!(crate::util::os::mode(&target), 0o600);
+    assert_eq!(crate::support::os::mode(&target), 0o600);
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(written.contains("[mcp_servers.linear]\nurl = \"http://127.0.0.1:9/mcp\"\n"));
 

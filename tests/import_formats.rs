@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{BIN, Dir, FIXTURE, row, stderr, stdout};
+use crate::support::{BIN, Dir, FIXTURE, row, stderr, stdout};
 
 /// `mcp-defer import <args>` run in `cwd`, with HOME, XDG_CONFIG_HOME and CODEX_HOME in
 /// `home`, so every default path is the test's.
@@ -363,9 +363,9 @@ fn write_merges_and_force_never_writes_through_a_symlink() {
     // --force over a symlink to a 0644 file: the link is replaced by a new 0600 file.
     let elsewhere = dir.file("elsewhere.toml");
     std::fs::write(&elsewhere, "# not to be touched\n").unwrap();
-    crate::util::os::set_mode(&elsewhere, 0o644);
+    crate::support::os::set_mode(&elsewhere, 0o644);
     let link = dir.file("linked.toml");
-    crate::util::os::symlink(&elsewhere, &link);
+    crate::support::os::symlink(&elsewhere, &link);
     let out = import(
         dir.path(),
         dir.path(),
@@ -384,7 +384,7 @@ fn write_merges_and_force_never_writes_through_a_symlink() {
     );
     let meta = std::fs::symlink_metadata(&link).unwrap();
     assert!(meta.file_type().is_file(), "still a symlink");
-    assert_eq!(crate::util::os::mode(&link), 0o600);
+    assert_eq!(crate::support::os::mode(&link), 0o600);
     assert!(
         std::fs::read_to_string(&link)
             .unwrap()

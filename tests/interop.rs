@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, Peers, peers};
+use crate::support::session::*;
+use crate::support::{BIN, Dir, Peers, peers};
 
 fn peers_config(peers: &Peers) -> String {
     format!(

@@ -1,6 +1,6 @@
 //! A missing launcher (`npx`, `uvx`) is reported by name, with what to install.
 
-use crate::util::{Dir, row, stdout};
+use crate::support::{Dir, row, stdout};
 
 #[test]
 fn a_missing_launcher_names_what_to_install() {

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::session::*;
-use crate::util::{Dir, FIXTURE, fixture, is_gone, read_pids, row, running, stdout};
+use crate::support::session::*;
+use crate::support::{Dir, FIXTURE, fixture, is_gone, read_pids, row, running, stdout};
 
 /// Bounds a broken build; not what the tests measure.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -156,14 +156,14 @@ async fn a_changed_config_is_a_new_cache_entry() {
 async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
     // The PyPI `mcp-server-time`: a real server whose start takes the better part of a
     // second, which the first call waits for.
-    let Some(peers) = crate::util::peers() else {
+    let Some(peers) = crate::support::peers() else {
         return;
     };
     let dir = Dir::new();
     let time = peers.time.to_string_lossy().into_owned();
     dir.config(&format!(
         "[mcp_servers.time]\ncommand = {}\nstart = \"lazy\"\n",
-        crate::util::toml_str(&time)
+        crate::support::toml_str(&time)
     ));
     let session = start(&dir).await;
     session.search(json!({"query": "current time"})).await;
@@ -197,7 +197,7 @@ async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
 /// tool the running server listed itself.
 #[tokio::test]
 async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() {
-    use crate::util::os::{mode, set_mode};
+    use crate::support::os::{mode, set_mode};
     let dir = Dir::new();
     let cache_home = dir.file("xdg-cache");
     let ours = cache_home.join("mcp-defer");
@@ -297,7 +297,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
     // yet, meets the same guard (issue 35 item 13: its own copy was never reached).
     std::fs::remove_file(&record).expect("rm record");
     plant();
-    let mut raw = crate::raw::RawClient::start_with(&config, |command| {
+    let mut raw = crate::support::raw::RawClient::start_with(&config, |command| {
         command
             .env_remove("MCP_DEFER_CACHE_DIR")
             .env("XDG_CACHE_HOME", &cache_home);

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::session::{Session, structured};
-use crate::util::{Dir, fixture};
+use crate::support::session::{Session, structured};
+use crate::support::{Dir, fixture};
 
 /// The tool taught: the same `add` as `other__add`, which ranks before it.
 const TAUGHT: &str = "fx__add";
@@ -112,7 +112,7 @@ async fn a_tool_chosen_after_a_search_ranks_first_for_a_similar_query_next_time(
     }
     #[cfg(unix)]
     assert_eq!(
-        crate::util::os::mode(&file),
+        crate::support::os::mode(&file),
         0o600,
         "the usage file is the user's alone"
     );
@@ -176,7 +176,7 @@ fn the_search_command_with_learn_off_ignores_what_the_usage_file_holds() {
     let explain = |learn: bool| {
         config(&dir, Some(learn));
         let out = dir.run(&["search", SIMILAR_QUERY, "--explain"]);
-        assert!(out.status.success(), "{}", crate::util::stderr(&out));
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let first = |text: &str| {
@@ -198,7 +198,7 @@ const TOKEN_A: &str = "learning-token-aaaaaaaa";
 const TOKEN_B: &str = "learning-token-bbbbbbbb";
 
 /// `serve --http` with two tokens and `learn` as given (`None`: the default).
-fn http_server(dir: &Dir, learn: Option<&str>) -> crate::http::Server {
+fn http_server(dir: &Dir, learn: Option<&str>) -> crate::support::http::Server {
     let search = learn.map_or_else(String::new, |learn| {
         format!("[settings.search]\nlearn = {learn}\n\n")
     });
@@ -209,7 +209,7 @@ fn http_server(dir: &Dir, learn: Option<&str>) -> crate::http::Server {
         fixture("other", &["--name", "other"], "")
     ));
     let data = dir.file("data");
-    crate::http::Server::start(
+    crate::support::http::Server::start(
         dir,
         &[
             ("MCP_DEFER_TEST_TOKENS", &format!("{TOKEN_A},{TOKEN_B}")),
@@ -228,11 +228,12 @@ struct HttpSession<'s> {
 }
 
 impl<'s> HttpSession<'s> {
-    async fn open(server: &'s crate::http::Server, token: &str) -> HttpSession<'s> {
+    async fn open(server: &'s crate::support::http::Server, token: &str) -> HttpSession<'s> {
         let client = reqwest::Client::new();
         let bearer = format!("Bearer {token}");
         let id =
-            crate::http::open_session(&client, &server.url, &[("authorization", &bearer)]).await;
+            crate::support::http::open_session(&client, &server.url, &[("authorization", &bearer)])
+                .await;
         HttpSession {
             client,
             url: &server.url,
@@ -251,9 +252,10 @@ impl<'s> HttpSession<'s> {
             ("authorization", self.bearer.as_str()),
             ("mcp-session-id", self.id.as_str()),
         ];
-        let (status, _, body) = crate::http::post(&self.client, self.url, &headers, &request).await;
+        let (status, _, body) =
+            crate::support::http::post(&self.client, self.url, &headers, &request).await;
         assert_eq!(status, 200, "{body}");
-        let result = crate::http::result_of(&body, id);
+        let result = crate::support::http::result_of(&body, id);
         assert_ne!(result["isError"], json!(true), "{name}: {result}");
         result
     }
@@ -403,7 +405,7 @@ async fn with_learn_shared_one_tokens_use_lifts_anothers_results() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_usage_file_that_is_a_symbolic_link_is_not_followed() {
-    use crate::util::os::{mode, set_mode, symlink};
+    use crate::support::os::{mode, set_mode, symlink};
     let dir = Dir::new();
     let config = config(&dir, None);
     let data = dir.file("data");

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{self, Dir, fixture, stderr, stdout};
+use crate::support::{self, Dir, fixture, stderr, stdout};
 
 fn two_servers(dir: &Dir) {
     let tools = dir.file("tools.json");
@@ -85,11 +85,13 @@ fn list_json_keeps_each_tool_as_the_server_sent_it() {
 
 #[test]
 fn list_includes_the_real_peers_tools() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     dir.config(&format!(
         "[mcp_servers.time]\ncommand = {}\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.time.to_string_lossy())
+        support::toml_str(&peers.time.to_string_lossy())
     ));
     let out = dir.run(&["list"]);
     let text = stdout(&out);

@@ -9,8 +9,8 @@
 
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, claude_envelope, result_text};
-use crate::util::{self, Dir, fixture};
+use crate::support::raw::{RawClient, claude_envelope, result_text};
+use crate::support::{self, Dir, fixture};
 
 /// `initialize` as a 2025-06-18 client; returns the result.
 /// Answers a 2026-07-28 client in its era over stdio (the default sends it back to
@@ -171,11 +171,13 @@ async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
 /// (a random level; debug admits them all), with no `logger`, so it is tagged `everything`.
 #[tokio::test]
 async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     dir.config(&format!(
         "[mcp_servers.everything]\ncommand = {}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.everything.to_string_lossy())
+        support::toml_str(&peers.everything.to_string_lossy())
     ));
     let mut raw = RawClient::start(&dir.file("servers.toml"));
     initialize(&mut raw).await;
@@ -219,10 +221,12 @@ async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name()
 /// stream, by the time its result arrives.
 #[test]
 fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     // The 2026-07-28 client first: the legacy one's setLevel reaches the shared server.
     for (era, text) in [("2026-07-28", "level unset"), ("legacy", "level warning")] {
         let out = peers.python(
@@ -254,13 +258,15 @@ fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
 /// level have arrived by the time its result does.
 #[test]
 fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     let config = dir.config(&format!(
         "{ERA_ANY}{}",
         fixture("alpha", &["--log-tool", "--name", "alpha"], "")
     ));
-    let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| util::BIN.into());
+    let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| support::BIN.into());
     for (era, text) in [("legacy", "level warning"), ("2026-07-28", "level unset")] {
         let out = peers.python(
             "logging_stdio.py",
@@ -293,7 +299,7 @@ fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
 async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
     let dir = Dir::new();
     dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let version = ("mcp-protocol-version", "2026-07-28");
@@ -313,7 +319,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
             "_meta": meta_all}})
     };
     let messages = sse_messages;
-    let (status, _, body) = crate::http::post(
+    let (status, _, body) = crate::support::http::post(
         &client,
         &server.url,
         &[version, ("mcp-method", "server/discover")],
@@ -330,7 +336,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
     );
 
     let (status, _, body) =
-        crate::http::post(&client, &server.url, &headers, &call(2, json!({}))).await;
+        crate::support::http::post(&client, &server.url, &headers, &call(2, json!({}))).await;
     assert_eq!(status, 200, "{body}");
     let got = messages(&body);
     assert_eq!(got.len(), 1, "only the result when it did not ask: {body}");
@@ -338,7 +344,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
 
     let asked = json!({"io.modelcontextprotocol/logLevel": "warning"});
     let (status, _, body) =
-        crate::http::post(&client, &server.url, &headers, &call(3, asked)).await;
+        crate::support::http::post(&client, &server.url, &headers, &call(3, asked)).await;
     assert_eq!(status, 200, "{body}");
     let got = messages(&body);
     let (result, logs) = got.split_last().unwrap_or_else(|| panic!("{body}"));
@@ -370,7 +376,7 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
         &["--log-tool", "--ask-tool", "--name", "alpha"],
         "",
     ));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let headers = [
@@ -383,7 +389,8 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
     let arguments = json!({"name": "alpha__ask", "arguments": {"asks": ["elicitation"]}});
     let first = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "call_tool", "arguments": arguments, "_meta": meta}});
-    let (status, _, body) = crate::http::post(&client, &server.url, &headers, &first).await;
+    let (status, _, body) =
+        crate::support::http::post(&client, &server.url, &headers, &first).await;
     assert_eq!(status, 200, "{body}");
     let got = sse_messages(&body);
     let parked = &got.last().unwrap_or_else(|| panic!("{body}"))["result"];
@@ -398,7 +405,8 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
         "name": "call_tool", "arguments": arguments, "_meta": meta,
         "requestState": state,
         "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}}});
-    let (status, _, body) = crate::http::post(&client, &server.url, &headers, &retry).await;
+    let (status, _, body) =
+        crate::support::http::post(&client, &server.url, &headers, &retry).await;
     assert_eq!(status, 200, "{body}");
     let got = sse_messages(&body);
     let (result, before) = got.split_last().unwrap_or_else(|| panic!("{body}"));

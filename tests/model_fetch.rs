@@ -10,7 +10,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::util::{BIN, Dir, fixture, row, stderr, stdout};
+use crate::support::{BIN, Dir, fixture, row, stderr, stdout};
 
 /// The model `.ci/install-peers` unpacked, or `None` with a notice (a failure under CI).
 fn installed_model() -> Option<PathBuf> {

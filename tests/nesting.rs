@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::util::{BIN, Dir, row, stderr, stdout, toml_list, toml_str};
+use crate::support::{BIN, Dir, row, stderr, stdout, toml_list, toml_str};
 
 #[test]
 fn a_server_entry_that_starts_mcp_defer_is_refused_by_name() {

@@ -2,7 +2,7 @@
 //! and uvx need them behind a corporate proxy or a private CA), and no proxy password
 //! reaches `check`'s output or the log, even at trace level.
 
-use crate::util::{Dir, FIXTURE, row, stderr, stdout, toml_str};
+use crate::support::{Dir, FIXTURE, row, stderr, stdout, toml_str};
 
 const PROXY_PASSWORD: &str = "proxy-pass-4471@corp";
 

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 
-use crate::util::{Dir, row, stderr, stdout};
+use crate::support::{Dir, row, stderr, stdout};
 
 const ACCESS: &str = "at-SECRET-4c8e1d";
 const REFRESH: &str = "rt-SECRET-93ab07";
@@ -253,7 +253,7 @@ fn logout_deletes_the_servers_tokens_only() {
     assert!(left.get("https://two.example/mcp").is_some(), "{left}");
     #[cfg(unix)]
     {
-        let mode = crate::util::os::mode(&file);
+        let mode = crate::support::os::mode(&file);
         assert_eq!(mode, 0o600, "rewritten token file mode {mode:o}");
     }
 
@@ -286,7 +286,7 @@ fn login_refuses_a_stdio_server_and_names_unknown_ones() {
 #[test]
 fn login_uses_the_registered_client_and_its_fixed_callback_port() {
     let server = Protected::start();
-    let port = crate::util::free_port();
+    let port = crate::support::free_port();
     let dir = Dir::new();
     dir.config(&format!(
         "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n\
@@ -348,7 +348,7 @@ fn a_callback_with_another_state_is_refused_and_the_login_waits_on() {
         "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n",
         serde_json::to_string(&server.url()).unwrap()
     ));
-    let mut login = crate::util::Killed(
+    let mut login = crate::support::Killed(
         dir.command(&["login", "remote", "--timeout", "60", "--no-browser"])
             .env("XDG_DATA_HOME", dir.file("data"))
             .stdout(std::process::Stdio::piped())

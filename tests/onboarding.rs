@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use crate::util::{BIN, Dir, stderr, stdout};
+use crate::support::{BIN, Dir, stderr, stdout};
 
 #[test]
 fn an_empty_servers_toml_is_named_with_the_fix() {
@@ -72,10 +72,10 @@ fn login_and_logout_help_describe_every_option() {
 #[test]
 fn login_to_a_server_without_oauth_names_the_cause_once_without_its_html() {
     let dir = Dir::new();
-    let port = crate::util::free_port();
+    let port = crate::support::free_port();
     // A plain web server: every request gets an HTML error page, as many non-OAuth
     // servers answer.
-    let _web = crate::util::Killed(
+    let _web = crate::support::Killed(
         Command::new("python3")
             .args([
                 "-m",
@@ -153,7 +153,7 @@ fn stats_shows_a_failed_server_as_failed() {
     let dir = Dir::new();
     dir.config(&format!(
         "{}\n[mcp_servers.broken]\ncommand = \"mcp-server-that-does-not-exist\"\n",
-        crate::util::fixture("fx", &[], "")
+        crate::support::fixture("fx", &[], "")
     ));
     let out = dir.run(&["stats"]);
     let table = stdout(&out);
@@ -185,7 +185,7 @@ fn the_npm_package_carries_every_file_it_lists() {
 #[test]
 fn a_bare_mcp_defer_in_a_terminal_says_it_waits_for_a_client() {
     let dir = Dir::new();
-    let config = dir.config(&crate::util::fixture("fx", &[], ""));
+    let config = dir.config(&crate::support::fixture("fx", &[], ""));
     let script = r#"
 import os, pty, signal, subprocess, sys
 signal.alarm(120)

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{Dir, fixture};
+use crate::support::session::*;
+use crate::support::{Dir, fixture};
 
 #[tokio::test]
 async fn results_over_the_budget_are_cut_with_a_note() {

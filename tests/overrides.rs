@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{Dir, fixture, stderr, stdout};
+use crate::support::session::*;
+use crate::support::{Dir, fixture, stderr, stdout};
 
 const OVERRIDE: &str = "Total a shopping basket: the sum of two prices.";
 /// How long a notification may take, at most: it is sent at once; this bounds a broken

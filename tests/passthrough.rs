@@ -11,8 +11,8 @@ use rmcp::model::{
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, Peers, fixture, peers};
+use crate::support::session::*;
+use crate::support::{BIN, Dir, Peers, fixture, peers};
 
 const WAIT: Duration = Duration::from_secs(20);
 

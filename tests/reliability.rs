@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::session::{Session, structured, text};
-use crate::util::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_list, toml_str};
+use crate::support::session::{Session, structured, text};
+use crate::support::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_list, toml_str};
 
 /// A server table running the fixture in raw mode with `list` as its `tools/list` answer.
 fn raw(name: &str, list: serde_json::Value, extra: &str) -> String {
@@ -285,10 +285,10 @@ async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
 /// fails at once, naming the server and the cause, instead of waiting out its timeout.
 #[tokio::test]
 async fn an_http_server_that_restarts_is_reconnected() {
-    let Some(peers) = crate::util::peers() else {
+    let Some(peers) = crate::support::peers() else {
         return;
     };
-    let port = crate::util::free_port();
+    let port = crate::support::free_port();
     let server = peers.http_everything(port);
     let dir = Dir::new();
     dir.config(&format!(

@@ -15,8 +15,8 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, fixture, is_gone, read_pids, running};
+use crate::support::session::*;
+use crate::support::{BIN, Dir, fixture, is_gone, read_pids, running};
 
 /// How long a reload may take to show, at most: a fixture starts in milliseconds; this
 /// bounds a broken build, it is not what the test measures.
@@ -304,7 +304,7 @@ async fn sighup_reloads_a_file_the_watch_cannot_see() {
     let target = real.join("servers.toml");
     std::fs::write(&target, fixture("fx", &[], "")).expect("write");
     let path = dir.file("servers.toml");
-    crate::util::os::symlink(&target, &path);
+    crate::support::os::symlink(&target, &path);
     let session = Session::start(&path).await;
     search_until(&session, json!({"query": "echo"}), |_| true).await;
 
@@ -317,7 +317,7 @@ async fn sighup_reloads_a_file_the_watch_cannot_see() {
     assert!(!has_server(&unseen, "more"), "{unseen:#}");
 
     let pid = serving(&path);
-    let sent = crate::util::os::send(pid, crate::util::os::Signal::Hup);
+    let sent = crate::support::os::send(pid, crate::support::os::Signal::Hup);
     assert!(sent, "kill -HUP {pid}");
     search_until(&session, json!({"query": "echo"}), |found| {
         has_server(found, "more")
@@ -346,7 +346,7 @@ impl ClientHandler for Changes {
 async fn every_http_session_sees_an_added_server() {
     let dir = Dir::new();
     let path = dir.config(&fixture("fx", &[], ""));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     let mut sessions = Vec::new();
     for _ in 0..2 {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -398,7 +398,7 @@ async fn a_profile_path_reaches_a_server_restarted_by_a_reload() {
         with_pid(&dir, "fx", "fx1.pids", ""),
         fixture("other", &[], "")
     ));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     let transport = StreamableHttpClientTransport::from_uri(format!("{}/p", server.url));
     let (tx, _changed) = mpsc::unbounded_channel();
     let client = Changes(tx)

@@ -2,7 +2,7 @@
 //! started by the test on loopback) with affinity on `Mcp-Session-Id`: each session stays
 //! on the replica that created it; a replica that dies loses only its own sessions, whose
 //! next request gets a clean 404 "Session not found", and a new `initialize` works.
-//! Fails when `haproxy` is not installed (`util::missing_peer`: skipped with a `SKIPPED`
+//! Fails when `haproxy` is not installed (`support::missing_peer`: skipped with a `SKIPPED`
 //! line where allowed). docs/deploy.md has the config.
 
 use std::io::{Read, Write};
@@ -10,9 +10,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::http::{Server, initialize, open_session, post, tools_list};
-use crate::util::os::UnixStream;
-use crate::util::{Dir, Killed, fixture, free_port};
+use crate::support::http::{Server, initialize, open_session, post, tools_list};
+use crate::support::os::UnixStream;
+use crate::support::{Dir, Killed, fixture, free_port};
 
 /// deploy/haproxy.cfg (what docs/deploy.md shows), with the test's ports and a stats
 /// socket at `stats`, for the test to read what HAProxy thinks of each replica.
@@ -75,7 +75,7 @@ fn port_of(url: &str) -> u16 {
 #[tokio::test]
 async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_its_own() {
     if Command::new("haproxy").arg("-v").output().is_err() {
-        crate::util::missing_peer("haproxy is missing", ".ci/install-peers installs it");
+        crate::support::missing_peer("haproxy is missing", ".ci/install-peers installs it");
         return;
     }
     let dir = Dir::new();

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{Dir, fixture, stderr, stdout};
+use crate::support::{Dir, fixture, stderr, stdout};
 
 fn two_fixtures() -> Dir {
     let dir = Dir::new();

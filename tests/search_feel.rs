@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::session::{Session, structured};
-use crate::util::{Dir, fixture, toml_str};
+use crate::support::session::{Session, structured};
+use crate::support::{Dir, fixture, toml_str};
 
 /// The fixture binary (a real MCP server).
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
@@ -171,7 +171,7 @@ async fn a_request_no_tool_serves_gets_no_tool_fits_and_the_nearest_servers() {
     assert!(names(&found).is_empty(), "{found:#}");
     let nearest = found["nearest_servers"].as_array().unwrap();
     assert!(!nearest.is_empty() && nearest.len() <= 3, "{found:#}");
-    let text = crate::session::text(
+    let text = crate::support::session::text(
         &session
             .call(
                 "search_tools",
@@ -229,7 +229,7 @@ async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
         "{found:#}"
     );
     assert_eq!(found["starting"], json!(["slow"]), "{found:#}");
-    let text = crate::session::text(
+    let text = crate::support::session::text(
         &session
             .call("search_tools", json!({"query": "read a file"}))
             .await,

@@ -6,8 +6,8 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::session::{Session, text};
-use crate::util::{self, Dir, FIXTURE, row, stderr, stdout, toml_str};
+use crate::support::session::{Session, text};
+use crate::support::{self, Dir, FIXTURE, row, stderr, stdout, toml_str};
 
 const ENV_SECRET: &str = "planted-env-value-4471";
 const BAD_SECRET: &str = "planted-bad-value-8812";
@@ -156,7 +156,9 @@ async fn no_secret_reaches_the_model_or_the_log() {
 /// mcp-defer has must not be in it, unless the server opts into `inherit_env`.
 #[tokio::test]
 async fn a_stdio_server_does_not_see_unrelated_variables() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     for inherit in [false, true] {
         let dir = Dir::new();
         dir.config(&format!(
@@ -198,7 +200,7 @@ fn http_config(dir: &Dir, tokens: &[&str]) {
     std::fs::write(dir.file("tokens"), tokens.join("\n") + "\n").unwrap();
     dir.config(&format!(
         "[settings.http]\ntoken_file = \"tokens\"\n\n{}",
-        util::fixture(
+        support::fixture(
             "fx",
             &[],
             &format!("env = {{ PLANTED_ENV = \"{ENV_SECRET}\" }}")
@@ -216,7 +218,7 @@ fn bearer(token: &str) -> String {
 /// `serve --http` at trace level: neither is in the log, while the call itself works.
 #[tokio::test]
 async fn http_tokens_in_arguments_and_session_ids_stay_out_of_a_trace_log() {
-    use crate::http::{Server, open_session, post, result_of};
+    use crate::support::http::{Server, open_session, post, result_of};
     let dir = Dir::new();
     http_config(&dir, &[HTTP_TOKEN]);
     let server = Server::start(&dir, &[("RUST_LOG", "trace")]);
@@ -270,7 +272,7 @@ async fn http_tokens_in_arguments_and_session_ids_stay_out_of_a_trace_log() {
 /// says how many tokens were revoked without naming one.
 #[tokio::test]
 async fn a_token_removed_from_token_file_is_refused_in_new_and_open_sessions() {
-    use crate::http::{Server, initialize, open_session, post, tools_list};
+    use crate::support::http::{Server, initialize, open_session, post, tools_list};
     let dir = Dir::new();
     http_config(&dir, &[HTTP_TOKEN, OTHER_TOKEN]);
     let server = Server::start(&dir, &[]);
@@ -328,7 +330,7 @@ async fn verbose_logs_no_tool_arguments_or_queries() {
     const ARGUMENT: &str = "marker-argument-4242";
     const QUERY: &str = "marker-query-7777";
     let dir = Dir::new();
-    dir.config(&util::fixture("fx", &[], ""));
+    dir.config(&support::fixture("fx", &[], ""));
     let log_path = dir.file("serve.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let session = Session::start_logged(&dir.file("servers.toml"), Some(log), |command| {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::session::Session;
-use crate::util::{Dir, fixture, stderr, stdout, toml_str};
+use crate::support::session::Session;
+use crate::support::{Dir, fixture, stderr, stdout, toml_str};
 
 /// The query: by meaning the memory server's `add_observations`; measured, the lexical
 /// engine ranks it 6th (behind file readers that share `read`-like words and `create`), the
@@ -19,13 +19,13 @@ const QUERY: &str = "note down a fact about a person";
 const WANTED: &str = "memory__add_observations";
 
 /// The model `.ci/install-peers` unpacks; its absence fails the test unless skipping is
-/// allowed (`util::missing_peer`), then `None`.
+/// allowed (`support::missing_peer`), then `None`.
 fn model() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2");
     if dir.join("model.safetensors").is_file() {
         return Some(dir);
     }
-    crate::util::missing_peer(
+    crate::support::missing_peer(
         &format!("the model is missing: {}", dir.display()),
         "run .ci/install-peers",
     );

@@ -7,8 +7,8 @@ use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, fixture};
+use crate::support::session::*;
+use crate::support::{BIN, Dir, fixture};
 
 /// A temp dir whose `servers.toml` is `toml`.
 fn with_config(toml: &str) -> Dir {

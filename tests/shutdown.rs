@@ -4,8 +4,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use crate::util::os::{self, Signal};
-use crate::util::{Dir, fixture, is_gone, read_pids, stderr};
+use crate::support::os::{self, Signal};
+use crate::support::{Dir, fixture, is_gone, read_pids, stderr};
 
 /// Waits until the fixture wrote its pid file.
 fn wait_for_pids(path: &Path, count: usize) -> Vec<i32> {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use mcp_defer::downstream::SplitMix;
 use serde_json::{Value, json};
 
-use crate::raw::RawClient;
-use crate::util::{Dir, fixture, free_port, peers};
+use crate::support::raw::RawClient;
+use crate::support::{Dir, fixture, free_port, peers};
 
 /// How long requests flow in the short form.
 const DEFAULT_SECS: u64 = 12;

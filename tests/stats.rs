@@ -1,7 +1,7 @@
 //! `mcp-defer stats --compare A,B`: the first tool list of two exposure modes, counted with
 //! the o200k_base tokenizer, side by side.
 
-use crate::util::{Dir, fixture, stderr, stdout};
+use crate::support::{Dir, fixture, stderr, stdout};
 
 fn two_fixtures() -> Dir {
     let dir = Dir::new();

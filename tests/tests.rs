@@ -3,11 +3,10 @@
 // Tests may panic on broken setup; the crate-wide unwrap/expect denial is for the library.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod raw;
+mod support;
+
 #[cfg(unix)]
 mod replicas;
-mod session;
-mod util;
 
 mod activation;
 mod adopt;

@@ -8,8 +8,8 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use crate::session::*;
-use crate::util::{Dir, peers};
+use crate::support::session::*;
+use crate::support::{Dir, peers};
 
 /// Tools whose results exercise every content kind, with arguments.
 fn calls() -> Vec<(&'static str, Value)> {
@@ -273,7 +273,7 @@ async fn run_research_task(mut ask: impl AsyncFnMut(&str, Value) -> Value) -> (V
     assert_eq!(status, "completed");
     let result = ask("tasks/result", json!({"taskId": task_id})).await;
     assert!(
-        crate::raw::result_text(&result).contains("Research Report: tides"),
+        crate::support::raw::result_text(&result).contains("Research Report: tides"),
         "the tool's own result: {result}"
     );
     (task_id, result)
@@ -308,7 +308,7 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
         peers.everything
     ));
-    let mut raw = crate::raw::RawClient::start(&config);
+    let mut raw = crate::support::raw::RawClient::start(&config);
     let init = raw.request("initialize", initialize_params()).await;
     assert_eq!(
         init["result"]["capabilities"]["tasks"],
@@ -381,13 +381,13 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
 #[tokio::test]
 async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
     let Some(peers) = peers() else { return };
-    let port = crate::util::free_port();
+    let port = crate::support::free_port();
     let _server = peers.http_everything(port);
     let setup = Dir::new();
     let config = setup.config(&format!(
         "[mcp_servers.everything]\nurl = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_sec = 30\n"
     ));
-    let mut raw = crate::raw::RawClient::start(&config);
+    let mut raw = crate::support::raw::RawClient::start(&config);
     let init = raw.request("initialize", initialize_params()).await;
     assert!(
         init["result"]["capabilities"]["tasks"].is_object(),
@@ -430,7 +430,7 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
 /// neither lists nor reaches that session's tasks.
 #[tokio::test]
 async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
-    use crate::http::{Server, post, result_of};
+    use crate::support::http::{Server, post, result_of};
     let Some(peers) = peers() else { return };
     let dir = Dir::new();
     dir.config(&format!(
@@ -547,7 +547,7 @@ async fn mcp_apps_ui_metadata_and_ui_resources_arrive_unchanged() {
     }]);
     let tools_file = setup.file("tools.json");
     std::fs::write(&tools_file, tools.to_string()).expect("write tools");
-    let config = setup.config(&crate::util::fixture(
+    let config = setup.config(&crate::support::fixture(
         "fx",
         &[
             "--tools",
@@ -557,7 +557,7 @@ async fn mcp_apps_ui_metadata_and_ui_resources_arrive_unchanged() {
         ],
         "",
     ));
-    let mut raw = crate::raw::RawClient::legacy(&config).await;
+    let mut raw = crate::support::raw::RawClient::legacy(&config).await;
     let selected = raw
         .request(
             "tools/call",

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::http::{Server, open_session, post, result_of, tools_list};
-use crate::util::{Dir, fixture, stderr};
+use crate::support::http::{Server, open_session, post, result_of, tools_list};
+use crate::support::{Dir, fixture, stderr};
 
 /// Sends one request in `session` and returns its `result` (panics on an error answer).
 async fn request(
@@ -211,10 +211,10 @@ async fn unprefixed_names_that_cannot_be_kept_get_the_hash_through_serve() {
             "prefix = \"\"\ntrust = \"off\""
         ),
     ));
-    let session = crate::session::Session::start(&path).await;
+    let session = crate::support::session::Session::start(&path).await;
     let deadline = Instant::now() + Duration::from_secs(20);
     let listed = loop {
-        let listed = crate::session::names(&session.list().await);
+        let listed = crate::support::session::names(&session.list().await);
         if listed.iter().any(|n| n == "echo") {
             break listed;
         }
@@ -260,7 +260,7 @@ async fn unprefixed_names_that_cannot_be_kept_get_the_hash_through_serve() {
         .clone();
     let called = session.call(&zero_width, json!({})).await;
     assert_ne!(called.is_error, Some(true), "{called:?}");
-    let said = crate::session::text(&called);
+    let said = crate::support::session::text(&called);
     assert!(
         said == "ech\u{200b} called" || said == "echó called",
         "{said:?}"

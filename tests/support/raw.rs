@@ -58,7 +58,8 @@ impl RawClient {
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> RawClient {
         // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
-        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
+        let bin =
+            std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::support::BIN.into());
         let mut command = tokio::process::Command::new(bin);
         command.arg("serve").arg("--config").arg(config).env(
             "RUST_LOG",

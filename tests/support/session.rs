@@ -115,7 +115,8 @@ impl Session {
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> Session {
         // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
-        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
+        let bin =
+            std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::support::BIN.into());
         let mut command = tokio::process::Command::new(bin);
         command.arg("serve").arg("--config").arg(config).env(
             "RUST_LOG",
@@ -228,7 +229,7 @@ impl Session {
         let pid = self.pid.expect("mcp-defer's pid, taken right after spawn");
         self.close().await;
         let deadline = Instant::now() + wait;
-        while !crate::util::is_gone(pid as i32) {
+        while !crate::support::is_gone(pid as i32) {
             assert!(
                 Instant::now() < deadline,
                 "mcp-defer (pid {pid}) still runs {wait:?} after its client closed"

@@ -1,12 +1,17 @@
-//! The shared harness: a temp dir with a `servers.toml`, the built binaries, the real peers.
+//! The shared harness: a temp dir with a `servers.toml`, the built binaries, the real peers;
+//! its modules the clients tests speak through (`session`: rmcp over stdio, `raw`: JSON-RPC
+//! lines, `http`: `serve --http` and plain HTTP) and the OS calls (`os`).
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod http;
 #[cfg(unix)]
 pub mod os;
+pub mod raw;
+pub mod session;
 
 /// The `mcp-defer` binary cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
