@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::fixture;
+use crate::support::wait::eventually;
+use crate::support::{Dir, fixture, recorded_calls};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -136,7 +137,13 @@ async fn progress_reaches_the_call_under_the_clients_token() {
 
 #[tokio::test]
 async fn cancel_and_timeout_end_the_call_and_keep_the_server() {
-    let toml = fixture("fx", &[], "tool_timeout_sec = 0.5");
+    let dir = Dir::new();
+    let calls = dir.file("calls");
+    let toml = fixture(
+        "fx",
+        &["--record-calls", &calls.to_string_lossy()],
+        "tool_timeout_sec = 0.5",
+    );
     let config = config(&toml);
     let (pool, _events) = Pool::start(&config, CancellationToken::new());
     ready(&pool, 0).await;
@@ -154,7 +161,11 @@ async fn cancel_and_timeout_end_the_call_and_keep_the_server() {
                 .await
         }
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Cancelled in flight: once the server has the call.
+    eventually("the sleep reaches the server", async || {
+        recorded_calls(&calls, "sleep") > 0
+    })
+    .await;
     cancel.cancel();
     let cancelled = tokio::time::timeout(WAIT, call)
         .await

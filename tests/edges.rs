@@ -3,7 +3,7 @@
 //! reload, and progress that must arrive whole and before the result.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_defer::config::Config;
 use mcp_defer::downstream::{CallOptions, Pool, ProgressRoute, ServerState};
@@ -13,18 +13,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::session::*;
-use crate::support::{Dir, FIXTURE, fixture, running};
+use crate::support::wait::eventually;
+use crate::support::{Dir, FIXTURE, fixture, recorded_calls, running};
 
 /// Bounds a broken build; not what the tests measure.
 const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + DEADLINE;
-    while !done() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 fn config(toml: &str) -> Config {
     Config::parse(toml, Path::new("servers.toml")).expect("valid config")
@@ -63,7 +56,7 @@ async fn parallel_first_calls_to_a_lazy_server_all_wait_for_its_start() {
     // No cached list yet: started once to list, then stopped until the first call.
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(found.to_string().contains("fx__echo"), "{found:#}");
-    until("the listing run stops", || {
+    eventually("the listing run stops", async || {
         running(FIXTURE, &pids).is_empty()
     })
     .await;
@@ -181,7 +174,16 @@ fn save(path: &Path, text: &str) {
 #[tokio::test]
 async fn a_call_cut_by_a_reload_is_told_the_server_restarted() {
     let dir = Dir::new();
-    let path = dir.config(&fixture("fx", &["--instructions", "one"], ""));
+    let calls = dir.file("calls");
+    let calls_arg = calls.to_string_lossy().into_owned();
+    let fx = |instructions| {
+        fixture(
+            "fx",
+            &["--instructions", instructions, "--record-calls", &calls_arg],
+            "",
+        )
+    };
+    let path = dir.config(&fx("one"));
     let session = Session::start(&path).await;
     let echoed = session.call("fx__echo", json!({"text": "before"})).await;
     assert!(text(&echoed).contains("before"), "{echoed:?}");
@@ -192,9 +194,12 @@ async fn a_call_cut_by_a_reload_is_told_the_server_restarted() {
             .await
             .unwrap_or_else(|e| panic!("tools/call: {e}"))
     });
-    // Let the call reach the server, then change its table: the reload restarts it.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    save(&path, &fixture("fx", &["--instructions", "two"], ""));
+    // Once the call reached the server, its table changes: the reload restarts it.
+    eventually("the sleep reaches the server", async || {
+        recorded_calls(&calls, "sleep") > 0
+    })
+    .await;
+    save(&path, &fx("two"));
     let result = tokio::time::timeout(DEADLINE, cut)
         .await
         .expect("the cut call is answered")

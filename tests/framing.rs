@@ -2,11 +2,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::raw::RawClient;
+use crate::support::wait::poll_sync;
 use crate::support::{BIN, Dir, fixture};
 
 fn code(reply: &Value) -> Option<i64> {
@@ -77,12 +78,12 @@ async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered(
     let dir = Dir::new();
     dir.config(&fixture("fx", &[], ""));
     let mut raw = RawClient::legacy(&dir.file("servers.toml")).await;
-    let sleep = |ms: u64| {
+    let sleep_request = |ms: u64| {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "name": "call_tool", "arguments": {"name": "fx__sleep", "arguments": {"ms": ms}}}})
     };
-    raw.send(&sleep(500)).await;
-    let refused = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    raw.send(&sleep_request(500)).await;
+    let refused = raw.exchange(sleep_request(0).to_string().as_bytes()).await;
     assert_eq!(refused["id"], 7, "{refused}");
     assert_eq!(code(&refused), Some(-32600), "{refused}");
     assert!(
@@ -94,16 +95,16 @@ async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered(
     let first = raw.response(7).await;
     assert!(first.to_string().contains("slept 500 ms"), "{first}");
     // Answered: the id may be used again.
-    let again = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    let again = raw.exchange(sleep_request(0).to_string().as_bytes()).await;
     assert!(again.to_string().contains("slept 0 ms"), "{again}");
     // Cancelled by the client: free again too, with no answer to the cancelled one.
-    raw.send(&sleep(5000)).await;
+    raw.send(&sleep_request(5000)).await;
     raw.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": 7, "reason": "test"}}),
     )
     .await;
-    let after_cancel = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    let after_cancel = raw.exchange(sleep_request(0).to_string().as_bytes()).await;
     assert_eq!(after_cancel["id"], 7, "{after_cancel}");
     assert!(
         after_cancel.to_string().contains("slept 0 ms"),
@@ -149,17 +150,11 @@ fn a_client_that_stops_reading_ends_the_session() {
         let _ = stdin.flush();
         std::thread::sleep(Duration::from_millis(50));
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
+    let status =
+        poll_sync(Duration::from_secs(10), || child.try_wait().unwrap()).unwrap_or_else(|_| {
             let _ = child.kill();
             panic!("mcp-defer kept running with nobody reading its stdout");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        });
     let mut log = String::new();
     let _ = child.stderr.take().unwrap().read_to_string(&mut log);
     assert!(status.success(), "{status:?}\n{log}");

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::http::{ACCEPT, Server, initialize, open_session, post, result_of, tools_list};
-use crate::support::{Dir, fixture};
+use crate::support::wait::{eventually, poll};
+use crate::support::{Dir, fixture, recorded_calls};
 
 const TOKEN: &str = "team-token-aaaaaaaa";
 const OTHER: &str = "team-token-bbbbbbbb";
@@ -325,8 +326,8 @@ async fn session_ids_never_reach_the_log_at_debug() {
         .await
         .unwrap();
     assert_eq!(response.status().as_u16(), 202);
-    std::thread::sleep(Duration::from_millis(300));
-    let log = server.log();
+    // Its whole log, to its last line: the session's close is in it.
+    let log = server.stop();
     assert!(log.contains("create new session"), "rmcp logged: {log}");
     let tail = &session[8..];
     assert!(!log.contains(tail), "the session id is in the log:\n{log}");
@@ -449,7 +450,7 @@ async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered(
     assert_eq!(status, 200);
 }
 
-fn stateless_sleep(id: u64, ms: u64) -> Value {
+fn stateless_sleep_call(id: u64, ms: u64) -> Value {
     let mut call = sleep_call(id, ms);
     call["params"]["_meta"] = crate::support::raw::claude_envelope();
     call
@@ -458,9 +459,10 @@ fn stateless_sleep(id: u64, ms: u64) -> Value {
 #[tokio::test]
 async fn stateless_requests_count_under_max_concurrent_requests() {
     let dir = Dir::new();
+    let calls = dir.file("calls");
     dir.config(&format!(
         "[settings.http]\nmax_concurrent_requests = 1\n\n{}",
-        fixture("fx", &[], "")
+        fixture("fx", &["--record-calls", &calls.to_string_lossy()], "")
     ));
     let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
@@ -476,23 +478,29 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
             &client,
             &server.url,
             &headers,
-            serde_json::to_vec(&stateless_sleep(1, 4000)).unwrap(),
+            serde_json::to_vec(&stateless_sleep_call(1, 4000)).unwrap(),
         )
         .send(),
     );
-    // Its head start: the loop below only ever holds the limit for a millisecond.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let mut refused = None;
-    for id in 2..200 {
-        let (status, _, body) = post(&client, &server.url, &headers, &stateless_sleep(id, 1)).await;
+    // In flight once the server has it; each request below holds the limit for a
+    // millisecond only, so one of them meets the first.
+    eventually("the first call reaches the server", async || {
+        recorded_calls(&calls, "sleep") > 0
+    })
+    .await;
+    let mut id = 1;
+    let refused = poll(Duration::from_secs(4), async || {
+        id += 1;
+        let call = stateless_sleep_call(id, 1);
+        let (status, _, body) = post(&client, &server.url, &headers, &call).await;
         if status == 429 {
-            refused = Some(body);
-            break;
+            return Some(body);
         }
         assert_eq!(status, 200, "{body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let Some(body) = refused else {
+        None
+    })
+    .await;
+    let Ok(body) = refused else {
         let first = first.await.unwrap().unwrap();
         panic!(
             "never refused; the first: {} {}",
@@ -506,7 +514,8 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
         answer.contains("\"id\":1") && answer.contains("slept"),
         "{answer}"
     );
-    let (status, _, body) = post(&client, &server.url, &headers, &stateless_sleep(3, 10)).await;
+    let (status, _, body) =
+        post(&client, &server.url, &headers, &stateless_sleep_call(3, 10)).await;
     assert_eq!(status, 200, "{body}");
 }
 
@@ -533,16 +542,15 @@ async fn probes_answer_and_metrics_count_calls_behind_the_token() {
     let health = client.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status().as_u16(), 200);
     // Ready once the required server is connected.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually("/readyz says ready", async || {
         let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
         if ready.status().as_u16() == 200 {
-            break;
+            return Ok(());
         }
         assert_eq!(ready.status().as_u16(), 503);
-        assert!(Instant::now() < deadline, "{}", ready.text().await.unwrap());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err(ready.text().await.unwrap())
+    })
+    .await;
     let bearer = format!("Bearer {TOKEN}");
     let auth = [("authorization", bearer.as_str())];
     let session = open_session(&client, &server.url, &auth).await;

@@ -46,8 +46,9 @@ async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids()
         .unwrap();
     assert_eq!(response.status().as_u16(), 202);
     server.wait_for_log("\"tools listed\"");
-    std::thread::sleep(Duration::from_millis(300));
-    let log = server.log();
+    // Its whole log, to its last line: the session's close is in it.
+    let url = server.url.clone();
+    let log = server.stop();
     let mut serving = false;
     for line in log.lines().filter(|l| !l.trim().is_empty()) {
         let value: Value = serde_json::from_str(line)
@@ -56,7 +57,7 @@ async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids()
             assert!(value.get(key).is_some(), "no {key}: {line}");
         }
         serving |= value["fields"]["message"] == "serving MCP over Streamable HTTP"
-            && value["fields"]["url"] == server.url.as_str();
+            && value["fields"]["url"] == url.as_str();
     }
     assert!(serving, "no serving line with its url:\n{log}");
     assert!(log.contains("create new session"), "rmcp logged: {log}");

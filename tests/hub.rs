@@ -5,24 +5,12 @@
 //! and turns the hub on (`MCP_DEFER_HUB=on`; the suite runs without it, .cargo/config.toml).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::raw::{RawClient, result_text};
+use crate::support::wait::eventually;
 use crate::support::{BIN, Dir, FIXTURE, fixture, is_gone, os, running};
-
-/// How long a process may take to come or go.
-const WAIT: Duration = Duration::from_secs(20);
-
-/// Polls `cond` until it holds, failing with `what` after [`WAIT`].
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "not within {WAIT:?}: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 /// A config in `dir` with one fixture server `f` (marked by `marker`, to count its
 /// processes) and `settings` lines.
@@ -192,11 +180,11 @@ async fn two_sessions_share_one_hub_and_one_server_each_with_its_own_list() {
     a.close().await;
     b.close().await;
     // With no grace, the hub leaves with its last session, and takes its server along.
-    eventually("the hub leaves after its last session", || {
+    eventually("the hub leaves after its last session", async || {
         hubs(&config).is_empty()
     })
     .await;
-    eventually("the hub's server stops", || {
+    eventually("the hub's server stops", async || {
         running(FIXTURE, Path::new(&marker)).is_empty()
     })
     .await;
@@ -279,7 +267,7 @@ async fn a_killed_hub_is_replaced_and_the_session_keeps_its_list() {
     assert!(is_gone(first));
     a.no_strays().await;
     a.close().await;
-    eventually("the new hub leaves", || hubs(&config).is_empty()).await;
+    eventually("the new hub leaves", async || hubs(&config).is_empty()).await;
 }
 
 /// A grace that outlasts the test's steps: a hub must still run when it is killed.
@@ -302,7 +290,7 @@ async fn stop_hubs(config: &Path) {
     for hub in hubs(config) {
         os::send(hub, os::Signal::Term);
     }
-    eventually("the hubs stop", || hubs(config).is_empty()).await;
+    eventually("the hubs stop", async || hubs(config).is_empty()).await;
 }
 
 /// Runs a session, ends it, and kills its hub (which leaves its socket file behind): the
@@ -321,7 +309,7 @@ async fn stale_socket(config: &Path, run: &Path) -> PathBuf {
     a.close().await;
     assert!(os::send(hub, os::Signal::Kill));
     // Not "its pid is a zombie": its other threads may hold the socket a while longer.
-    eventually("the killed hub's socket refuses connections", || {
+    eventually("the killed hub's socket refuses connections", async || {
         os::refuses_connections(&socket)
     })
     .await;
@@ -359,7 +347,7 @@ async fn a_session_that_joins_a_hub_on_its_way_out_starts_on_the_next() {
     };
     let socket = socket.clone();
     a.close().await;
-    eventually("the hub leaves", || hubs(&config).is_empty()).await;
+    eventually("the hub leaves", async || hubs(&config).is_empty()).await;
     // A hub leaving (its grace over, or killed) as a session connects: the session's
     // `initialize` is taken and never answered.
     let leaving = os::goes_away_on_first_request(&socket);
@@ -375,7 +363,7 @@ async fn a_session_that_joins_a_hub_on_its_way_out_starts_on_the_next() {
     assert_eq!(hubs(&config).len(), 1);
     b.no_strays().await;
     b.close().await;
-    eventually("the new hub leaves", || hubs(&config).is_empty()).await;
+    eventually("the new hub leaves", async || hubs(&config).is_empty()).await;
 }
 
 #[tokio::test]
@@ -427,7 +415,7 @@ async fn two_configs_get_two_hubs() {
     assert_eq!(sockets(&run).len(), 2);
     a.close().await;
     b.close().await;
-    eventually("both hubs leave", || {
+    eventually("both hubs leave", async || {
         hubs(&one).is_empty() && hubs(&two).is_empty()
     })
     .await;

@@ -4,27 +4,16 @@
 //! (`MCP_DEFER_CACHE_DIR`); no secret of the config reaches it.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use crate::support::session::*;
+use crate::support::wait::eventually;
 use crate::support::{Dir, FIXTURE, fixture, is_gone, read_pids, row, running, stdout};
-
-/// Bounds a broken build; not what the tests measure.
-const DEADLINE: Duration = Duration::from_secs(30);
 
 /// The fixture processes with `marker` among their arguments.
 fn processes_with(marker: &Path) -> Vec<i32> {
     running(FIXTURE, marker)
-}
-
-async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + DEADLINE;
-    while !done() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 async fn start(dir: &Dir) -> Session {
@@ -55,7 +44,10 @@ async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let session = start(&dir).await;
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
-    until("the listing run stops", || processes_with(&pids).is_empty()).await;
+    eventually("the listing run stops", async || {
+        processes_with(&pids).is_empty()
+    })
+    .await;
     session.close().await;
     let cached: Vec<_> = std::fs::read_dir(dir.file("cache"))
         .expect("the cache dir was made")
@@ -90,7 +82,7 @@ async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let first = read_pids(&pids)[0];
 
     // Idle for `idle_stop_sec`: stopped; its tools stay listed and searchable.
-    until("the idle server stops", || is_gone(first)).await;
+    eventually("the idle server stops", async || is_gone(first)).await;
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
     let through_meta = session
@@ -134,7 +126,7 @@ async fn a_changed_config_is_a_new_cache_entry() {
     let session = start(&dir).await;
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
-    until("the new config's listing run", || pids.exists()).await;
+    eventually("the new config's listing run", async || pids.exists()).await;
     session.close().await;
     let entries: Vec<_> = std::fs::read_dir(dir.file("cache"))
         .expect("cache")
@@ -229,7 +221,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
 
     // First run: listed once, cached.
     let session = start().await;
-    until("the list is cached", || !cached().is_empty()).await;
+    eventually("the list is cached", async || !cached().is_empty()).await;
     session.close().await;
     let file = cached().pop().expect("one cache file");
     assert_eq!(mode(&ours), 0o700, "the cache directory");

@@ -6,11 +6,12 @@
 //! a usage file that is a symbolic link is not followed.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::session::{Session, structured};
+use crate::support::wait::poll_sync;
 use crate::support::{Dir, fixture};
 
 /// The tool taught: the same `add` as `other__add`, which ranks before it.
@@ -52,16 +53,18 @@ async fn ranked(session: &Session, query: &str) -> Vec<String> {
 /// The usage file once it has `lines` lines (its writer is a thread of its own), at most
 /// 20 s.
 fn usage_lines(path: &Path, lines: usize) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    let text = poll_sync(Duration::from_secs(20), || {
         let text = std::fs::read_to_string(path).unwrap_or_default();
-        if text.lines().count() >= lines || Instant::now() > deadline {
-            return (text.lines())
-                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-                .collect();
+        if text.lines().count() >= lines {
+            Ok(text)
+        } else {
+            Err(text)
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
+    .unwrap_or_else(|text| text);
+    (text.lines())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
 }
 
 /// Searches, selects and calls [`TAUGHT`] in one session.
@@ -295,17 +298,18 @@ fn usage_files(dir: &Path, lines: usize) -> Vec<(std::path::PathBuf, String)> {
             }
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    poll_sync(Duration::from_secs(20), || {
         let mut files = Vec::new();
         walk(dir, &mut files);
         files.sort();
         let written: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
-        if written >= lines || Instant::now() > deadline {
-            return files;
+        if written >= lines {
+            Ok(files)
+        } else {
+            Err(files)
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
+    .unwrap_or_else(|files| files)
 }
 
 /// Issue 35 item 6: over `serve --http`, what one token's searches and calls teach lifts

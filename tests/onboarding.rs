@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use crate::support::{BIN, Dir, stderr, stdout};
+use crate::support::{BIN, Dir, listening, stderr, stdout};
 
 #[test]
 fn an_empty_servers_toml_is_named_with_the_fix() {
@@ -90,14 +90,7 @@ fn login_to_a_server_without_oauth_names_the_cause_once_without_its_html() {
             .spawn()
             .expect("python3 -m http.server"),
     );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "http.server did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    listening(port, "python3 -m http.server");
     dir.config(&format!(
         "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
     ));

@@ -12,6 +12,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
 use crate::support::session::*;
+use crate::support::wait::eventually_within;
 use crate::support::{BIN, Dir, Peers, fixture, peers};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -275,23 +276,18 @@ async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_
             json!({"name": "beta__drop-prompt", "arguments": {"name": "greet"}}),
         )
         .await;
-    let dropped = tokio::time::timeout(WAIT, async {
-        loop {
-            let result = session
-                .client
-                .get_prompt(GetPromptRequestParams::new("beta__greet"))
-                .await;
-            // Until the re-list lands, beta itself answers that it has no such prompt.
-            if let Err(err) = result
-                && err.to_string().contains("no longer offers")
-            {
-                return err.to_string();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let dropped = eventually_within(WAIT, "the drop reaches mcp-defer", async || {
+        let result = session
+            .client
+            .get_prompt(GetPromptRequestParams::new("beta__greet"))
+            .await;
+        // Until the re-list lands, beta itself answers that it has no such prompt.
+        match result {
+            Err(err) if err.to_string().contains("no longer offers") => Some(err.to_string()),
+            _ => None,
         }
     })
-    .await
-    .expect("the drop reaches mcp-defer");
+    .await;
     assert!(
         dropped.contains("'beta'") && dropped.contains("greet"),
         "{dropped}"

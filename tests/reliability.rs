@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::session::{Session, structured, text};
+use crate::support::wait::eventually;
 use crate::support::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_list, toml_str};
 
 /// A server table running the fixture in raw mode with `list` as its `tools/list` answer.
@@ -318,19 +319,15 @@ async fn an_http_server_that_restarts_is_reconnected() {
         );
     }
     // Reconnected within the backoff: a later call works.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually("reconnected", async || {
         let again = session.call("call_tool", echo("three")).await;
         if text(&again).contains("Echo: three") {
-            break;
+            Ok(())
+        } else {
+            Err(text(&again))
         }
-        assert!(
-            Instant::now() < deadline,
-            "never reconnected: {}",
-            text(&again)
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
     session.close().await;
 }
 

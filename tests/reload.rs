@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::support::session::*;
+use crate::support::wait::eventually;
 use crate::support::{BIN, Dir, fixture, is_gone, read_pids, running};
 
 /// How long a reload may take to show, at most: a fixture starts in milliseconds; this
@@ -34,31 +35,21 @@ fn with_pid(dir: &Dir, name: &str, file: &str, extra: &str) -> String {
 
 /// The fixture's own pid from its pid file, once it has written it.
 async fn pid_in(path: &Path) -> i32 {
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
-        if let Some(&pid) = read_pids(path).first() {
-            return pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never written",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let what = format!("{} written", path.display());
+    eventually(&what, async || read_pids(path).first().copied()).await
 }
 
 /// Calls `search_tools` until `done` holds for its structured answer.
 async fn search_until(session: &Session, args: Value, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
+    eventually("the search shows the reload", async || {
         let found = structured(&session.call("search_tools", args.clone()).await);
         if done(&found) {
-            return found;
+            Ok(found)
+        } else {
+            Err(format!("{found:#}"))
         }
-        assert!(Instant::now() < deadline, "never came: {found:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 fn servers_of(found: &Value) -> Vec<String> {
@@ -194,16 +185,15 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
             fixture("added", &[], "description = \"Added while serving\""),
         ),
     );
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
+    eventually("gone__echo comes back", async || {
         let back = session.call("gone__echo", json!({"text": "back"})).await;
-        if back.is_error != Some(true) {
-            assert!(text(&back).contains("back"), "{back:?}");
-            break;
+        if back.is_error == Some(true) {
+            return Err(format!("{back:?}"));
         }
-        assert!(Instant::now() < deadline, "never came back: {back:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        assert!(text(&back).contains("back"), "{back:?}");
+        Ok(())
+    })
+    .await;
     let again = session.list().await;
     assert_extends(&after, &again);
     assert_no_duplicates(&again);
@@ -221,11 +211,7 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
 }
 
 async fn wait_gone(pid: i32) {
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    while !is_gone(pid) {
-        assert!(Instant::now() < deadline, "process {pid} still runs");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(&format!("process {pid} stops"), async || is_gone(pid)).await;
 }
 
 #[tokio::test]
@@ -424,16 +410,15 @@ async fn a_profile_path_reaches_a_server_restarted_by_a_reload() {
     );
     let new = pid_in(&dir.file("fx2.pids")).await;
     assert_ne!(new, old);
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
+    eventually("the restarted fx answers", async || {
         let result = client.call_tool(echo("two")).await.expect("tools/call");
-        if result.is_error != Some(true) {
-            assert!(text(&result).contains("two"), "{result:?}");
-            break;
+        if result.is_error == Some(true) {
+            return Err(format!("{result:?}\n{}", server.log()));
         }
-        assert!(Instant::now() < deadline, "{result:?}\n{}", server.log());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        assert!(text(&result).contains("two"), "{result:?}");
+        Ok(())
+    })
+    .await;
     wait_gone(old).await;
     let _ = client.cancel().await;
 }

@@ -8,11 +8,12 @@
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::http::{Server, initialize, open_session, post, tools_list};
 use crate::support::os::UnixStream;
-use crate::support::{Dir, Killed, fixture, free_port};
+use crate::support::wait::eventually;
+use crate::support::{Dir, Killed, fixture, free_port, listening};
 
 /// deploy/haproxy.cfg (what docs/deploy.md shows), with the test's ports and a stats
 /// socket at `stats`, for the test to read what HAProxy thinks of each replica.
@@ -49,19 +50,17 @@ fn haproxy_status(stats: &Path, backend: &str, server: &str) -> Option<String> {
 
 /// Waits until HAProxy reports `server` of `backend` with a status starting with `status`.
 async fn wait_for_status(stats: &Path, backend: &str, server: &str, status: &str) {
-    // Bounds a broken setup; the check runs every 200 ms.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    // HAProxy checks every 200 ms.
+    let what = format!("HAProxy sees {backend}/{server} {status}");
+    eventually(&what, async || {
         let now = haproxy_status(stats, backend, server);
         if now.as_deref().is_some_and(|s| s.starts_with(status)) {
-            return;
+            Ok(())
+        } else {
+            Err(format!("it says {now:?}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "HAProxy never saw {backend}/{server} {status}: it says {now:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
 }
 
 fn port_of(url: &str) -> u16 {
@@ -104,11 +103,7 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
             .spawn()
             .expect("start haproxy"),
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "haproxy did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    listening(port, "haproxy");
     // Both replicas ready (`/readyz`: their tools taken in) in HAProxy's eyes before a
     // client comes: with `fall 1`, a check that came while a replica was still starting
     // marks it down until the next one.

@@ -4,10 +4,12 @@
 //! servers instead of wrong tools, and the first search does not wait for a slow server.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::session::{Session, structured};
+use crate::support::wait::poll;
 use crate::support::{Dir, fixture, toml_str};
 
 /// The fixture binary (a real MCP server).
@@ -119,18 +121,19 @@ async fn a_query_naming_a_server_finds_its_tool_first_in_the_model_tier() {
     })
     .await;
     let query = "make an avatar video with Hey Gen that reads my script";
-    let mut found = search(&session, query).await;
     // A bound, not a timing: the model loads and embeds four tools in seconds.
-    for _ in 0..600 {
+    let found = poll(Duration::from_secs(120), async || {
+        let found = search(&session, query).await;
         if found["ranked_by"] == "words+transformer" {
-            break;
+            return Ok(found);
         }
         assert_eq!(found["ranked_by"], "words+static", "{found:#}");
         let pending = found["vectors_pending"].as_u64().unwrap_or(0);
         assert!(pending <= 4, "{found:#}");
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        found = search(&session, query).await;
-    }
+        Err(found)
+    })
+    .await
+    .unwrap_or_else(|found| found);
     assert_eq!(found["ranked_by"], "words+transformer", "{found:#}");
     assert!(found.get("vectors_pending").is_none(), "{found:#}");
     assert_eq!(
@@ -214,16 +217,18 @@ async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
     );
     // The fast servers are searched as soon as they have listed (a bound, not a timing:
     // on a loaded machine they may still be starting at the first search).
-    let mut found = found;
-    for _ in 0..200 {
+    let found = poll(Duration::from_secs(20), async || {
+        let found = search(&session, "read a file").await;
         if names(&found).iter().any(|n| n.starts_with("filesystem__"))
             && found["starting"] == json!(["slow"])
         {
-            break;
+            Ok(found)
+        } else {
+            Err(found)
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        found = search(&session, "read a file").await;
-    }
+    })
+    .await
+    .unwrap_or_else(|found| found);
     assert!(
         names(&found).iter().any(|n| n.starts_with("filesystem__")),
         "{found:#}"

@@ -5,11 +5,12 @@
 //! errors naming the fix.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::session::Session;
+use crate::support::wait::poll_sync;
 use crate::support::{Dir, fixture, stderr, stdout, toml_str};
 
 /// The query: by meaning the memory server's `add_observations`; measured, the lexical
@@ -67,31 +68,31 @@ async fn search(session: &Session, query: &str) -> Vec<String> {
 /// The `transformer vectors ready` log lines once one covers all 50 tools: (embedded,
 /// cached) of each. A bound, not a timing: the first run embeds 50 tools in a few seconds.
 fn ready_lines(log: &Path) -> Vec<(usize, usize)> {
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
+    let field = |line: &str, name: &str| -> usize {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name}= in {line}"))
+    };
+    poll_sync(Duration::from_secs(300), || {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let lines: Vec<&str> = text
             .lines()
             .filter(|l| l.contains("transformer vectors ready"))
             .collect();
-        let field = |line: &str, name: &str| -> usize {
-            line.split_whitespace()
-                .find_map(|w| w.strip_prefix(&format!("{name}=")))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("no {name}= in {line}"))
-        };
         if lines.iter().any(|l| field(l, "tools") == 50) {
-            return lines
+            return Ok(lines
                 .iter()
                 .map(|l| (field(l, "embedded"), field(l, "cached")))
-                .collect();
+                .collect());
         }
         assert!(
-            !text.contains("failed to load") && Instant::now() < deadline,
+            !text.contains("failed to load"),
             "no ready line for 50 tools:\n{text}"
         );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        Err(text)
+    })
+    .unwrap_or_else(|text| panic!("no ready line for 50 tools:\n{text}"))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -8,6 +8,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
 use crate::support::session::*;
+use crate::support::wait::{eventually, poll};
 use crate::support::{BIN, Dir, fixture};
 
 /// A temp dir whose `servers.toml` is `toml`.
@@ -273,14 +274,16 @@ async fn the_2026_07_28_path_notifies_a_servers_change_on_the_subscription() {
         &SubscriptionFilter::builder().tools_list_changed().build()
     );
     // Until the fixture's tools are listed (in `all` they arrive with the server).
-    let mut before = Vec::new();
-    for _ in 0..100 {
-        before = client.list_all_tools().await.unwrap_or_default();
+    let before = poll(Duration::from_secs(10), async || {
+        let before = client.list_all_tools().await.unwrap_or_default();
         if names(&before).iter().any(|n| n == "fx__grow") {
-            break;
+            Ok(before)
+        } else {
+            Err(before)
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
+    .unwrap_or_else(|before| before);
     // What the arrival announced is not what this test is after.
     while let Ok(Ok(Some(_))) =
         tokio::time::timeout(Duration::from_millis(300), subscription.next()).await
@@ -353,14 +356,16 @@ async fn all_mode_lists_every_tool_in_server_order() {
     ));
     let session = Session::start(&setup.file("servers.toml")).await;
     // The fixture may not be in yet; wait for its tools to be appended.
-    let mut tools = session.list().await;
-    for _ in 0..100 {
+    let tools = poll(Duration::from_secs(5), async || {
+        let tools = session.list().await;
         if tools.len() > 3 {
-            break;
+            Ok(tools)
+        } else {
+            Err(tools)
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        tools = session.list().await;
-    }
+    })
+    .await
+    .unwrap_or_else(|tools| tools);
     let names = names(&tools);
     assert_eq!(names[..3], META);
     for expected in ["fx__echo", "fx__add", "fx__sleep"] {
@@ -397,7 +402,8 @@ async fn downstream_progress_reaches_the_client_under_its_token() {
 
 /// Waits until `search_tools` with `query` on server `fx` shows `name` (or not).
 async fn wait_searchable(session: &Session, query: &str, name: &str, present: bool) {
-    for _ in 0..100 {
+    let what = format!("{name} {}searchable", if present { "" } else { "un" });
+    eventually(&what, async || {
         let found = session
             .call(
                 "search_tools",
@@ -407,32 +413,23 @@ async fn wait_searchable(session: &Session, query: &str, name: &str, present: bo
         let hit = structured(&found)["tools"]
             .as_array()
             .is_some_and(|tools| tools.iter().any(|t| t["name"] == name));
-        if hit == present {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "{name} never became {}searchable",
-        if present { "" } else { "un" }
-    );
+        hit == present
+    })
+    .await;
 }
 
 /// Waits until the fixture answers again after a crash.
 async fn wait_restarted(session: &Session) {
-    for _ in 0..200 {
+    eventually("the fixture comes back after its crash", async || {
         let echo = session
             .call(
                 "call_tool",
                 json!({"name": "fx__echo", "arguments": {"text": "up?"}}),
             )
             .await;
-        if echo.is_error != Some(true) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the fixture never came back after its crash");
+        echo.is_error != Some(true)
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
 use crate::support::session::*;
+use crate::support::wait::poll;
 use crate::support::{Dir, peers};
 
 /// Tools whose results exercise every content kind, with arguments.
@@ -257,19 +258,21 @@ async fn run_research_task(mut ask: impl AsyncFnMut(&str, Value) -> Value) -> (V
             .is_some_and(|id| id.starts_with("everything:")),
         "a task is created: {created}"
     );
-    let deadline = tokio::time::Instant::now() + TASK_WAIT;
-    let status = loop {
+    let status = poll(TASK_WAIT, async || {
         let got = ask("tasks/get", json!({"taskId": task_id})).await;
         assert_eq!(got["result"]["taskId"], task_id, "{got}");
         let status = got["result"]["status"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        if status != "working" || tokio::time::Instant::now() > deadline {
-            break status;
+        if status != "working" {
+            Ok(status)
+        } else {
+            Err(status)
         }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    };
+    })
+    .await
+    .unwrap_or_else(|status| status);
     assert_eq!(status, "completed");
     let result = ask("tasks/result", json!({"taskId": task_id})).await;
     assert!(

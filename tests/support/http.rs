@@ -4,10 +4,11 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::support::wait::{eventually_sync, poll_sync};
 use crate::support::{BIN, Dir, Killed};
 
 /// A running `mcp-defer serve --http 127.0.0.1:0` and everything it logged so far.
@@ -15,6 +16,8 @@ pub struct Server {
     _child: Killed,
     pub url: String,
     log: Arc<Mutex<String>>,
+    /// The thread that reads its stderr into `log`; it ends when the server's stderr closes.
+    reader: std::thread::JoinHandle<()>,
 }
 
 impl Server {
@@ -54,39 +57,58 @@ impl Server {
         let stderr = child.stderr.take().expect("stderr");
         let log = Arc::new(Mutex::new(String::new()));
         let writer = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 let mut log = writer.lock().unwrap();
                 log.push_str(&line);
                 log.push('\n');
             }
         });
-        let child = Killed(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut child = child;
-        loop {
+        let mut child = Killed(child);
+        let started = eventually_sync("serve --http logs the URL it serves at", || {
             let text = log.lock().unwrap().clone();
-            let found = (text.find("url=http://").map(|i| i + 4))
-                .or_else(|| text.find("\"url\":\"http://").map(|i| i + 7));
-            if let Some(start) = found {
-                let url = text[start..]
-                    .split(|c: char| c.is_whitespace() || c == '"')
-                    .next()
-                    .unwrap()
-                    .to_owned();
-                return Ok(Server {
-                    _child: child,
-                    url,
-                    log,
-                });
+            if let Some(url) = served_url(&text) {
+                return Ok(Ok(url));
             }
-            if let Ok(Some(status)) = child.0.try_wait() {
-                std::thread::sleep(Duration::from_millis(100));
-                return Err(format!("exited {status}: {}", log.lock().unwrap()));
+            match child.0.try_wait() {
+                Ok(Some(status)) => Ok(Err(status)),
+                _ => Err(text),
             }
-            assert!(Instant::now() < deadline, "no URL logged: {text}");
-            std::thread::sleep(Duration::from_millis(20));
+        });
+        match started {
+            Ok(url) => Ok(Server {
+                _child: child,
+                url,
+                log,
+                reader,
+            }),
+            Err(status) => {
+                // Its last lines explain the exit: read to the end of its stderr first.
+                let _ = poll_sync(LOG_END, || reader.is_finished());
+                Err(format!("exited {status}: {}", log.lock().unwrap()))
+            }
         }
+    }
+
+    /// Stops the server as a service manager does (SIGTERM; elsewhere it is killed) and
+    /// returns everything it logged, to its last line.
+    pub fn stop(self) -> String {
+        let Server {
+            _child: mut child,
+            log,
+            reader,
+            ..
+        } = self;
+        #[cfg(unix)]
+        crate::support::os::send(child.0.id() as i32, crate::support::os::Signal::Term);
+        #[cfg(not(unix))]
+        let _ = child.0.kill();
+        eventually_sync("serve --http exits", || {
+            child.0.try_wait().ok().flatten().is_some()
+        });
+        let _ = poll_sync(LOG_END, || reader.is_finished());
+        let log = log.lock().unwrap().clone();
+        log
     }
 
     pub fn log(&self) -> String {
@@ -100,16 +122,29 @@ impl Server {
 
     /// Waits until the log contains `needle` at least `times` times.
     pub fn wait_for_log_times(&self, needle: &str, times: usize) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.log().matches(needle).count() < times {
-            assert!(
-                Instant::now() < deadline,
-                "{needle:?} not logged {times} times:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        eventually_sync(&format!("{needle:?} logged {times} times"), || {
+            let log = self.log();
+            if log.matches(needle).count() >= times {
+                Ok(())
+            } else {
+                Err(log)
+            }
+        });
     }
+}
+
+/// How long the reader of a server's stderr may take to read its last lines once the
+/// server exited (a child of it that still holds the pipe would hold the reader longer).
+const LOG_END: Duration = Duration::from_secs(2);
+
+/// The URL a `serve --http` log names (`url=http://...` or, in JSON, `"url":"http://..."`).
+fn served_url(log: &str) -> Option<String> {
+    let start = (log.find("url=http://").map(|i| i + 4))
+        .or_else(|| log.find("\"url\":\"http://").map(|i| i + 7))?;
+    let url = log[start..]
+        .split(|c: char| c.is_whitespace() || c == '"')
+        .next()?;
+    Some(url.to_owned())
 }
 
 pub const ACCEPT: &str = "application/json, text/event-stream";

@@ -12,6 +12,7 @@ pub mod http;
 pub mod os;
 pub mod raw;
 pub mod session;
+pub mod wait;
 
 /// The `mcp-defer` binary cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
@@ -216,6 +217,19 @@ impl Peers {
     }
 }
 
+/// How many times `tool` was called, as the fixture's `--record-calls PATH` wrote it (one
+/// name a line, before answering: the call reached the server).
+pub fn recorded_calls(path: &Path, tool: &str) -> usize {
+    (std::fs::read_to_string(path).unwrap_or_default().lines())
+        .filter(|l| *l == tool)
+        .count()
+}
+
+/// Waits until `child` exits (`what`: that it does, for the failure) and returns its status.
+pub fn exited(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    wait::eventually_sync(what, || child.try_wait().expect("wait for a child"))
+}
+
 /// A process killed when dropped, so a failing assertion leaves nothing running.
 pub struct Killed(pub std::process::Child);
 
@@ -224,6 +238,13 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Waits until `what` accepts connections on loopback `port`.
+pub fn listening(port: u16, what: &str) {
+    wait::eventually_sync(&format!("{what} listens on port {port}"), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
 }
 
 /// A free loopback port, for a server the test starts.
@@ -246,14 +267,7 @@ impl Peers {
                 .spawn()
                 .unwrap_or_else(|e| panic!("start server-everything over HTTP: {e}")),
         );
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "server-everything did not listen on {port}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        listening(port, "server-everything");
         child
     }
 }

@@ -1,7 +1,7 @@
 //! A client session against `mcp-defer serve`, spoken with rmcp's client over real stdio.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProgressNotificationParam,
@@ -12,6 +12,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::support::wait::{eventually_within, poll};
 
 /// Records every list-changed notification; optionally re-lists on each, as Claude Code does.
 #[derive(Clone)]
@@ -195,17 +197,16 @@ impl Session {
     /// with what is indexed and names the servers still starting ("Search again shortly"),
     /// so a real server slow to start on a loaded machine is searched again (60 s at most).
     pub async fn search(&self, arguments: Value) -> CallToolResult {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
+        let found = poll(Duration::from_secs(60), async || {
             let found = self.call("search_tools", arguments.clone()).await;
             let starting = structured(&found)["starting"]
                 .as_array()
                 .is_some_and(|s| !s.is_empty());
-            if !starting || tokio::time::Instant::now() >= deadline {
-                return found;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        }
+            if starting { Err(found) } else { Ok(found) }
+        })
+        .await;
+        // Still starting after that: the caller asserts on what was found so far.
+        found.unwrap_or_else(|found| found)
     }
 
     pub async fn try_call(
@@ -228,14 +229,8 @@ impl Session {
     pub async fn close_and_wait_exit(self, wait: Duration) {
         let pid = self.pid.expect("mcp-defer's pid, taken right after spawn");
         self.close().await;
-        let deadline = Instant::now() + wait;
-        while !crate::support::is_gone(pid as i32) {
-            assert!(
-                Instant::now() < deadline,
-                "mcp-defer (pid {pid}) still runs {wait:?} after its client closed"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let what = format!("mcp-defer (pid {pid}) exits after its client closed");
+        eventually_within(wait, &what, async || crate::support::is_gone(pid as i32)).await;
     }
 
     /// Forgets the `tools/list_changed` notifications received so far, so the next
