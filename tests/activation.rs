@@ -14,8 +14,7 @@ use crate::support::{Dir, fixture};
 
 /// One fixture server `fx` (echo, add, ...) behind mcp-defer with `settings`.
 fn config(settings: &str) -> Dir {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\n{settings}\n\n{}",
         fixture(
             "fx",

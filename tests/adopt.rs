@@ -594,3 +594,21 @@ fn copilot_servers_move_behind_mcp_defer_and_come_back() {
         );
     }
 }
+
+/// The way in as a new user met it (issue 35, item 12).
+#[test]
+fn adopt_of_a_client_it_cannot_edit_points_to_import() {
+    let out = Command::new(BIN)
+        .args(["adopt", "cursor"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mcp-defer import cursor") && err.contains("Cursor"),
+        "{err}"
+    );
+    // An unknown name keeps clap's own list of what adopt takes.
+    let out = Command::new(BIN).args(["adopt", "emacs"]).output().unwrap();
+    assert!(stderr(&out).contains("copilot"), "{}", stderr(&out));
+}

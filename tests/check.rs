@@ -101,8 +101,7 @@ fn check_exits_1_when_a_required_server_fails() {
 /// broken first setup passed `check && ...`); a disabled one does not.
 #[test]
 fn check_exits_1_when_any_enabled_server_fails() {
-    let dir = Dir::new();
-    dir.config("[mcp_servers.gone]\ncommand = \"mcp-defer-no-such-command\"\n");
+    let dir = Dir::with_config("[mcp_servers.gone]\ncommand = \"mcp-defer-no-such-command\"\n");
     let out = dir.run(&["check"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
@@ -117,8 +116,7 @@ fn check_exits_1_when_any_enabled_server_fails() {
 
 #[test]
 fn check_with_a_bad_config_exits_2_with_the_message() {
-    let dir = Dir::new();
-    dir.config("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n");
+    let dir = Dir::with_config("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n");
     let out = dir.run(&["check"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("servers.toml"), "{}", stderr(&out));
@@ -129,8 +127,7 @@ fn check_with_a_bad_config_exits_2_with_the_message() {
 fn check_reports_an_unreachable_http_server() {
     // A port nothing listens on: bind, read the port, close.
     let port = crate::support::free_port();
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_sec = 5\n"
     ));
     let out = dir.run(&["check"]);
@@ -147,8 +144,7 @@ fn check_reports_an_unreachable_http_server() {
 /// lines on our stderr, tagged with its name, and never on stdout.
 #[test]
 fn downstream_log_messages_reach_stderr_with_the_server_name() {
-    let dir = Dir::new();
-    dir.config(&fixture(
+    let dir = Dir::with_config(&fixture(
         "chatty",
         &["--log-before-list", "cache warmed: 12 entries"],
         "",
@@ -199,5 +195,21 @@ fn check_aggregates_the_real_npm_and_pypi_servers() {
     assert_eq!(
         time[2], "2",
         "mcp-server-time has get_current_time and convert_time"
+    );
+}
+
+#[test]
+fn check_warns_about_an_always_load_name_the_server_does_not_list() {
+    let dir = Dir::with_config(&fixture(
+        "fx",
+        &[],
+        "always_load = [\"nosuchtool\", \"echo\"]",
+    ));
+    let out = dir.run(&["check"]);
+    let log = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(
+        log.contains("warning") && log.contains("`nosuchtool`") && !log.contains("`echo`, which"),
+        "{log}"
     );
 }

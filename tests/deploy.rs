@@ -30,8 +30,7 @@ fn the_kubernetes_manifests_parse_and_serve_with_tokens_behind_affinity() {
     let toml = config_map["data"]["servers.toml"]
         .as_str()
         .expect("servers.toml");
-    let dir = Dir::new();
-    dir.config(toml);
+    let dir = Dir::with_config(toml);
     let loaded = mcp_defer::config::Config::load(&dir.file("servers.toml")).expect("loads");
     assert!(
         loaded.settings.http.tokens.is_some(),

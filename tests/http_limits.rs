@@ -95,8 +95,7 @@ async fn slow_connections_without_a_token_are_closed_and_do_not_delay_a_client()
 
 #[tokio::test]
 async fn a_kept_alive_idle_connection_is_closed_after_the_header_timeout() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings.http]\nheader_timeout_sec = 1\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -119,8 +118,7 @@ async fn a_kept_alive_idle_connection_is_closed_after_the_header_timeout() {
 
 #[tokio::test]
 async fn connections_past_max_connections_are_closed_at_once() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings.http]\nmax_connections = 4\nheader_timeout_sec = 60\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -311,8 +309,7 @@ async fn a_session_is_404_to_another_token_and_to_delete_once_gone() {
 
 #[tokio::test]
 async fn session_ids_never_reach_the_log_at_debug() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let server = Server::start(&dir, &[("RUST_LOG", "debug")]);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -370,8 +367,7 @@ fn raw_post(
 
 #[tokio::test]
 async fn invalid_json_is_a_400_parse_error_and_a_lone_surrogate_becomes_u_fffd() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -415,8 +411,7 @@ fn sleep_call(id: u64, ms: u64) -> Value {
 
 #[tokio::test]
 async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -521,8 +516,7 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
 
 #[tokio::test]
 async fn a_loopback_origin_is_allowed_by_default_on_loopback() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let local = [("origin", "http://localhost:6274")];
@@ -605,8 +599,7 @@ async fn next_message(
 
 #[tokio::test]
 async fn an_elicitation_during_a_call_arrives_on_that_calls_stream() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &["--ask-tool"], ""));
+    let dir = Dir::with_config(&fixture("fx", &["--ask-tool"], ""));
     let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

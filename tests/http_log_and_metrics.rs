@@ -18,8 +18,7 @@ fn search(id: u64, query: &str) -> Value {
 
 #[tokio::test]
 async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings.http]\ntokens_env = \"MCP_DEFER_TEST_TOKENS\"\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -70,8 +69,7 @@ async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids()
 
 #[test]
 fn an_unknown_log_format_is_refused_with_the_choices() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let out = dir.run(&["--log-format", "yaml", "check"]);
     assert_eq!(out.status.code(), Some(2));
     let text = crate::support::stderr(&out);
@@ -80,8 +78,7 @@ fn an_unknown_log_format_is_refused_with_the_choices() {
 
 #[tokio::test]
 async fn metrics_show_search_latency_and_meta_tool_calls() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], "required = true"));
+    let dir = Dir::with_config(&fixture("fx", &[], "required = true"));
     let server = Server::start(&dir, &[]);
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
@@ -320,8 +317,7 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
 /// (`server/reused_ids.rs`); over HTTP the same client sees the same.
 #[tokio::test]
 async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let server = Server::start(&dir, &[]);
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
@@ -376,8 +372,7 @@ async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
 /// client cannot add labels by inventing names.
 #[tokio::test]
 async fn metrics_label_a_call_with_the_server_that_owns_the_name() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}\n{}",
         fixture("bare", &[], "prefix = \"\""),
         fixture("github", &[], "prefix = \"gh\""),

@@ -69,8 +69,7 @@ fn two_sessions_each_see_only_their_own_tools_over_one_server_process() {
 
 #[test]
 fn a_stateless_2026_07_28_request_gets_the_fixed_list() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], "always_load = [\"add\"]"));
+    let dir = Dir::with_config(&fixture("fx", &[], "always_load = [\"add\"]"));
     let server = Server::start(&dir, &[]);
     let Some(seen) = python("stateless", &server.url, &["fx__echo"]) else {
         return;
@@ -101,8 +100,7 @@ fn a_stateless_2026_07_28_request_gets_the_fixed_list() {
 /// outlive it whatever time passes; once its call ends it expires too.
 #[tokio::test]
 async fn an_idle_session_expires_its_state_is_dropped_and_its_id_gets_404() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nsession_idle_sec = 1\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -185,8 +183,7 @@ async fn tokens_are_required_when_configured_and_never_logged() {
 
 #[test]
 fn a_non_loopback_bind_without_auth_is_refused_with_the_fix() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let err = match Server::try_start(&dir, "0.0.0.0:0", &[]) {
         Ok(_) => panic!("served on 0.0.0.0 without auth"),
         Err(log) => log,
@@ -200,8 +197,7 @@ fn a_non_loopback_bind_without_auth_is_refused_with_the_fix() {
 
 #[tokio::test]
 async fn origins_not_on_the_allow_list_get_403() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings.http]\nallowed_origins = [\"http://localhost:*\"]\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -220,8 +216,7 @@ async fn origins_not_on_the_allow_list_get_403() {
 
 #[tokio::test]
 async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nmax_message_bytes = 65536\n\n[settings.http]\nmax_concurrent_requests = 1\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -388,8 +383,7 @@ fn the_typescript_sdk_sees_its_own_list_per_session() {
         );
         return;
     }
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let server = Server::start(&dir, &[]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/http_sessions.mjs");
     let out = Command::new("node")
@@ -415,4 +409,35 @@ fn the_typescript_sdk_sees_its_own_list_per_session() {
     );
     assert_eq!(seen["b_notifications_before_its_select"], 0, "{seen}");
     assert_eq!(seen["a_notifications"], 1, "{seen}");
+}
+
+#[test]
+fn serve_http_takes_a_host_name() {
+    let dir = Dir::with_config("");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "localhost:0", "--config"])
+        .arg(dir.file("servers.toml"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines {
+        let line = line.unwrap();
+        let serving = line.contains("serving MCP over Streamable HTTP");
+        seen.push(line);
+        if serving {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let last = seen.last().cloned().unwrap_or_default();
+    assert!(
+        last.contains("url=http://127.0.0.1:"),
+        "localhost resolves to the IPv4 loopback:\n{}",
+        seen.join("\n")
+    );
 }

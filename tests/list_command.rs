@@ -88,8 +88,7 @@ fn list_includes_the_real_peers_tools() {
     let Some(peers) = support::peers() else {
         return;
     };
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.time]\ncommand = {}\nstartup_timeout_sec = 30\n",
         support::toml_str(&peers.time.to_string_lossy())
     ));

@@ -55,8 +55,7 @@ fn log(level: &str, logger: &str, data: &str) -> Value {
 
 #[tokio::test]
 async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}{}",
         fixture("alpha", &["--log-tool", "--name", "alpha"], ""),
         // Still starting when the level is set: it is asked in its handshake.
@@ -110,8 +109,7 @@ async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
 /// Code's envelope carries none, so it gets none.
 #[tokio::test]
 async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{ERA_ANY}{}",
         fixture("alpha", &["--log-tool", "--name", "alpha"], "")
     ));
@@ -174,8 +172,7 @@ async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name()
     let Some(peers) = support::peers() else {
         return;
     };
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.everything]\ncommand = {}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
         support::toml_str(&peers.everything.to_string_lossy())
     ));
@@ -224,8 +221,7 @@ fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
     let Some(peers) = support::peers() else {
         return;
     };
-    let dir = Dir::new();
-    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let dir = Dir::with_config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
     let server = crate::support::http::Server::start(&dir, &[]);
     // The 2026-07-28 client first: the legacy one's setLevel reaches the shared server.
     for (era, text) in [("2026-07-28", "level unset"), ("legacy", "level warning")] {
@@ -297,8 +293,7 @@ fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
 /// own response stream, before its result; raw HTTP, the SSE body read whole.
 #[tokio::test]
 async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
-    let dir = Dir::new();
-    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let dir = Dir::with_config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
     let server = crate::support::http::Server::start(&dir, &[]);
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
@@ -370,8 +365,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
 /// at the retry's level. Raw HTTP; the fixture's `ask` logs each answer it gets.
 #[tokio::test]
 async fn a_parked_2026_call_logs_to_the_retry_over_http() {
-    let dir = Dir::new();
-    dir.config(&fixture(
+    let dir = Dir::with_config(&fixture(
         "alpha",
         &["--log-tool", "--ask-tool", "--name", "alpha"],
         "",

@@ -4,8 +4,7 @@ use crate::support::{Dir, row, stdout};
 
 #[test]
 fn a_missing_launcher_names_what_to_install() {
-    let dir = Dir::new();
-    dir.config(
+    let dir = Dir::with_config(
         "[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time@2026.10.19\"]\n\n\
          [mcp_servers.memory]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-memory@2026.8.31\"]\n",
     );

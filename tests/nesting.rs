@@ -54,8 +54,7 @@ fn a_server_entry_that_starts_mcp_defer_is_refused_by_name() {
 
 #[test]
 fn serve_refuses_when_started_by_mcp_defer() {
-    let dir = Dir::new();
-    dir.config("");
+    let dir = Dir::with_config("");
     let out = Command::new(BIN)
         .args(["serve", "--config"])
         .arg(dir.file("servers.toml"))

@@ -5,9 +5,10 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::support::{Dir, row, stderr, stdout};
+use crate::support::{BIN, Dir, listening, row, stderr, stdout};
 
 const ACCESS: &str = "at-SECRET-4c8e1d";
 const REFRESH: &str = "rt-SECRET-93ab07";
@@ -125,8 +126,7 @@ fn answer(base: &str, request: &str) -> String {
 
 /// A servers.toml with one remote server at `url`, and the data folder for tokens.
 fn setup(url: &str) -> (Dir, std::path::PathBuf) {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = {}\nstartup_timeout_sec = 20\n",
         serde_json::to_string(url).unwrap()
     ));
@@ -267,8 +267,7 @@ fn logout_deletes_the_servers_tokens_only() {
 
 #[test]
 fn login_refuses_a_stdio_server_and_names_unknown_ones() {
-    let dir = Dir::new();
-    dir.config("[mcp_servers.local]\ncommand = \"true\"\n");
+    let dir = Dir::with_config("[mcp_servers.local]\ncommand = \"true\"\n");
     let out = dir.command(&["login", "local"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("stdio server"), "{}", stderr(&out));
@@ -287,8 +286,7 @@ fn login_refuses_a_stdio_server_and_names_unknown_ones() {
 fn login_uses_the_registered_client_and_its_fixed_callback_port() {
     let server = Protected::start();
     let port = crate::support::free_port();
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n\
          scopes = [\"read\", \"write\"]\noauth_callback_port = {port}\n",
         serde_json::to_string(&server.url()).unwrap()
@@ -343,8 +341,7 @@ fn get_status(url: &str) -> String {
 fn a_callback_with_another_state_is_refused_and_the_login_waits_on() {
     use std::io::BufRead;
     let server = Protected::start();
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n",
         serde_json::to_string(&server.url()).unwrap()
     ));
@@ -405,8 +402,7 @@ fn login_at_trace_never_prints_a_url_password() {
         let url = server
             .url()
             .replace("http://", &format!("http://alice:{password}@"));
-        let dir = Dir::new();
-        dir.config(&format!(
+        let dir = Dir::with_config(&format!(
             "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n",
             serde_json::to_string(&url).unwrap()
         ));
@@ -502,4 +498,43 @@ fn check_and_login_show_a_hostile_error_body_escaped() {
         "control bytes reached the terminal:\n{said}\n{log}"
     );
     assert!(log.contains(escaped), "the body is not quoted: {log}");
+}
+
+#[test]
+fn login_to_a_server_without_oauth_names_the_cause_once_without_its_html() {
+    let dir = Dir::new();
+    let port = crate::support::free_port();
+    // A plain web server: every request gets an HTML error page, as many non-OAuth
+    // servers answer.
+    let _web = crate::support::Killed(
+        Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 -m http.server"),
+    );
+    listening(port, "python3 -m http.server");
+    dir.config(&format!(
+        "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+    ));
+    let out = Command::new(BIN)
+        .args(["login", "web", "--no-browser", "--timeout", "5", "--config"])
+        .arg(dir.file("servers.toml"))
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.file("data"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(!err.to_ascii_lowercase().contains("<html"), "{err}");
+    assert_eq!(err.matches("HTTP 501").count(), 1, "{err}");
+    assert!(err.contains("may need no login"), "{err}");
 }

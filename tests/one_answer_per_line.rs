@@ -16,8 +16,7 @@ fn code(reply: &Value) -> Option<i64> {
 
 #[tokio::test]
 async fn every_line_gets_exactly_one_answer() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nmax_message_bytes = 65536\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -75,8 +74,7 @@ async fn every_line_gets_exactly_one_answer() {
 /// is answered as usual, and the id is free again once answered (or cancelled).
 #[tokio::test]
 async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let mut raw = RawClient::legacy(&dir.file("servers.toml")).await;
     let sleep_request = |ms: u64| {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
@@ -118,8 +116,7 @@ async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered(
 /// When the client closes its read end, mcp-defer ends instead of writing into a broken pipe.
 #[test]
 fn a_client_that_stops_reading_ends_the_session() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let mut child = Command::new(BIN)
         .args(["serve", "--config"])
         .arg(dir.file("servers.toml"))

@@ -8,8 +8,7 @@ use crate::support::{Dir, fixture};
 
 #[tokio::test]
 async fn results_over_the_budget_are_cut_with_a_note() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nmax_output_tokens = 300\n\n{}{}",
         fixture("fx", &["--big-tool"], "max_output_tokens = 200"),
         fixture("gx", &["--big-tool"], ""),
@@ -85,8 +84,7 @@ async fn results_over_the_budget_are_cut_with_a_note() {
 /// descriptions went through a 400-byte budget whole (1,000,790 bytes).
 #[tokio::test]
 async fn resource_links_count_against_the_budget() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &["--big-tool"], "max_output_tokens = 100"));
+    let dir = Dir::with_config(&fixture("fx", &["--big-tool"], "max_output_tokens = 100"));
     let session = Session::start(&dir.file("servers.toml")).await;
     let cut = session
         .call(

@@ -77,8 +77,7 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
         crate::support::missing_peer("haproxy is missing", ".ci/install-peers installs it");
         return;
     }
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let first = Server::start(&dir, &[]);
     let second = Server::start(&dir, &[]);
     let port = free_port();

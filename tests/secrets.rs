@@ -160,8 +160,7 @@ async fn a_stdio_server_does_not_see_unrelated_variables() {
         return;
     };
     for inherit in [false, true] {
-        let dir = Dir::new();
-        dir.config(&format!(
+        let dir = Dir::with_config(&format!(
             "[mcp_servers.ev]\ncommand = {}\nargs = [\"stdio\"]\ninherit_env = {inherit}\n\
              env = {{ GIVEN = \"given-value\" }}\n",
             toml_str(&peers.everything.to_string_lossy())
@@ -329,8 +328,7 @@ async fn a_token_removed_from_token_file_is_refused_in_new_and_open_sessions() {
 async fn verbose_logs_no_tool_arguments_or_queries() {
     const ARGUMENT: &str = "marker-argument-4242";
     const QUERY: &str = "marker-query-7777";
-    let dir = Dir::new();
-    dir.config(&support::fixture("fx", &[], ""));
+    let dir = Dir::with_config(&support::fixture("fx", &[], ""));
     let log_path = dir.file("serve.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let session = Session::start_logged(&dir.file("servers.toml"), Some(log), |command| {

@@ -13,8 +13,7 @@ use crate::support::{BIN, Dir, fixture};
 
 /// A temp dir whose `servers.toml` is `toml`.
 fn with_config(toml: &str) -> Dir {
-    let dir = Dir::new();
-    dir.config(toml);
+    let dir = Dir::with_config(toml);
     dir
 }
 
@@ -568,4 +567,53 @@ mod properties {
             prop_assert_eq!(first, second);
         }
     }
+}
+
+#[tokio::test]
+async fn long_names_are_refused_at_once_and_names_follow_one_rule() {
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
+    let session = Session::start(&dir.file("servers.toml")).await;
+    let long = "n".repeat(100_000);
+    let said = text(&session.call("call_tool", json!({"name": long})).await);
+    assert!(
+        said.contains("at most 256"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
+    let said = text(&session.call("select_tools", json!({"names": [long]})).await);
+    assert!(
+        said.contains("at most 256"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
+    let direct = session.try_call(&long, json!({})).await;
+    let direct = format!("{direct:?}");
+    assert!(
+        direct.contains("at most 256"),
+        "{}",
+        &direct[..direct.len().min(300)]
+    );
+
+    // One whitespace rule for all three paths.
+    let padded = " fx__echo \n";
+    let called = session
+        .call("call_tool", json!({"name": padded, "arguments": {"a": 1}}))
+        .await;
+    assert_ne!(called.is_error, Some(true), "{}", text(&called));
+    let direct = session.try_call(padded, json!({"a": 1})).await;
+    assert!(direct.is_ok_and(|r| r.is_error != Some(true)));
+
+    // select_tools: no names, too many names.
+    let empty = session.call("select_tools", json!({"names": []})).await;
+    assert_eq!(empty.is_error, Some(true));
+    assert!(
+        text(&empty).contains("at least one name"),
+        "{}",
+        text(&empty)
+    );
+    let many: Vec<String> = (0..21).map(|i| format!("fx__t{i}")).collect();
+    let many = session.call("select_tools", json!({"names": many})).await;
+    assert_eq!(many.is_error, Some(true));
+    assert!(text(&many).contains("at most 20"), "{}", text(&many));
+    session.close().await;
 }

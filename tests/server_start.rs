@@ -100,8 +100,7 @@ fn the_line_that_explains_a_failed_start_is_kept() {
 /// a disabled server exits 0.
 #[test]
 fn a_timeout_names_startup_timeout_sec() {
-    let dir = Dir::new();
-    dir.config(&fixture(
+    let dir = Dir::with_config(&fixture(
         "hang",
         &["--slow-start-ms", "30000"],
         "startup_timeout_sec = 1",

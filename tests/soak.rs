@@ -90,8 +90,7 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
         .unwrap_or(DEFAULT_SECS);
     let port = free_port();
     let mut http = Some(peers.http_everything(port));
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}\n{}\n[mcp_servers.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntool_timeout_sec = 10\n",
         fixture("one", &[], "tool_timeout_sec = 10"),
         fixture("two", &[], "tool_timeout_sec = 10"),

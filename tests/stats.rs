@@ -74,3 +74,20 @@ fn stats_names_the_modes_it_knows() {
         "{err}"
     );
 }
+
+/// The way in as a new user met it (issue 35, item 12).
+#[test]
+fn stats_shows_a_failed_server_as_failed() {
+    let dir = Dir::with_config(&format!(
+        "{}\n[mcp_servers.broken]\ncommand = \"mcp-server-that-does-not-exist\"\n",
+        crate::support::fixture("fx", &[], "")
+    ));
+    let out = dir.run(&["stats"]);
+    let table = stdout(&out);
+    let broken = table
+        .lines()
+        .find(|l| l.starts_with("broken "))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(broken.contains("failed"), "{table}");
+    assert!(!broken.contains(" 0 "), "{table}");
+}

@@ -159,8 +159,7 @@ async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http
 
 #[test]
 fn two_unprefixed_servers_are_refused_naming_both_tables() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}\n{}",
         fixture("everything", &[], "prefix = \"\""),
         fixture("time", &[], "prefix = \"\""),

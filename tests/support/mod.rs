@@ -31,6 +31,13 @@ impl Dir {
         }
     }
 
+    /// A new directory whose `servers.toml` is `toml`.
+    pub fn with_config(toml: &str) -> Dir {
+        let dir = Dir::new();
+        dir.config(toml);
+        dir
+    }
+
     pub fn path(&self) -> &Path {
         self.tmp.path()
     }
