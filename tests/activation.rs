@@ -150,10 +150,7 @@ async fn codex_gets_the_schemas_of_the_best_hits_and_calls_through_call_tool() {
         "the text carries it too"
     );
     let sum = client
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "fx__add", "arguments": {"a": 2, "b": 3}}}),
-        )
+        .call_through("fx__add", json!({"a": 2, "b": 3}))
         .await;
     assert!(result_text(&sum).contains('5'), "{sum}");
     client.close().await;

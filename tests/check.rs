@@ -1,6 +1,6 @@
 //! `mcp-defer check` against many fixture servers at once, and against the real peers.
 
-use crate::support::{self, Dir, fixture, row, stderr, stdout};
+use crate::support::{self, Dir, fixture, line_where, row, stderr, stdout};
 
 #[test]
 fn check_reports_every_server_with_its_cause() {
@@ -152,10 +152,7 @@ fn downstream_log_messages_reach_stderr_with_the_server_name() {
     let out = dir.run(&["check"]);
     let (table, log) = (stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(0), "{table}\n{log}");
-    let line = log
-        .lines()
-        .find(|l| l.contains("cache warmed: 12 entries"))
-        .unwrap_or_else(|| panic!("no downstream log line in:\n{log}"));
+    let line = line_where(&log, |l| l.contains("cache warmed: 12 entries"));
     assert!(
         line.contains("WARN") && line.contains("server=chatty"),
         "{line}"

@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use crate::support::{BIN, Dir, stderr, stdout};
+use crate::support::{BIN, Dir, line_where, stderr, stdout};
 
 #[test]
 fn login_and_logout_help_describe_every_option() {
@@ -16,10 +16,7 @@ fn login_and_logout_help_describe_every_option() {
             .output()
             .unwrap();
         let help = stdout(&out);
-        let config = help
-            .lines()
-            .find(|l| l.contains("--config <PATH>"))
-            .unwrap_or_else(|| panic!("{help}"));
+        let config = line_where(&help, |l| l.contains("--config <PATH>"));
         assert!(
             config.trim_end().len() > "  -c, --config <PATH>".len(),
             "`{command} --help` explains --config:\n{help}"

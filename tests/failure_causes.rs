@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::support::session::{Session, structured, text};
 use crate::support::wait::eventually;
-use crate::support::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_list, toml_str};
+use crate::support::{Dir, FIXTURE, fixture, line_where, row, stderr, stdout, toml_list, toml_str};
 
 /// A server table running the fixture in raw mode with `list` as its `tools/list` answer.
 fn raw(name: &str, list: serde_json::Value, extra: &str) -> String {
@@ -38,10 +38,7 @@ fn a_malformed_tool_is_skipped_by_name_and_the_rest_work() {
         ["raw", "ready", "2"],
         "{table}\n{log}"
     );
-    let warning = log
-        .lines()
-        .find(|l| l.contains("malformed"))
-        .unwrap_or_else(|| panic!("no warning in:\n{log}"));
+    let warning = line_where(&log, |l| l.contains("malformed"));
     assert!(
         warning.contains("broken") && warning.contains("inputSchema"),
         "{warning}"

@@ -66,27 +66,12 @@ fn hub_logs(run: &Path) -> String {
 
 /// `initialize` 2025-06-18 and `notifications/initialized`.
 async fn handshake(client: &mut RawClient) {
-    if let Err(answer) = try_handshake(client).await {
-        panic!("initialize: {answer}");
-    }
+    client.handshake("2025-06-18").await;
 }
 
 /// As [`handshake`]; `Err` with the answer when `initialize` fails.
 async fn try_handshake(client: &mut RawClient) -> Result<(), Value> {
-    let init = client
-        .request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "hub-test", "version": "0"}}),
-        )
-        .await;
-    if init.get("result").is_none() {
-        return Err(init);
-    }
-    client
-        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    Ok(())
+    client.try_handshake("2025-06-18").await.map(drop)
 }
 
 async fn tool_names(client: &mut RawClient) -> Vec<String> {
@@ -164,12 +149,7 @@ async fn two_sessions_share_one_hub_and_one_server_each_with_its_own_list() {
     assert!(!before.contains(&"f__echo".to_owned()), "{before:?}");
     let answer = echo(&mut a, "f__echo").await;
     assert!(result_text(&answer).contains("hello"), "{answer}");
-    let via_b = b
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {"said": "hello"}}}),
-        )
-        .await;
+    let via_b = b.call_through("f__echo", json!({"said": "hello"})).await;
     assert!(result_text(&via_b).contains("hello"), "{via_b}");
     // One hub and one server process for both sessions.
     assert_eq!(hubs(&config).len(), 1, "hubs: {:?}", hubs(&config));
@@ -205,12 +185,7 @@ async fn hub_false_keeps_one_process_and_one_server_per_session() {
     handshake(&mut a).await;
     handshake(&mut b).await;
     for client in [&mut a, &mut b] {
-        let answer = client
-            .request(
-                "tools/call",
-                json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
-            )
-            .await;
+        let answer = client.call_through("f__echo", json!({})).await;
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
     assert!(hubs(&config).is_empty());
@@ -353,12 +328,7 @@ async fn a_session_that_joins_a_hub_on_its_way_out_starts_on_the_next() {
     let leaving = os::goes_away_on_first_request(&socket);
     let mut b = session(&config, &run).await;
     leaving.join().expect("the leaving hub's thread");
-    let answer = b
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {"said": "hello"}}}),
-        )
-        .await;
+    let answer = b.call_through("f__echo", json!({"said": "hello"})).await;
     assert!(result_text(&answer).contains("hello"), "{answer}");
     assert_eq!(hubs(&config).len(), 1);
     b.no_strays().await;
@@ -385,12 +355,7 @@ async fn a_socket_owned_by_another_user_is_refused() {
     })
     .await;
     // The session runs alone, and says why.
-    let answer = b
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
-        )
-        .await;
+    let answer = b.call_through("f__echo", json!({})).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     assert!(hubs(&config).is_empty(), "no hub over a foreign socket");
     let log = std::fs::read_to_string(&stderr).expect("stderr");
@@ -436,12 +401,7 @@ async fn a_server_with_share_session_keeps_the_sessions_of_its_config_alone() {
     let mut a = session(&config, &run).await;
     let mut b = session(&config, &run).await;
     for client in [&mut a, &mut b] {
-        let answer = client
-            .request(
-                "tools/call",
-                json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
-            )
-            .await;
+        let answer = client.call_through("f__echo", json!({})).await;
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
     assert!(hubs(&config).is_empty());

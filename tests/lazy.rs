@@ -309,12 +309,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
             .contains("does not list a tool 'planted'"),
         "{tasked}"
     );
-    let echoed = raw
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "hi"}}}),
-        )
-        .await;
+    let echoed = raw.call_through("fx__echo", json!({"message": "hi"})).await;
     assert!(echoed.get("result").is_some(), "{echoed}");
     assert_eq!(
         std::fs::read_to_string(&record).unwrap_or_default(),

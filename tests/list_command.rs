@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::support::{self, Dir, fixture, stderr, stdout};
+use crate::support::{self, Dir, fixture, line_where, stderr, stdout};
 
 fn two_servers(dir: &Dir) {
     let tools = dir.file("tools.json");
@@ -138,10 +138,7 @@ fn list_and_search_show_a_hostile_description_escaped() {
             0,
             "{args:?}: control bytes on the terminal:\n{text}"
         );
-        let line = text
-            .lines()
-            .find(|l| l.contains("fs__read_files"))
-            .unwrap_or_else(|| panic!("{args:?}: no fs__read_files in:\n{text}"));
+        let line = line_where(&text, |l| l.contains("fs__read_files"));
         // `search` shows the description with its whitespace (the CR) folded.
         let escaped = match args[0] {
             "search" => escaped.replace(r"\r", ""),

@@ -17,29 +17,11 @@ use crate::support::{self, Dir, fixture};
 /// `initialize` where tools load on request).
 const ERA_ANY: &str = "[settings]\nclient_era = \"any\"\n\n";
 
-async fn initialize(raw: &mut RawClient) -> Value {
-    let init = raw
-        .request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "0"}}),
-        )
-        .await;
-    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    init["result"].clone()
-}
-
 /// Calls `tool` through `call_tool`; returns the response and the `notifications/message`
 /// params written before it, in order.
 async fn call_logged(raw: &mut RawClient, tool: &str) -> (Value, Vec<Value>) {
     let before = raw.received.len();
-    let response = raw
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": tool, "arguments": {}}}),
-        )
-        .await;
+    let response = raw.call_through(tool, json!({})).await;
     let logs = raw.received[before..]
         .iter()
         .take_while(|m| m.get("id").is_none() || m.get("method").is_some())
@@ -66,7 +48,7 @@ async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
         ),
     ));
     let mut raw = RawClient::start(&dir.file("servers.toml"));
-    let init = initialize(&mut raw).await;
+    let init = raw.handshake("2025-06-18").await;
     assert_eq!(init["capabilities"]["logging"], json!({}), "{init}");
 
     // No level set: the server sends what it chooses (all four), tagged with its name.
@@ -177,7 +159,7 @@ async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name()
         support::toml_str(&peers.everything.to_string_lossy())
     ));
     let mut raw = RawClient::start(&dir.file("servers.toml"));
-    initialize(&mut raw).await;
+    raw.handshake("2025-06-18").await;
     let set = raw
         .request("logging/setLevel", json!({"level": "debug"}))
         .await;

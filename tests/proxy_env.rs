@@ -2,7 +2,7 @@
 //! and uvx need them behind a corporate proxy or a private CA), and no proxy password
 //! reaches `check`'s output or the log, even at trace level.
 
-use crate::support::{Dir, FIXTURE, row, stderr, stdout, toml_str};
+use crate::support::{Dir, FIXTURE, line_where, row, stderr, stdout, toml_str};
 
 const PROXY_PASSWORD: &str = "proxy-pass-4471@corp";
 
@@ -45,10 +45,7 @@ fn proxy_and_ca_variables_reach_a_stdio_server_and_no_password_is_shown() {
     // A package index is not a network setting: not passed by default.
     assert!(!log.contains("PIP_INDEX_URL="), "{log}");
     // `check` lists the names, never values; the password appears nowhere.
-    let names = table
-        .lines()
-        .find(|l| l.starts_with("net: "))
-        .unwrap_or_else(|| panic!("no env line:\n{table}"));
+    let names = line_where(&table, |l| l.starts_with("net: "));
     assert!(
         names.contains("HTTPS_PROXY") && names.contains("SSL_CERT_FILE"),
         "{names}"

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::support::{Dir, fixture, stderr, stdout};
+use crate::support::{Dir, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
     let dir = Dir::new();
@@ -66,10 +66,7 @@ fn stats_compares_the_flat_list_with_the_deferred_one() {
     let out = dir.run(&["stats"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    let total = text
-        .lines()
-        .find(|l| l.starts_with("total"))
-        .unwrap_or_else(|| panic!("no total in:\n{text}"));
+    let total = line_where(&text, |l| l.starts_with("total"));
     let numbers: Vec<usize> = total
         .split_whitespace()
         .filter_map(|w| w.parse().ok())

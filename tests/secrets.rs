@@ -7,7 +7,7 @@ use std::process::Stdio;
 use serde_json::{Value, json};
 
 use crate::support::session::{Session, text};
-use crate::support::{self, Dir, FIXTURE, row, stderr, stdout, toml_str};
+use crate::support::{self, Dir, FIXTURE, line_where, row, stderr, stdout, toml_str};
 
 const ENV_SECRET: &str = "planted-env-value-4471";
 const BAD_SECRET: &str = "planted-bad-value-8812";
@@ -81,10 +81,7 @@ fn check_shows_env_names_and_no_secret_at_trace_level() {
     let web = row(&table, "web");
     assert!(web[4].contains("http://***@127.0.0.1"), "{web:?}");
     // Names, never values: what each stdio server receives.
-    let names = table
-        .lines()
-        .find(|l| l.starts_with("ok: "))
-        .unwrap_or_else(|| panic!("no env line for ok:\n{table}"));
+    let names = line_where(&table, |l| l.starts_with("ok: "));
     assert!(
         names.contains("PATH") && names.contains("PLANTED_ENV"),
         "{names}"

@@ -301,16 +301,7 @@ async fn an_unknown_task_id_is_echoed_cut_short() {
     let dir = Dir::new();
     let path = dir.config(&fixture("fx", &[], ""));
     let mut raw = crate::support::raw::RawClient::start(&path);
-    let init = raw
-        .request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "0"}}),
-        )
-        .await;
-    assert!(init.get("result").is_some(), "{init}");
-    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    raw.handshake("2025-11-25").await;
     // A server that is not configured: the id stops here (a configured one would be sent
     // on to its server, whose error is its own).
     let long_id = format!("nosuch:{}", "7".repeat(1 << 20));

@@ -216,10 +216,7 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
     }
     eventually("ev comes back after the storm", async || {
         let echo = client
-            .request(
-                "tools/call",
-                json!({"name": "call_tool", "arguments": {"name": "ev__echo", "arguments": {"message": "after"}}}),
-            )
+            .call_through("ev__echo", json!({"message": "after"}))
             .await;
         if echo["result"]["isError"] == true {
             return Err(echo);

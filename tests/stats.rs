@@ -1,7 +1,7 @@
 //! `mcp-defer stats --compare A,B`: the first tool list of two exposure modes, counted with
 //! the o200k_base tokenizer, side by side.
 
-use crate::support::{Dir, fixture, stderr, stdout};
+use crate::support::{Dir, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
     let dir = Dir::new();
@@ -84,10 +84,7 @@ fn stats_shows_a_failed_server_as_failed() {
     ));
     let out = dir.run(&["stats"]);
     let table = stdout(&out);
-    let broken = table
-        .lines()
-        .find(|l| l.starts_with("broken "))
-        .unwrap_or_else(|| panic!("{table}"));
+    let broken = line_where(&table, |l| l.starts_with("broken "));
     assert!(broken.contains("failed"), "{table}");
     assert!(!broken.contains(" 0 "), "{table}");
 }

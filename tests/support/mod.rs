@@ -97,6 +97,11 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The first line of `text` where `matches` holds; fails the test showing `text` otherwise.
+pub fn line_where(text: &str, matches: impl Fn(&str) -> bool) -> &str {
+    (text.lines().find(|l| matches(l))).unwrap_or_else(|| panic!("no such line in:\n{text}"))
+}
+
 /// The table row of `server` in `check` output, split on runs of two or more spaces.
 pub fn row(table: &str, server: &str) -> Vec<String> {
     let line = table
