@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::http::{ACCEPT, Server, initialize, open_session, post, result_of, tools_list};
+use crate::support::http::{
+    ACCEPT, Server, initialize, open_session, post, result_of, session_headers, tools_list,
+};
 use crate::support::wait::{eventually, poll};
 use crate::support::{Dir, fixture, recorded_calls};
 
@@ -57,6 +59,19 @@ fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
     }
 }
 
+/// Asserts the server closes each of `streams` within 20 s in all (a bound, not a
+/// measurement); `what` they are, for the failure.
+fn assert_all_closed<'a>(streams: impl IntoIterator<Item = &'a mut TcpStream>, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for (i, s) in streams.into_iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            closed_within(s, left.max(Duration::from_millis(1))),
+            "{what} connection {i} still open after 20 s"
+        );
+    }
+}
+
 const SLOW: usize = 200;
 
 #[tokio::test]
@@ -83,23 +98,15 @@ async fn slow_connections_without_a_token_are_closed_and_do_not_delay_a_client()
     assert_eq!(status, 200, "{body}");
     // Every slow connection is closed by the server after the header timeout (2 s);
     // without one they stay open for good. 20 s is a bound, not a measurement.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for (i, s) in slow.iter_mut().enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        assert!(
-            closed_within(s, left.max(Duration::from_millis(1))),
-            "slow connection {i} still open after 20 s"
-        );
-    }
+    assert_all_closed(&mut slow, "slow");
 }
 
 #[tokio::test]
 async fn a_kept_alive_idle_connection_is_closed_after_the_header_timeout() {
-    let dir = Dir::with_config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings.http]\nheader_timeout_sec = 1\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let mut s = TcpStream::connect(host_port(&server.url)).unwrap();
     s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
@@ -118,11 +125,10 @@ async fn a_kept_alive_idle_connection_is_closed_after_the_header_timeout() {
 
 #[tokio::test]
 async fn connections_past_max_connections_are_closed_at_once() {
-    let dir = Dir::with_config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings.http]\nmax_connections = 4\nheader_timeout_sec = 60\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let addr = host_port(&server.url);
     // Four are served: a request through the gate on each is answered (no tokens are
     // configured, so each counts as authorized from then on)...
@@ -183,14 +189,7 @@ async fn idle_connections_without_a_token_do_not_lock_out_a_token_holder() {
     }
     // The idle sockets were closed, oldest first, down to their share (8 of 16): the 32
     // oldest are gone well before the header timeout (60 s).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for (i, s) in idle.iter_mut().take(32).enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        assert!(
-            closed_within(s, left.max(Duration::from_millis(1))),
-            "idle connection {i} still open"
-        );
-    }
+    assert_all_closed(idle.iter_mut().take(32), "idle");
 }
 
 #[tokio::test]
@@ -367,14 +366,10 @@ fn raw_post(
 
 #[tokio::test]
 async fn invalid_json_is_a_400_parse_error_and_a_lone_surrogate_becomes_u_fffd() {
-    let dir = Dir::with_config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let response = raw_post(
         &client,
         &server.url,
@@ -411,14 +406,10 @@ fn sleep_call(id: u64, ms: u64) -> Value {
 
 #[tokio::test]
 async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered() {
-    let dir = Dir::with_config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let first = raw_post(
         &client,
         &server.url,
@@ -516,8 +507,7 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
 
 #[tokio::test]
 async fn a_loopback_origin_is_allowed_by_default_on_loopback() {
-    let dir = Dir::with_config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let client = reqwest::Client::new();
     let local = [("origin", "http://localhost:6274")];
     let (status, _, body) = post(&client, &server.url, &local, &initialize()).await;
@@ -557,15 +547,7 @@ async fn probes_answer_and_metrics_count_calls_behind_the_token() {
     assert_eq!(status, 200, "{body}");
     let refused = client.get(format!("{base}/metrics")).send().await.unwrap();
     assert_eq!(refused.status().as_u16(), 401);
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .header("authorization", &bearer)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics(&[("authorization", &bearer)]).await;
     for line in [
         "mcp_defer_http_sessions_open 1",
         "mcp_defer_http_requests_total{method=\"tools/call\",server=\"fx\"} 1",
@@ -599,8 +581,7 @@ async fn next_message(
 
 #[tokio::test]
 async fn an_elicitation_during_a_call_arrives_on_that_calls_stream() {
-    let dir = Dir::with_config(&fixture("fx", &["--ask-tool"], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &["--ask-tool"], ""));
     let client = reqwest::Client::new();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
@@ -608,10 +589,7 @@ async fn an_elicitation_during_a_call_arrives_on_that_calls_stream() {
     let (status, session, body) = post(&client, &server.url, &[], &init).await;
     assert_eq!(status, 200, "{body}");
     let session = session.unwrap();
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let (status, _, _) = post(
         &client,
         &server.url,

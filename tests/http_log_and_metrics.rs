@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::http::{Server, open_session, post, result_of, tools_list};
+use crate::support::http::{Server, open_session, post, result_of, session_headers, tools_list};
 use crate::support::{Dir, fixture};
 
 const TOKEN: &str = "ops-token-cccccccc";
@@ -78,8 +78,7 @@ fn an_unknown_log_format_is_refused_with_the_choices() {
 
 #[tokio::test]
 async fn metrics_show_search_latency_and_meta_tool_calls() {
-    let dir = Dir::with_config(&fixture("fx", &[], "required = true"));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], "required = true"));
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -89,15 +88,7 @@ async fn metrics_show_search_latency_and_meta_tool_calls() {
         assert_eq!(status, 200, "{body}");
         assert!(result_of(&body, id)["structuredContent"]["tools"].is_array());
     }
-    let base = server.url.trim_end_matches("/mcp");
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics(&[]).await;
     for line in [
         "# TYPE mcp_defer_search_duration_seconds histogram",
         "mcp_defer_search_duration_seconds_bucket{le=\"+Inf\"} 2",
@@ -141,10 +132,7 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
     server.wait_for_log(&format!("url={safe}"));
     let client = reqwest::Client::new();
     let session = open_session(&client, &safe, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     // Search: every allowed tool can be found, no filtered one.
     let mut found = Vec::new();
     for (id, query) in [
@@ -230,10 +218,7 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
     assert!(text_of(&added).contains('3'), "{added}");
     // The whole file's view at /mcp still has every tool.
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let (_, _, body) = post(&client, &server.url, &headers, &through).await;
     let result = result_of(&body, 7);
     assert_ne!(result["isError"], true, "{result}");
@@ -317,15 +302,11 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
 /// (`server/reused_ids.rs`); over HTTP the same client sees the same.
 #[tokio::test]
 async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
-    let dir = Dir::with_config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let sleep = call(
         7,
         "call_tool",
@@ -372,12 +353,11 @@ async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
 /// client cannot add labels by inventing names.
 #[tokio::test]
 async fn metrics_label_a_call_with_the_server_that_owns_the_name() {
-    let dir = Dir::with_config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "{}\n{}",
         fixture("bare", &[], "prefix = \"\""),
         fixture("github", &[], "prefix = \"gh\""),
     ));
-    let server = Server::start(&dir, &[]);
     server.wait_for_log_times("tools listed", 2);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -397,15 +377,7 @@ async fn metrics_label_a_call_with_the_server_that_owns_the_name() {
         .await;
         assert_eq!(status, 200, "{body}");
     }
-    let base = server.url.trim_end_matches("/mcp");
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics(&[]).await;
     for line in [
         "mcp_defer_http_requests_total{method=\"tools/call\",server=\"bare\"} 1",
         "mcp_defer_http_requests_total{method=\"tools/call\",server=\"github\"} 2",

@@ -11,8 +11,10 @@ use serde_json::{Value, json};
 
 #[cfg(target_os = "linux")]
 use crate::support::FIXTURE;
-use crate::support::http::{ACCEPT, Server, initialize, open_session, post, result_of, tools_list};
-use crate::support::{BIN, Dir, Killed, fixture, peers};
+use crate::support::http::{
+    ACCEPT, Server, initialize, open_session, post, result_of, session_headers, tools_list,
+};
+use crate::support::{BIN, Dir, Killed, fixture, fixture_with_pids, peers};
 
 /// The processes running the fixture with `marker` among their arguments (Linux: /proc).
 #[cfg(target_os = "linux")]
@@ -42,11 +44,7 @@ fn python(mode: &str, url: &str, args: &[&str]) -> Option<Value> {
 fn two_sessions_each_see_only_their_own_tools_over_one_server_process() {
     let dir = Dir::new();
     let pids = dir.file("fx.pids");
-    dir.config(&fixture(
-        "fx",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
-        "",
-    ));
+    dir.config(&fixture_with_pids("fx", &pids, ""));
     let server = Server::start(&dir, &[]);
     let Some(seen) = python("two", &server.url, &["fx__echo", "fx__add"]) else {
         return;
@@ -69,8 +67,7 @@ fn two_sessions_each_see_only_their_own_tools_over_one_server_process() {
 
 #[test]
 fn a_stateless_2026_07_28_request_gets_the_fixed_list() {
-    let dir = Dir::with_config(&fixture("fx", &[], "always_load = [\"add\"]"));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], "always_load = [\"add\"]"));
     let Some(seen) = python("stateless", &server.url, &["fx__echo"]) else {
         return;
     };
@@ -100,11 +97,10 @@ fn a_stateless_2026_07_28_request_gets_the_fixed_list() {
 /// outlive it whatever time passes; once its call ends it expires too.
 #[tokio::test]
 async fn an_idle_session_expires_its_state_is_dropped_and_its_id_gets_404() {
-    let dir = Dir::with_config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings]\nsession_idle_sec = 1\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let busy = open_session(&client, &server.url, &[]).await;
     let busy_headers = [("mcp-session-id", busy.as_str())];
@@ -197,11 +193,10 @@ fn a_non_loopback_bind_without_auth_is_refused_with_the_fix() {
 
 #[tokio::test]
 async fn origins_not_on_the_allow_list_get_403() {
-    let dir = Dir::with_config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings.http]\nallowed_origins = [\"http://localhost:*\"]\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let evil = [("origin", "http://evil.example")];
     let (status, _, body) = post(&client, &server.url, &evil, &initialize()).await;
@@ -216,17 +211,13 @@ async fn origins_not_on_the_allow_list_get_403() {
 
 #[tokio::test]
 async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
-    let dir = Dir::with_config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings]\nmax_message_bytes = 65536\n\n[settings.http]\nmax_concurrent_requests = 1\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let big = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "x".repeat(70_000)}}}});
     let (status, _, body) = post(&client, &server.url, &headers, &big).await;
@@ -275,11 +266,7 @@ fn hit_servers(result: &Value) -> Vec<String> {
 
 fn profile_config(dir: &Dir) -> std::path::PathBuf {
     let pids = dir.file("a.pids");
-    let mut toml = fixture(
-        "alpha",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
-        "description = \"the alpha server\"",
-    );
+    let mut toml = fixture_with_pids("alpha", &pids, "description = \"the alpha server\"");
     toml += &fixture("beta", &[], "description = \"the beta server\"");
     toml += "[profiles.one]\nservers = [\"alpha\"]\n";
     dir.config(&toml);
@@ -312,10 +299,7 @@ async fn a_profile_at_mcp_name_sees_only_its_servers_which_run_once() {
             "{url}: {instructions}"
         );
         let session = session.unwrap();
-        let headers = [
-            ("mcp-session-id", session.as_str()),
-            ("mcp-protocol-version", "2025-06-18"),
-        ];
+        let headers = session_headers(&session);
         let (_, _, body) = post(&client, url, &headers, &search(2, "echo a message")).await;
         let found = hit_servers(&result_of(&body, 2));
         assert_eq!(found, servers, "{url}: {body}");
@@ -383,8 +367,7 @@ fn the_typescript_sdk_sees_its_own_list_per_session() {
         );
         return;
     }
-    let dir = Dir::with_config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/http_sessions.mjs");
     let out = Command::new("node")
         .arg(script)

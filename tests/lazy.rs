@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use crate::support::session::*;
 use crate::support::wait::eventually;
-use crate::support::{Dir, FIXTURE, fixture, is_gone, read_pids, row, running, stdout};
+use crate::support::{
+    Dir, FIXTURE, fixture, fixture_with_pids, is_gone, read_pids, row, running, stdout,
+};
 
 /// The fixture processes with `marker` among their arguments.
 fn processes_with(marker: &Path) -> Vec<i32> {
@@ -34,9 +36,9 @@ fn hits(found: &Value) -> Vec<String> {
 async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let dir = Dir::new();
     let pids = dir.file("fx.pids");
-    dir.config(&fixture(
+    dir.config(&fixture_with_pids(
         "fx",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        &pids,
         "start = \"lazy\"\nidle_stop_sec = 1",
     ));
 

@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::support::session::*;
 use crate::support::wait::eventually;
-use crate::support::{BIN, Dir, fixture, is_gone, read_pids, running};
+use crate::support::{BIN, Dir, fixture, fixture_with_pids, is_gone, read_pids, running};
 
 /// How long a reload may take to show, at most: a fixture starts in milliseconds; this
 /// bounds a broken build, it is not what the test measures.
@@ -26,11 +26,7 @@ const RELOAD_DEADLINE: Duration = Duration::from_secs(30);
 /// A fixture table whose process writes its pid to `<dir>/<file>`.
 fn with_pid(dir: &Dir, name: &str, file: &str, extra: &str) -> String {
     let path = dir.file(file);
-    fixture(
-        name,
-        &["--grandchild-pid-file", &path.to_string_lossy()],
-        extra,
-    )
+    fixture_with_pids(name, &path, extra)
 }
 
 /// The fixture's own pid from its pid file, once it has written it.

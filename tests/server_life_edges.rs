@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::support::session::*;
 use crate::support::wait::eventually;
-use crate::support::{Dir, FIXTURE, fixture, recorded_calls, running};
+use crate::support::{Dir, FIXTURE, fixture, fixture_with_pids, recorded_calls, running};
 
 /// Bounds a broken build; not what the tests measure.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -43,11 +43,7 @@ async fn wait_state(pool: &Pool, what: &str, done: impl Fn(&ServerState) -> bool
 async fn parallel_first_calls_to_a_lazy_server_all_wait_for_its_start() {
     let dir = Dir::new();
     let pids = dir.file("fx.pids");
-    dir.config(&fixture(
-        "fx",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
-        "start = \"lazy\"",
-    ));
+    dir.config(&fixture_with_pids("fx", &pids, "start = \"lazy\""));
     let cache = dir.file("cache");
     let session = Session::start_with(&dir.file("servers.toml"), |command| {
         command.env("MCP_DEFER_CACHE_DIR", &cache);

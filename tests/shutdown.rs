@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::support::os::{self, Signal};
 use crate::support::wait::{eventually_sync, poll_sync};
-use crate::support::{Dir, exited, fixture, is_gone, read_pids, stderr};
+use crate::support::{Dir, exited, fixture, fixture_with_pids, is_gone, read_pids, stderr};
 
 /// Waits until the fixture wrote its pid file.
 fn wait_for_pids(path: &Path, count: usize) -> Vec<i32> {
@@ -33,7 +33,7 @@ fn assert_all_gone(pids: &[i32]) {
 fn grandchild_config(dir: &Dir, slow_one: bool) -> [std::path::PathBuf; 2] {
     let a = dir.file("a.pids");
     let b = dir.file("b.pids");
-    let mut toml = fixture("a", &["--grandchild-pid-file", &a.to_string_lossy()], "");
+    let mut toml = fixture_with_pids("a", &a, "");
     let mut b_args = vec![
         "--grandchild-pid-file".to_owned(),
         b.to_string_lossy().into_owned(),

@@ -435,11 +435,10 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
 async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
     use crate::support::http::{Server, post, result_of};
     let Some(peers) = peers() else { return };
-    let dir = Dir::with_config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
         peers.everything
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let open = || async {
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",

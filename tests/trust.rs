@@ -231,11 +231,7 @@ async fn over_http_a_rug_pull_is_held_counted_in_metrics_and_approved() {
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
     let headers = [("mcp-session-id", session.as_str())];
-    let metrics_url = server.url.replace("/mcp", "/metrics");
-    let metrics = || async {
-        let body = client.get(&metrics_url).send().await.expect("GET /metrics");
-        body.text().await.unwrap_or_default()
-    };
+    let metrics = || server.metrics(&[]);
     let (_, _, body) = post(
         &client,
         &server.url,

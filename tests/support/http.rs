@@ -21,6 +21,13 @@ pub struct Server {
 }
 
 impl Server {
+    /// A new directory whose `servers.toml` is `toml`, and the server over it.
+    pub fn serving(toml: &str) -> (Dir, Server) {
+        let dir = Dir::with_config(toml);
+        let server = Server::start(&dir, &[]);
+        (dir, server)
+    }
+
     pub fn start(dir: &Dir, envs: &[(&str, &str)]) -> Server {
         Server::try_start(dir, "127.0.0.1:0", envs).unwrap_or_else(|log| panic!("{log}"))
     }
@@ -111,6 +118,17 @@ impl Server {
         log
     }
 
+    /// The text of its `/metrics`, asked with `headers` (a token where one is required).
+    pub async fn metrics(&self, headers: &[(&str, &str)]) -> String {
+        let base = self.url.trim_end_matches("/mcp");
+        let mut request = reqwest::Client::new().get(format!("{base}/metrics"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("GET /metrics");
+        response.text().await.expect("the /metrics body")
+    }
+
     pub fn log(&self) -> String {
         self.log.lock().unwrap().clone()
     }
@@ -198,6 +216,14 @@ pub async fn open_session(client: &reqwest::Client, url: &str, headers: &[(&str,
     .await;
     assert_eq!(status, 202);
     session
+}
+
+/// The headers of a request in the handshake-era session `id` (protocol 2025-06-18).
+pub fn session_headers(id: &str) -> [(&'static str, &str); 2] {
+    [
+        ("mcp-session-id", id),
+        ("mcp-protocol-version", "2025-06-18"),
+    ]
 }
 
 pub fn tools_list(id: u64) -> Value {

@@ -81,6 +81,16 @@ pub fn fixture(name: &str, args: &[&str], extra: &str) -> String {
     )
 }
 
+/// [`fixture`] whose process writes its pid (and its grandchild's) to `pids`
+/// (`--grandchild-pid-file`), for the tests that watch processes come and go.
+pub fn fixture_with_pids(name: &str, pids: &Path, extra: &str) -> String {
+    fixture(
+        name,
+        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        extra,
+    )
+}
+
 pub fn toml_str(s: &str) -> String {
     serde_json::to_string(s).expect("string")
 }
