@@ -6,7 +6,7 @@
 
 use std::process::Command;
 
-use crate::support::{BIN, Dir, line_where, stderr, stdout};
+use crate::support::{BIN, Dir, assert_contains_all, line_where, stderr, stdout};
 
 #[test]
 fn login_and_logout_help_describe_every_option() {
@@ -28,14 +28,8 @@ fn login_and_logout_help_describe_every_option() {
 fn help_says_where_to_start_with_examples() {
     let out = Command::new(BIN).arg("--help").output().unwrap();
     let help = stdout(&out);
-    assert!(
-        help.contains("Start here:") && help.contains("mcp-defer adopt claude"),
-        "{help}"
-    );
-    assert!(
-        help.contains("Examples:") && help.contains("mcp-defer check"),
-        "{help}"
-    );
+    assert_contains_all(&help, &["Start here:", "mcp-defer adopt claude"]);
+    assert_contains_all(&help, &["Examples:", "mcp-defer check"]);
 }
 
 #[test]

@@ -1,17 +1,14 @@
 //! Config errors a user meets: each names the cause, where it is (file, line, table, key)
 //! and the fix, before anything starts.
 
-use crate::support::{Dir, fixture, stderr};
+use crate::support::{Dir, assert_contains_all, fixture, stderr};
 
 #[test]
 fn an_empty_servers_toml_is_named_with_the_fix() {
     let dir = Dir::with_config("");
     let out = dir.run(&["check"]);
     let err = stderr(&out);
-    assert!(
-        err.contains("has no servers") && err.contains("mcp-defer adopt"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["has no servers", "mcp-defer adopt"]);
 }
 
 #[test]
@@ -20,12 +17,14 @@ fn a_huge_timeout_is_refused_with_key_table_line_and_range() {
     let out = dir.run(&["check"]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("servers.toml:4:")
-            && err.contains("[mcp_servers.fx]")
-            && err.contains("`startup_timeout_sec`")
-            && err.contains("at most 3600"),
-        "{err}"
+    assert_contains_all(
+        &err,
+        &[
+            "servers.toml:4:",
+            "[mcp_servers.fx]",
+            "`startup_timeout_sec`",
+            "at most 3600",
+        ],
     );
 }
 

@@ -9,7 +9,10 @@ use serde_json::json;
 
 use crate::support::session::{Session, structured, text};
 use crate::support::wait::eventually;
-use crate::support::{Dir, FIXTURE, fixture, line_where, row, stderr, stdout, toml_list, toml_str};
+use crate::support::{
+    Dir, FIXTURE, assert_contains_all, fixture, line_where, row, stderr, stdout, toml_list,
+    toml_str,
+};
 
 /// A server table running the fixture in raw mode with `list` as its `tools/list` answer.
 fn raw(name: &str, list: serde_json::Value, extra: &str) -> String {
@@ -39,10 +42,7 @@ fn a_malformed_tool_is_skipped_by_name_and_the_rest_work() {
         "{table}\n{log}"
     );
     let warning = line_where(&log, |l| l.contains("malformed"));
-    assert!(
-        warning.contains("broken") && warning.contains("inputSchema"),
-        "{warning}"
-    );
+    assert_contains_all(&warning, &["broken", "inputSchema"]);
 }
 
 #[test]
@@ -86,10 +86,7 @@ async fn a_failed_server_is_named_with_its_cause_and_never_pointed_elsewhere() {
             )
             .await,
     );
-    assert!(
-        said.contains("'failstart'") && said.contains("exited with code 1"),
-        "{said}"
-    );
+    assert_contains_all(&said, &["'failstart'", "exited with code 1"]);
     assert!(
         !said.contains("fake__echo") && !said.contains("no credentials"),
         "{said}"
@@ -172,10 +169,7 @@ async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
         .await;
     let said = text(&result);
     assert_eq!(result.is_error, Some(true), "{said}");
-    assert!(
-        said.contains("200") && said.contains("65536") && said.contains("max_message_bytes"),
-        "{said}"
-    );
+    assert_contains_all(&said, &["200", "65536", "max_message_bytes"]);
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",

@@ -14,7 +14,7 @@ use crate::support::http::{
     ACCEPT, Server, initialize, open_session, post, result_of, session_headers, tools_list,
 };
 use crate::support::wait::{eventually, poll};
-use crate::support::{Dir, fixture, recorded_calls};
+use crate::support::{Dir, assert_contains_all, fixture, recorded_calls};
 
 const TOKEN: &str = "team-token-aaaaaaaa";
 const OTHER: &str = "team-token-bbbbbbbb";
@@ -206,10 +206,7 @@ async fn one_token_is_refused_sessions_past_its_cap_with_the_setting_named() {
     let (status, session, body) = post(&client, &server.url, &auth, &initialize()).await;
     assert_eq!(status, 429, "{body}");
     assert!(session.is_none());
-    assert!(
-        body.contains("max_sessions_per_token") && body.contains("3 open sessions"),
-        "{body}"
-    );
+    assert_contains_all(&body, &["max_sessions_per_token", "3 open sessions"]);
     // Another token has its own cap.
     let theirs = format!("Bearer {OTHER}");
     open_session(&client, &server.url, &[("authorization", &theirs)]).await;
@@ -422,10 +419,7 @@ async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered(
     assert_eq!(first.status().as_u16(), 200);
     let (status, _, body) = post(&client, &server.url, &headers, &tools_list(7)).await;
     assert_eq!(status, 400, "{body}");
-    assert!(
-        body.contains("-32600") && body.contains("already in flight"),
-        "{body}"
-    );
+    assert_contains_all(&body, &["-32600", "already in flight"]);
     let answer = tokio::time::timeout(Duration::from_secs(30), first.text())
         .await
         .expect("the first request is answered")
@@ -496,10 +490,7 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
     };
     assert!(body.contains("max_concurrent_requests"), "{body}");
     let answer = first.await.unwrap().unwrap().text().await.unwrap();
-    assert!(
-        answer.contains("\"id\":1") && answer.contains("slept"),
-        "{answer}"
-    );
+    assert_contains_all(&answer, &["\"id\":1", "slept"]);
     let (status, _, body) =
         post(&client, &server.url, &headers, &stateless_sleep_call(3, 10)).await;
     assert_eq!(status, 200, "{body}");

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::http::{Server, open_session, post, result_of, session_headers, tools_list};
-use crate::support::{Dir, fixture};
+use crate::support::{Dir, assert_contains_all, fixture};
 
 const TOKEN: &str = "ops-token-cccccccc";
 
@@ -282,19 +282,23 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
         crate::support::stderr(&out)
     );
     let text = crate::support::stderr(&out);
-    assert!(
-        text.contains("[profiles.safe] allow_tools: `alpha/echo` has `/`")
-            && text.contains("write `alpha__echo`"),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            "[profiles.safe] allow_tools: `alpha/echo` has `/`",
+            "write `alpha__echo`",
+        ],
     );
     toml = fixture("alpha", &[], "");
     toml += "[profiles.safe]\nservers = [\"alpha\"]\ndeny_tools = [\"echo\"]\n";
     dir.config(&toml);
     let text = crate::support::stderr(&dir.run(&["check"]));
-    assert!(
-        text.contains("`echo` matches no tool of the profile's servers")
-            && text.contains("write e.g. `alpha__echo` or `*__echo`"),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            "`echo` matches no tool of the profile's servers",
+            "write e.g. `alpha__echo` or `*__echo`",
+        ],
     );
 }
 

@@ -14,7 +14,7 @@ use crate::support::FIXTURE;
 use crate::support::http::{
     ACCEPT, Server, initialize, open_session, post, result_of, session_headers, tools_list,
 };
-use crate::support::{BIN, Dir, Killed, fixture, fixture_with_pids, peers};
+use crate::support::{BIN, Dir, Killed, assert_contains_all, fixture, fixture_with_pids, peers};
 
 /// The processes running the fixture with `marker` among their arguments (Linux: /proc).
 #[cfg(target_os = "linux")]
@@ -185,9 +185,9 @@ fn a_non_loopback_bind_without_auth_is_refused_with_the_fix() {
         Err(log) => log,
     };
     assert!(err.contains("exited exit status: 2"), "{err}");
-    assert!(
-        err.contains("refusing to serve on 0.0.0.0:0 without auth") && err.contains("tokens_env"),
-        "{err}"
+    assert_contains_all(
+        &err,
+        &["refusing to serve on 0.0.0.0:0 without auth", "tokens_env"],
     );
 }
 

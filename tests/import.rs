@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::{self, BIN, Dir, row, stderr, stdout};
+use crate::support::{self, BIN, Dir, assert_contains_all, row, stderr, stdout};
 
 /// Runs `mcp-defer import <client>` in `dir` with `HOME` (and `CODEX_HOME`) inside it, so the
 /// default paths are the test's files, and writes its output as the dir's servers.toml.
@@ -72,14 +72,8 @@ fn claude_project_and_user_servers_import_and_run() {
         "{text}"
     );
     let notes = stderr(&out);
-    assert!(
-        notes.contains("skipped legacy") && notes.contains("SSE"),
-        "{notes}"
-    );
-    assert!(
-        notes.contains("skipped defer") && notes.contains("itself"),
-        "{notes}"
-    );
+    assert_contains_all(&notes, &["skipped legacy", "SSE"]);
+    assert_contains_all(&notes, &["skipped defer", "itself"]);
 
     let check = dir.run(&["check"]);
     let table = stdout(&check);
@@ -124,10 +118,7 @@ fn a_missing_or_broken_source_is_named() {
     let out = import(&dir, "claude");
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.contains(".claude.json") && err.contains(".mcp.json"),
-        "{err}"
-    );
+    assert_contains_all(&err, &[".claude.json", ".mcp.json"]);
     assert!(err.contains("give the file to import as PATH"), "{err}");
 
     std::fs::create_dir(dir.file("codex")).unwrap();
@@ -293,10 +284,7 @@ fn write_adds_to_an_existing_file_and_force_replaces_it() {
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     let merged = std::fs::read_to_string(&target).unwrap();
     assert!(merged.starts_with("# mine\n"), "{merged}");
-    assert!(
-        merged.contains("[mcp_servers.time]") && merged.contains("[mcp_servers.linear]"),
-        "{merged}"
-    );
+    assert_contains_all(&merged, &["[mcp_servers.time]", "[mcp_servers.linear]"]);
     assert!(
         stderr(&again).contains("added 2 servers"),
         "{}",

@@ -35,6 +35,22 @@ fn log(level: &str, logger: &str, data: &str) -> Value {
     json!({"level": level, "logger": logger, "data": data})
 }
 
+/// The Python client's last line (`tests/python/logging_*.py`) says the call answered
+/// `text` and that alpha's warning and error reached it, in `era`.
+fn assert_python_saw_alphas_log(era: &str, text: &str, out: &str) {
+    let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(seen["text"], text, "{era}: {seen}");
+    assert_eq!(
+        seen["logs"],
+        json!([
+            log("warning", "alpha/fixture", "warning from alpha"),
+            log("error", "alpha/fixture", "error from alpha"),
+        ]),
+        "{era}: {seen}"
+    );
+}
+
 #[tokio::test]
 async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
     let dir = Dir::with_config(&format!(
@@ -217,17 +233,7 @@ fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
                 era.as_ref(),
             ],
         );
-        let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}: {out}"));
-        assert_eq!(seen["text"], text, "{era}: {seen}");
-        assert_eq!(
-            seen["logs"],
-            json!([
-                log("warning", "alpha/fixture", "warning from alpha"),
-                log("error", "alpha/fixture", "error from alpha"),
-            ]),
-            "{era}: {seen}"
-        );
+        assert_python_saw_alphas_log(era, text, &out);
     }
 }
 
@@ -244,7 +250,7 @@ fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
         "{ERA_ANY}{}",
         fixture("alpha", &["--log-tool", "--name", "alpha"], "")
     ));
-    let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| support::BIN.into());
+    let bin = support::bin_under_test();
     for (era, text) in [("legacy", "level warning"), ("2026-07-28", "level unset")] {
         let out = peers.python(
             "logging_stdio.py",
@@ -256,17 +262,7 @@ fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
                 "warning".as_ref(),
             ],
         );
-        let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}: {out}"));
-        assert_eq!(seen["text"], text, "{era}: {seen}");
-        assert_eq!(
-            seen["logs"],
-            json!([
-                log("warning", "alpha/fixture", "warning from alpha"),
-                log("error", "alpha/fixture", "error from alpha"),
-            ]),
-            "{era}: {seen}"
-        );
+        assert_python_saw_alphas_log(era, text, &out);
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::support::{BIN, Dir, row, stderr, stdout, toml_list, toml_str};
+use crate::support::{BIN, Dir, assert_contains_all, row, stderr, stdout, toml_list, toml_str};
 
 #[test]
 fn a_server_entry_that_starts_mcp_defer_is_refused_by_name() {
@@ -64,8 +64,5 @@ fn serve_refuses_when_started_by_mcp_defer() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("refusing to serve") && err.contains("`defer`"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["refusing to serve", "`defer`"]);
 }

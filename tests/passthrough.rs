@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::support::session::*;
 use crate::support::wait::eventually_within;
-use crate::support::{BIN, Dir, Peers, fixture, peers};
+use crate::support::{BIN, Dir, Peers, assert_contains_all, fixture, peers};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -288,10 +288,7 @@ async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_
         }
     })
     .await;
-    assert!(
-        dropped.contains("'beta'") && dropped.contains("greet"),
-        "{dropped}"
-    );
+    assert_contains_all(&dropped, &["'beta'", "greet"]);
     let third = session
         .client
         .list_all_prompts()

@@ -2,7 +2,9 @@
 //! and uvx need them behind a corporate proxy or a private CA), and no proxy password
 //! reaches `check`'s output or the log, even at trace level.
 
-use crate::support::{Dir, FIXTURE, line_where, row, stderr, stdout, toml_str};
+use crate::support::{
+    Dir, FIXTURE, assert_contains_all, line_where, row, stderr, stdout, toml_str,
+};
 
 const PROXY_PASSWORD: &str = "proxy-pass-4471@corp";
 
@@ -46,10 +48,7 @@ fn proxy_and_ca_variables_reach_a_stdio_server_and_no_password_is_shown() {
     assert!(!log.contains("PIP_INDEX_URL="), "{log}");
     // `check` lists the names, never values; the password appears nowhere.
     let names = line_where(&table, |l| l.starts_with("net: "));
-    assert!(
-        names.contains("HTTPS_PROXY") && names.contains("SSL_CERT_FILE"),
-        "{names}"
-    );
+    assert_contains_all(&names, &["HTTPS_PROXY", "SSL_CERT_FILE"]);
     for text in [&table, &log] {
         assert!(!text.contains(PROXY_PASSWORD), "password shown:\n{text}");
         assert!(!text.contains("proxy-pass-4471"), "password shown:\n{text}");

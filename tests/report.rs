@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::support::{BIN, stderr, stdout};
+use crate::support::{BIN, assert_contains_all, stderr, stdout};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report")
@@ -111,10 +111,7 @@ fn report_finds_the_rewrite_that_follows_select_tools_in_a_claude_transcript() {
         "{tools:?}"
     );
     let notes = s["notes"].to_string();
-    assert!(
-        notes.contains("1 subagent") && notes.contains("1 lines were not JSON"),
-        "{notes}"
-    );
+    assert_contains_all(&notes, &["1 subagent", "1 lines were not JSON"]);
     assert_eq!(r["encoding"], "o200k_base");
 }
 
@@ -130,10 +127,12 @@ fn report_text_shows_the_rewrite_its_cause_and_a_sparkline() {
         ),
         "{text}"
     );
-    assert!(
-        text.contains("re-write at request 5: cache read 121,345 -> 0")
-            && text.contains("pause of 717 s, longer than the cache lifetime"),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            "re-write at request 5: cache read 121,345 -> 0",
+            "pause of 717 s, longer than the cache lifetime",
+        ],
     );
     let row: Vec<&str> = text
         .lines()
@@ -234,10 +233,7 @@ fn report_reads_the_default_folders_under_home_and_nothing_else() {
     let out = report(&[]);
     assert_eq!(out.status.code(), Some(0));
     let err = stderr(&out);
-    assert!(
-        err.contains("no transcripts yet in") && err.contains("--claude DIR"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["no transcripts yet in", "--claude DIR"]);
     let out = report(&["/nonexistent/transcripts"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/transcripts: no such file"));

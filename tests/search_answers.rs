@@ -3,38 +3,17 @@
 //! many tools wait for vectors, a request no tool serves gets "no tool fits" and the nearest
 //! servers instead of wrong tools, and the first search does not wait for a slow server.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::support::reference::{model, reference_servers};
 use crate::support::session::{Session, structured, text};
 use crate::support::wait::poll;
 use crate::support::{Dir, fixture, toml_str};
 
 /// The fixture binary (a real MCP server).
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
-
-/// The reference set's five servers (everything, filesystem, memory, time, git: 50 real
-/// tools) as fixture servers, plus `extra` TOML, with `search` as `[settings.search]`.
-fn reference_servers(dir: &Dir, search: &str, extra: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/reference/servers.json");
-    let servers: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut toml = format!("[settings.search]\n{search}\n");
-    for server in &servers {
-        let name = server["server"].as_str().unwrap();
-        let tools = dir.file(&format!("{name}.json"));
-        std::fs::write(&tools, server["tools"].to_string()).unwrap();
-        toml.push_str(&fixture(
-            name,
-            &["--tools", tools.to_str().unwrap(), "--name", name],
-            "",
-        ));
-    }
-    toml.push_str(extra);
-    dir.config(&toml)
-}
 
 /// A server named like a product ("heygen") whose one tool makes videos, among servers
 /// with video tools of their own: what a user names when they write "Hey Gen".
@@ -83,22 +62,6 @@ fn names(found: &Value) -> Vec<String> {
         .iter()
         .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
         .collect()
-}
-
-/// The model `.ci/install-peers` unpacks, or `None` (with a notice) when it is absent and
-/// `CI` is unset; under `CI` its absence fails the test.
-fn model() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2");
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "model missing under CI: {}; run .ci/install-peers",
-        dir.display()
-    );
-    eprintln!("skipping: {} absent; run .ci/install-peers", dir.display());
-    None
 }
 
 /// Items 2 and 4 with the transformer tier: until every tool has its vector the answer

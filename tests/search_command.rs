@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::support::{Dir, fixture, line_where, stderr, stdout};
+use crate::support::{Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
     let dir = Dir::new();
@@ -57,7 +57,7 @@ fn search_names_an_unknown_server() {
     let out = dir.run(&["search", "add", "--server", "nope"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("'nope'") && err.contains("fx, other"), "{err}");
+    assert_contains_all(&err, &["'nope'", "fx, other"]);
 }
 
 #[test]

@@ -7,7 +7,9 @@ use std::process::Stdio;
 use serde_json::{Value, json};
 
 use crate::support::session::{Session, text};
-use crate::support::{self, Dir, FIXTURE, line_where, row, stderr, stdout, toml_str};
+use crate::support::{
+    self, Dir, FIXTURE, assert_contains_all, line_where, row, stderr, stdout, toml_str,
+};
 
 const ENV_SECRET: &str = "planted-env-value-4471";
 const BAD_SECRET: &str = "planted-bad-value-8812";
@@ -82,10 +84,7 @@ fn check_shows_env_names_and_no_secret_at_trace_level() {
     assert!(web[4].contains("http://***@127.0.0.1"), "{web:?}");
     // Names, never values: what each stdio server receives.
     let names = line_where(&table, |l| l.starts_with("ok: "));
-    assert!(
-        names.contains("PATH") && names.contains("PLANTED_ENV"),
-        "{names}"
-    );
+    assert_contains_all(&names, &["PATH", "PLANTED_ENV"]);
     assert!(!names.contains("PLANTED_UNRELATED"), "{names}");
     // The server's own dump of its environment (logged at debug) has no unrelated variable.
     assert!(
@@ -128,10 +127,7 @@ async fn no_secret_reaches_the_model_or_the_log() {
         if tool == "call_tool" && text(&result).contains("bad") {
             // The model learns the server failed and why, not what it printed.
             let said = text(&result);
-            assert!(
-                said.contains("'bad'") && said.contains("exited with code 1"),
-                "{said}"
-            );
+            assert_contains_all(&said, &["'bad'", "exited with code 1"]);
             assert!(!said.contains("database refused"), "{said}");
         }
     }

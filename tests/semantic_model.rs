@@ -4,11 +4,12 @@
 //! a second run takes every vector from the disk cache; bad model settings are config
 //! errors naming the fix.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::support::reference::{model, reference_servers};
 use crate::support::session::Session;
 use crate::support::wait::poll_sync;
 use crate::support::{Dir, fixture, stderr, stdout, toml_str};
@@ -18,40 +19,6 @@ use crate::support::{Dir, fixture, stderr, stdout, toml_str};
 /// static tier below its first ten, the transformer first.
 const QUERY: &str = "note down a fact about a person";
 const WANTED: &str = "memory__add_observations";
-
-/// The model `.ci/install-peers` unpacks; its absence fails the test unless skipping is
-/// allowed (`support::missing_peer`), then `None`.
-fn model() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2");
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir);
-    }
-    crate::support::missing_peer(
-        &format!("the model is missing: {}", dir.display()),
-        "run .ci/install-peers",
-    );
-    None
-}
-
-/// A config of five fixture servers serving the reference set's real tools (everything,
-/// filesystem, memory, time, git), with `search` as its `[settings.search]` lines.
-fn reference_servers(dir: &Dir, search: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/reference/servers.json");
-    let servers: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut toml = format!("[settings.search]\n{search}\n");
-    for server in &servers {
-        let name = server["server"].as_str().unwrap();
-        let tools = dir.file(&format!("{name}.json"));
-        std::fs::write(&tools, server["tools"].to_string()).unwrap();
-        toml.push_str(&fixture(
-            name,
-            &["--tools", tools.to_str().unwrap(), "--name", name],
-            "",
-        ));
-    }
-    dir.config(&toml)
-}
 
 /// The tool names `search_tools` returns for `query`.
 async fn search(session: &Session, query: &str) -> Vec<String> {
@@ -104,7 +71,7 @@ async fn serve_finds_by_meaning_what_words_miss_and_a_restart_embeds_nothing() {
         "semantic = \"model\"\nmodel = {}",
         toml_str(model.to_str().unwrap())
     );
-    let config = reference_servers(&dir, &search_lines);
+    let config = reference_servers(&dir, &search_lines, "");
 
     let log = dir.file("serve-1.log");
     let session = Session::start_logged(&config, Some(std::fs::File::create(&log).unwrap()), |c| {
@@ -144,7 +111,7 @@ async fn serve_finds_by_meaning_what_words_miss_and_a_restart_embeds_nothing() {
 
     // The lexical engine alone does not have it in its first five.
     let plain = Dir::new();
-    reference_servers(&plain, "semantic = \"off\"");
+    reference_servers(&plain, "semantic = \"off\"", "");
     let out = plain.run(&["search", QUERY, "--json", "--limit", "5"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let found: Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -162,7 +129,7 @@ fn search_explain_and_check_report_the_transformer() {
         "semantic = \"model\"\nmodel = {}",
         toml_str(model.to_str().unwrap())
     );
-    reference_servers(&dir, &search_lines);
+    reference_servers(&dir, &search_lines, "");
     let cache = dir.file("cache");
     let out = dir
         .command(&["search", QUERY, "--explain", "--limit", "3"])

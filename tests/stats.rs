@@ -1,7 +1,7 @@
 //! `mcp-defer stats --compare A,B`: the first tool list of two exposure modes, counted with
 //! the o200k_base tokenizer, side by side.
 
-use crate::support::{Dir, fixture, line_where, stderr, stdout};
+use crate::support::{Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
     let dir = Dir::new();
@@ -69,9 +69,9 @@ fn stats_names_the_modes_it_knows() {
     let out = dir.run(&["stats", "--compare", "all,lazy"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.contains("unknown mode 'lazy'") && err.contains("direct, all, deferred or proxy"),
-        "{err}"
+    assert_contains_all(
+        &err,
+        &["unknown mode 'lazy'", "direct, all, deferred or proxy"],
     );
 }
 

@@ -282,6 +282,16 @@ async fn run_research_task(mut ask: impl AsyncFnMut(&str, Value) -> Value) -> (V
     (task_id, result)
 }
 
+/// `select_tools` of server-everything's research tool (a task tool) through `raw`.
+async fn select_research_tool(raw: &mut crate::support::raw::RawClient) -> Value {
+    let names = json!({"names": ["everything__simulate-research-query"]});
+    raw.request(
+        "tools/call",
+        json!({"name": "select_tools", "arguments": names}),
+    )
+    .await
+}
+
 /// Issue 24 item 7: server-everything's `simulate-research-query` is a 2025-11-25 task tool
 /// (`execution.taskSupport: "required"`). Through mcp-defer it works as it does directly:
 /// a 2025-11-25 client is offered `tasks`, sees the tool's `execution`, a call with `task`
@@ -320,13 +330,7 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
     );
     raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
-    let selected = raw
-        .request(
-            "tools/call",
-            json!({"name": "select_tools",
-                   "arguments": {"names": ["everything__simulate-research-query"]}}),
-        )
-        .await;
+    let selected = select_research_tool(&mut raw).await;
     assert_eq!(
         selected["result"]["structuredContent"]["schemas"][0]["execution"], tool["execution"],
         "select_tools returns the schema as listed: {selected}"
@@ -398,13 +402,7 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
     );
     raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
-    let selected = raw
-        .request(
-            "tools/call",
-            json!({"name": "select_tools",
-                   "arguments": {"names": ["everything__simulate-research-query"]}}),
-        )
-        .await;
+    let selected = select_research_tool(&mut raw).await;
     assert_eq!(
         selected["result"]["structuredContent"]["schemas"][0]["execution"],
         json!({"taskSupport": "required"}),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::wait::{eventually_sync, poll_sync};
-use crate::support::{BIN, Dir, Killed};
+use crate::support::{Dir, Killed};
 
 /// A running `mcp-defer serve --http 127.0.0.1:0` and everything it logged so far.
 pub struct Server {
@@ -47,7 +47,7 @@ impl Server {
     ) -> Result<Server, String> {
         // MCP_DEFER_TEST_BIN: run these tests against another build (a base commit's, to
         // see a test fail before its fix).
-        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| BIN.to_owned());
+        let bin = crate::support::bin_under_test();
         let mut child = Command::new(bin)
             .args(["serve", "--http", addr])
             .args(args)

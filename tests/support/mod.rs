@@ -11,6 +11,7 @@ pub mod http;
 #[cfg(unix)]
 pub mod os;
 pub mod raw;
+pub mod reference;
 pub mod session;
 pub mod wait;
 
@@ -18,6 +19,23 @@ pub mod wait;
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
 /// The fixture MCP server (flags choose its faults).
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
+
+/// The `mcp-defer` the tests run: [`BIN`], or the build `MCP_DEFER_TEST_BIN` names (a base
+/// commit's, to see a test fail before its fix).
+pub fn bin_under_test() -> String {
+    std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| BIN.to_owned())
+}
+
+/// `mcp-defer serve --config <config>` as a client spawns it, logging at `mcp_defer=debug`
+/// (or at `TEST_RUST_LOG` when set).
+pub fn serve_command(config: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(bin_under_test());
+    command.arg("serve").arg("--config").arg(config).env(
+        "RUST_LOG",
+        std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
+    );
+    command
+}
 
 /// A temporary directory holding one `servers.toml`.
 pub struct Dir {
@@ -105,6 +123,14 @@ pub fn stdout(out: &Output) -> String {
 
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts `text` contains each of `needles`; the failure names the one missing and shows
+/// `text`.
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "no {needle:?} in:\n{text}");
+    }
 }
 
 /// The first line of `text` where `matches` holds; fails the test showing `text` otherwise.

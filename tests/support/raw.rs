@@ -57,14 +57,7 @@ impl RawClient {
         config: &Path,
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> RawClient {
-        // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
-        let bin =
-            std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::support::BIN.into());
-        let mut command = tokio::process::Command::new(bin);
-        command.arg("serve").arg("--config").arg(config).env(
-            "RUST_LOG",
-            std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
-        );
+        let mut command = crate::support::serve_command(config);
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

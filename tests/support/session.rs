@@ -116,14 +116,7 @@ impl Session {
         stderr: Option<std::fs::File>,
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> Session {
-        // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
-        let bin =
-            std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::support::BIN.into());
-        let mut command = tokio::process::Command::new(bin);
-        command.arg("serve").arg("--config").arg(config).env(
-            "RUST_LOG",
-            std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
-        );
+        let mut command = crate::support::serve_command(config);
         // What search learns from use stays in the test's directory, so no test ranks by
         // another's choices (or the user's).
         if let Some(dir) = config.parent() {
