@@ -251,7 +251,7 @@ fn codex_servers_merge_into_servers_toml_are_turned_off_and_come_back() {
     let out = adopt(&dir, dir.path(), &["codex"]);
     ok(&out);
     let text = stdout(&out);
-    assert!(text.contains("Already there: time (as clock)"), "{text}");
+    assert_contains_all(&text, &["Already there: time (as clock)"]);
     assert!(
         stderr(&out).contains("servers.toml already runs it as `clock`"),
         "{}",

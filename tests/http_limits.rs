@@ -488,7 +488,7 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
             first.text().await.unwrap()
         );
     };
-    assert!(body.contains("max_concurrent_requests"), "{body}");
+    assert_contains_all(&body, &["max_concurrent_requests"]);
     let answer = first.await.unwrap().unwrap().text().await.unwrap();
     assert_contains_all(&answer, &["\"id\":1", "slept"]);
     let (status, _, body) =

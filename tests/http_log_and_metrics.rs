@@ -73,7 +73,7 @@ fn an_unknown_log_format_is_refused_with_the_choices() {
     let out = dir.run(&["--log-format", "yaml", "check"]);
     assert_eq!(out.status.code(), Some(2));
     let text = crate::support::stderr(&out);
-    assert!(text.contains("[possible values: text, json]"), "{text}");
+    assert_contains_all(&text, &["[possible values: text, json]"]);
 }
 
 #[tokio::test]

@@ -123,13 +123,13 @@ async fn an_idle_session_expires_its_state_is_dropped_and_its_id_gets_404() {
     let idle_headers = [("mcp-session-id", idle.as_str())];
     let (status, _, body) = post(&client, &server.url, &idle_headers, &tools_list(3)).await;
     assert_eq!(status, 200);
-    assert!(body.contains("select_tools"), "{body}");
+    assert_contains_all(&body, &["select_tools"]);
     // The log masks session ids; the first to expire can only be the idle one.
     server.wait_for_log("session expired");
     server.wait_for_log("session state dropped mode=Some(Connection)");
     let (status, _, body) = post(&client, &server.url, &idle_headers, &tools_list(4)).await;
     assert_eq!(status, 404, "{body}");
-    assert!(body.contains("Session not found"), "{body}");
+    assert_contains_all(&body, &["Session not found"]);
 
     // The busy session outlived it: its call holds it, however long the sweep took.
     let (status, _, body) = post(&client, &server.url, &busy_headers, &tools_list(5)).await;
@@ -184,7 +184,7 @@ fn a_non_loopback_bind_without_auth_is_refused_with_the_fix() {
         Ok(_) => panic!("served on 0.0.0.0 without auth"),
         Err(log) => log,
     };
-    assert!(err.contains("exited exit status: 2"), "{err}");
+    assert_contains_all(&err, &["exited exit status: 2"]);
     assert_contains_all(
         &err,
         &["refusing to serve on 0.0.0.0:0 without auth", "tokens_env"],
@@ -222,7 +222,7 @@ async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
         "name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "x".repeat(70_000)}}}});
     let (status, _, body) = post(&client, &server.url, &headers, &big).await;
     assert_eq!(status, 413, "{body}");
-    assert!(body.contains("exceeds 65536 bytes"), "{body}");
+    assert_contains_all(&body, &["exceeds 65536 bytes"]);
 
     // One call in flight (its SSE stream open), then a second request is refused.
     let slow = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
@@ -239,9 +239,9 @@ async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
     assert_eq!(pending.status().as_u16(), 200);
     let (status, _, body) = post(&client, &server.url, &headers, &tools_list(4)).await;
     assert_eq!(status, 429, "{body}");
-    assert!(body.contains("max_concurrent_requests"), "{body}");
+    assert_contains_all(&body, &["max_concurrent_requests"]);
     let answer = pending.text().await.unwrap();
-    assert!(answer.contains("\"id\":3"), "{answer}");
+    assert_contains_all(&answer, &["\"id\":3"]);
     // The finished call gave its place back.
     let (status, _, _) = post(&client, &server.url, &headers, &tools_list(5)).await;
     assert_eq!(status, 200);
@@ -292,7 +292,7 @@ async fn a_profile_at_mcp_name_sees_only_its_servers_which_run_once() {
             .as_str()
             .unwrap()
             .to_owned();
-        assert!(instructions.contains("the alpha server"), "{instructions}");
+        assert_contains_all(&instructions, &["the alpha server"]);
         assert_eq!(
             instructions.contains("the beta server"),
             servers.contains(&"beta"),
@@ -340,17 +340,14 @@ fn serve_profile_on_stdio_sees_only_its_servers() {
         .filter_map(|l| serde_json::from_str::<Value>(&l).ok());
     let init = answers.next().unwrap();
     let instructions = init["result"]["instructions"].as_str().unwrap();
-    assert!(instructions.contains("the alpha server"), "{instructions}");
+    assert_contains_all(&instructions, &["the alpha server"]);
     assert!(!instructions.contains("beta"), "{instructions}");
     let found = answers.find(|m| m["id"] == 2).unwrap();
     assert_eq!(hit_servers(&found["result"]), ["alpha"], "{found}");
 
     let unknown = dir.run(&["serve", "--profile", "onee"]);
     let text = crate::support::stderr(&unknown);
-    assert!(
-        text.contains("no `[profiles.onee]` table; did you mean `one`?"),
-        "{text}"
-    );
+    assert_contains_all(&text, &["no `[profiles.onee]` table; did you mean `one`?"]);
 }
 
 #[test]

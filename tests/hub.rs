@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::support::raw::{RawClient, result_text};
 use crate::support::wait::eventually;
-use crate::support::{BIN, Dir, FIXTURE, fixture, is_gone, os, running};
+use crate::support::{BIN, Dir, FIXTURE, assert_contains_all, fixture, is_gone, os, running};
 
 /// A config in `dir` with one fixture server `f` (marked by `marker`, to count its
 /// processes) and `settings` lines.
@@ -359,7 +359,7 @@ async fn a_socket_owned_by_another_user_is_refused() {
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     assert!(hubs(&config).is_empty(), "no hub over a foreign socket");
     let log = std::fs::read_to_string(&stderr).expect("stderr");
-    assert!(log.contains("owned by user 65534"), "{log}");
+    assert_contains_all(&log, &["owned by user 65534"]);
     b.close().await;
 }
 

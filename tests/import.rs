@@ -66,7 +66,7 @@ fn claude_project_and_user_servers_import_and_run() {
     let time = text.find("[mcp_servers.time]").expect(&text);
     assert!(everything < time, "{text}");
     assert_eq!(text.matches("[mcp_servers.time]").count(), 1, "{text}");
-    assert!(text.contains("\"Europe/Paris\""), "{text}");
+    assert_contains_all(&text, &["\"Europe/Paris\""]);
     assert!(
         !text.contains("legacy") && !text.contains("[mcp_servers.defer]"),
         "{text}"
@@ -99,7 +99,7 @@ fn codex_servers_import_and_run() {
     let out = import(&dir, "codex");
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
-    assert!(text.contains("startup_timeout_sec = 20\n"), "{text}");
+    assert_contains_all(&text, &["startup_timeout_sec = 20\n"]);
     assert!(
         stderr(&out).contains("left out `tools` of time"),
         "{}",
@@ -119,14 +119,14 @@ fn a_missing_or_broken_source_is_named() {
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert_contains_all(&err, &[".claude.json", ".mcp.json"]);
-    assert!(err.contains("give the file to import as PATH"), "{err}");
+    assert_contains_all(&err, &["give the file to import as PATH"]);
 
     std::fs::create_dir(dir.file("codex")).unwrap();
     std::fs::write(dir.file("codex/config.toml"), "[mcp_servers\n").unwrap();
     let out = import(&dir, "codex");
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("codex/config.toml is not valid TOML"), "{err}");
+    assert_contains_all(&err, &["codex/config.toml is not valid TOML"]);
 }
 
 /// A server whose name our config rejects gets one it accepts (issue 20: names went into
@@ -140,10 +140,7 @@ fn an_import_renames_a_name_our_config_rejects() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("[mcp_servers.my_server_v2]"));
     let err = stderr(&out);
-    assert!(
-        err.contains("my server.v2 is named my_server_v2 here"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["my server.v2 is named my_server_v2 here"]);
 }
 
 /// Each client's own file, written as its documentation shows it (the server swapped for
@@ -217,18 +214,14 @@ fn every_client_format_imports_and_runs() {
             "{client}: {toml}"
         );
         if client == "vscode" {
-            assert!(toml.contains("API_KEY = \"${API_KEY}\""), "{toml}");
-            assert!(
-                notes.contains("set the environment variable API_KEY before starting mcp-defer"),
-                "{notes}"
+            assert_contains_all(&toml, &["API_KEY = \"${API_KEY}\""]);
+            assert_contains_all(
+                &notes,
+                &["set the environment variable API_KEY before starting mcp-defer"],
             );
         }
         dir.config(&toml);
-        let check = dir
-            .command(&["check"])
-            .env("API_KEY", "x")
-            .output()
-            .unwrap();
+        let check = dir.run_with_env(&["check"], &[("API_KEY", "x")]);
         let table = stdout(&check);
         assert_eq!(
             check.status.code(),
@@ -264,10 +257,10 @@ fn write_adds_to_an_existing_file_and_force_replaces_it() {
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     assert!(stdout(&first).is_empty(), "written, not printed");
     let notes = stderr(&first);
-    assert!(notes.contains("wrote 2 servers to"), "{notes}");
-    assert!(
-        notes.contains("linear: carried over, but Claude Code signs in to it with OAuth"),
-        "{notes}"
+    assert_contains_all(&notes, &["wrote 2 servers to"]);
+    assert_contains_all(
+        &notes,
+        &["linear: carried over, but Claude Code signs in to it with OAuth"],
     );
     assert!(!notes.contains("client-id-value"), "{notes}");
     #[cfg(unix)]

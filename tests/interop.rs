@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::session::*;
-use crate::support::{BIN, Dir, Peers, peers};
+use crate::support::{BIN, Dir, Peers, assert_contains_all, peers};
 
 fn peers_config(peers: &Peers) -> String {
     format!(
@@ -21,10 +21,7 @@ fn the_python_sdk_searches_selects_and_calls_through_mcp_defer() {
     setup.config(&peers_config(&peers));
     let config = setup.file("servers.toml");
     let stdout = peers.python("defer_session.py", &[BIN.as_ref(), config.as_os_str()]);
-    assert!(
-        stdout.contains("\"selected\": \"time__get_current_time\""),
-        "{stdout}"
-    );
+    assert_contains_all(&stdout, &["\"selected\": \"time__get_current_time\""]);
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::session::{Session, structured};
 use crate::support::wait::poll_sync;
-use crate::support::{Dir, fixture};
+use crate::support::{Dir, assert_contains_all, fixture};
 
 /// The tool taught: the same `add` as `other__add`, which ranks before it.
 const TAUGHT: &str = "fx__add";
@@ -133,7 +133,7 @@ async fn a_tool_chosen_after_a_search_ranks_first_for_a_similar_query_next_time(
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("use up to +0.70 of the best"), "{text}");
+    assert_contains_all(&text, &["use up to +0.70 of the best"]);
     let taught = (text.lines())
         .find(|l| l.ends_with(TAUGHT))
         .unwrap_or_else(|| panic!("{text}"));

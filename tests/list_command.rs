@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::support::{self, Dir, fixture, line_where, stderr, stdout};
+use crate::support::{self, Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_servers(dir: &Dir) {
     let tools = dir.file("tools.json");
@@ -99,7 +99,7 @@ fn list_includes_the_real_peers_tools() {
         "{text}\n{}",
         stderr(&out)
     );
-    assert!(text.contains("time__convert_time"), "{text}");
+    assert_contains_all(&text, &["time__convert_time"]);
 }
 
 /// A tool whose description carries terminal escapes (a screen clear, an OSC 52 clipboard

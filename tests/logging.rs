@@ -35,20 +35,29 @@ fn log(level: &str, logger: &str, data: &str) -> Value {
     json!({"level": level, "logger": logger, "data": data})
 }
 
+/// What the fixture `alpha` logs at warning and above, as `notifications/message` params.
+fn alphas_warnings() -> Vec<Value> {
+    vec![
+        log("warning", "alpha/fixture", "warning from alpha"),
+        log("error", "alpha/fixture", "error from alpha"),
+    ]
+}
+
+/// The params of the `notifications/message` among `messages`, in order.
+fn logged<'a>(messages: impl IntoIterator<Item = &'a Value>) -> Vec<Value> {
+    (messages.into_iter())
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
 /// The Python client's last line (`tests/python/logging_*.py`) says the call answered
 /// `text` and that alpha's warning and error reached it, in `era`.
 fn assert_python_saw_alphas_log(era: &str, text: &str, out: &str) {
     let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
         .unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(seen["text"], text, "{era}: {seen}");
-    assert_eq!(
-        seen["logs"],
-        json!([
-            log("warning", "alpha/fixture", "warning from alpha"),
-            log("error", "alpha/fixture", "error from alpha"),
-        ]),
-        "{era}: {seen}"
-    );
+    assert_eq!(seen["logs"], json!(alphas_warnings()), "{era}: {seen}");
 }
 
 #[tokio::test]
@@ -147,19 +156,9 @@ async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
     // The server was never given a level (there is no setLevel in this era): it sends all
     // four, and the request's level lets two through.
     assert_eq!(result_text(&response), "level unset", "{response}");
-    let logs: Vec<Value> = raw.received[before..]
-        .iter()
-        .take_while(|m| m.get("method").is_some())
-        .filter(|m| m["method"] == "notifications/message")
-        .map(|m| m["params"].clone())
-        .collect();
-    assert_eq!(
-        logs,
-        vec![
-            log("warning", "alpha/fixture", "warning from alpha"),
-            log("error", "alpha/fixture", "error from alpha"),
-        ]
-    );
+    let notes = raw.received[before..].iter();
+    let logs = logged(notes.take_while(|m| m.get("method").is_some()));
+    assert_eq!(logs, alphas_warnings());
     raw.close().await;
 }
 
@@ -323,19 +322,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
     let (result, logs) = got.split_last().unwrap_or_else(|| panic!("{body}"));
     assert_eq!(result["id"], 3, "the result comes last: {body}");
     assert_eq!(result_text(result), "level unset", "{body}");
-    let logs: Vec<Value> = logs
-        .iter()
-        .filter(|m| m["method"] == "notifications/message")
-        .map(|m| m["params"].clone())
-        .collect();
-    assert_eq!(
-        logs,
-        vec![
-            log("warning", "alpha/fixture", "warning from alpha"),
-            log("error", "alpha/fixture", "error from alpha"),
-        ],
-        "{body}"
-    );
+    assert_eq!(logged(logs), alphas_warnings(), "{body}");
 }
 
 /// A 2026-07-28 call parked on `InputRequiredResult` logs after the client's retry: the

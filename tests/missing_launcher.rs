@@ -11,11 +11,7 @@ fn a_missing_launcher_names_what_to_install() {
     // An empty PATH: neither launcher exists, whatever this machine has installed.
     let empty = dir.file("empty-path");
     std::fs::create_dir(&empty).unwrap();
-    let out = dir
-        .command(&["check"])
-        .env("PATH", &empty)
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(&["check"], &[("PATH", &empty)]);
     let table = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{table}");
     assert_eq!(

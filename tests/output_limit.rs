@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::session::*;
-use crate::support::{Dir, fixture};
+use crate::support::{Dir, assert_contains_all, fixture};
 
 #[tokio::test]
 async fn results_over_the_budget_are_cut_with_a_note() {
@@ -65,7 +65,7 @@ async fn results_over_the_budget_are_cut_with_a_note() {
     );
     let over = session.call("gx__big", json!({"chars": 2000})).await;
     let note = &over.content.last().unwrap().as_text().unwrap().text;
-    assert!(note.contains("max_output_tokens = 300"), "{note}");
+    assert_contains_all(&note, &["max_output_tokens = 300"]);
     assert!(over.content[0].as_text().unwrap().text.len() <= 1200);
 
     // call_tool goes through the same limit.
@@ -76,7 +76,7 @@ async fn results_over_the_budget_are_cut_with_a_note() {
         )
         .await;
     let note = &via_meta.content.last().unwrap().as_text().unwrap().text;
-    assert!(note.contains("max_output_tokens = 200"), "{note}");
+    assert_contains_all(&note, &["max_output_tokens = 200"]);
     session.close().await;
 }
 
@@ -117,6 +117,6 @@ async fn resource_links_count_against_the_budget() {
         .map(|t| t.text.as_str())
         .find(|t| t.contains("max_output_tokens = 100"))
         .unwrap_or_else(|| panic!("no note: {:?}", cut.content));
-    assert!(note.contains("resource link"), "{note}");
+    assert_contains_all(&note, &["resource link"]);
     session.close().await;
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::support::session::*;
-use crate::support::{Dir, fixture, stderr, stdout};
+use crate::support::{Dir, assert_contains_all, fixture, stderr, stdout};
 
 const OVERRIDE: &str = "Total a shopping basket: the sum of two prices.";
 /// How long a notification may take, at most: it is sent at once; this bounds a broken
@@ -84,12 +84,12 @@ fn check_warns_about_an_override_the_server_does_not_list() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("ready"), "{}", stdout(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains(
+    assert_contains_all(
+        &err,
+        &[
             "warning: [mcp_servers.fx.tools.ad] overrides a tool fx does not list, so it does \
-             nothing; did you mean `add`?"
-        ),
-        "{err}"
+             nothing; did you mean `add`?",
+        ],
     );
     assert!(!err.contains("tools.add]"), "{err}");
 

@@ -264,10 +264,7 @@ async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_
         .await
         .expect("prompts/get");
     let said = format!("{:?}", got.messages);
-    assert!(
-        said.contains("review code about the parser, from beta"),
-        "{said}"
-    );
+    assert_contains_all(&said, &["review code about the parser, from beta"]);
 
     // beta drops a prompt: it stays listed, and getting it names the server.
     session
@@ -378,7 +375,7 @@ fn the_python_sdk_uses_prompts_resources_and_completions_in_both_eras() {
                 era.as_ref(),
             ],
         );
-        assert!(stdout.contains(&format!("\"era\": \"{era}\"")), "{stdout}");
-        assert!(stdout.contains("\"updated\": \"demo://"), "{stdout}");
+        assert_contains_all(&stdout, &[&format!("\"era\": \"{era}\"")]);
+        assert_contains_all(&stdout, &["\"updated\": \"demo://"]);
     }
 }

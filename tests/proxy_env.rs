@@ -18,18 +18,19 @@ fn proxy_and_ca_variables_reach_a_stdio_server_and_no_password_is_shown() {
         toml_str(FIXTURE)
     ));
     let proxy = format!("http://me:{PROXY_PASSWORD}@proxy.corp:3128");
-    let out = dir
-        .command(&["check"])
-        .env("RUST_LOG", "trace")
-        .env("HTTPS_PROXY", &proxy)
-        .env("http_proxy", &proxy)
-        .env("NO_PROXY", "localhost,127.0.0.1")
-        .env("SSL_CERT_FILE", "/etc/corp/ca.pem")
-        .env("NODE_EXTRA_CA_CERTS", "/etc/corp/node-ca.pem")
-        .env("REQUESTS_CA_BUNDLE", "/etc/corp/requests.pem")
-        .env("PIP_INDEX_URL", "https://u:index-token-88@pypi.corp/simple")
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(
+        &["check"],
+        &[
+            ("RUST_LOG", "trace"),
+            ("HTTPS_PROXY", proxy.as_str()),
+            ("http_proxy", proxy.as_str()),
+            ("NO_PROXY", "localhost,127.0.0.1"),
+            ("SSL_CERT_FILE", "/etc/corp/ca.pem"),
+            ("NODE_EXTRA_CA_CERTS", "/etc/corp/node-ca.pem"),
+            ("REQUESTS_CA_BUNDLE", "/etc/corp/requests.pem"),
+            ("PIP_INDEX_URL", "https://u:index-token-88@pypi.corp/simple"),
+        ],
+    );
     let (table, log) = (stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(0), "{table}\n{log}");
     assert_eq!(row(&table, "net")[1], "ready", "{table}");

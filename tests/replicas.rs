@@ -13,7 +13,7 @@ use std::time::Duration;
 use crate::support::http::{Server, initialize, open_session, post, tools_list};
 use crate::support::os::UnixStream;
 use crate::support::wait::eventually;
-use crate::support::{Dir, Killed, fixture, free_port, listening};
+use crate::support::{Dir, Killed, assert_contains_all, fixture, free_port, listening};
 
 /// deploy/haproxy.cfg (what docs/deploy.md shows), with the test's ports and a stats
 /// socket at `stats`, for the test to read what HAProxy thinks of each replica.
@@ -147,7 +147,7 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
         let headers = [("mcp-session-id", session.as_str())];
         let (status, _, body) = post(&client, &balanced, &headers, &tools_list(11)).await;
         assert_eq!(status, 404, "{body}");
-        assert!(body.contains("Session not found"), "{body}");
+        assert_contains_all(&body, &["Session not found"]);
     }
     let (status, session, body) = post(&client, &balanced, &[], &initialize()).await;
     assert_eq!(status, 200, "re-initialize: {body}");

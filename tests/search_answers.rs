@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::support::reference::{model, reference_servers};
 use crate::support::session::{Session, structured, text};
 use crate::support::wait::poll;
-use crate::support::{Dir, fixture, toml_str};
+use crate::support::{Dir, assert_contains_all, fixture, toml_str};
 
 /// The fixture binary (a real MCP server).
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
@@ -56,12 +56,7 @@ async fn search(session: &Session, query: &str) -> Value {
 }
 
 fn names(found: &Value) -> Vec<String> {
-    found["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tools in {found:#}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
+    crate::support::session::found_names(found)
 }
 
 /// Items 2 and 4 with the transformer tier: until every tool has its vector the answer
@@ -202,10 +197,7 @@ async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
             .call("search_tools", json!({"query": "read a file"}))
             .await,
     );
-    assert!(
-        text.contains("Still starting, not searched yet: slow."),
-        "{text}"
-    );
+    assert_contains_all(&text, &["Still starting, not searched yet: slow."]);
     session.close().await;
 }
 

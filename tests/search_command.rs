@@ -76,16 +76,10 @@ fn stats_compares_the_flat_list_with_the_deferred_one() {
     };
     assert_eq!(tools, 14, "two fixtures of seven tools: {text}");
     assert!(deferred < flat, "{text}");
-    let fx: Vec<&str> = text
-        .lines()
-        .find(|l| l.starts_with("fx "))
-        .unwrap()
+    let fx: Vec<&str> = line_where(&text, |l| l.starts_with("fx "))
         .split_whitespace()
         .collect();
-    let other: Vec<&str> = text
-        .lines()
-        .find(|l| l.starts_with("other "))
-        .unwrap()
+    let other: Vec<&str> = line_where(&text, |l| l.starts_with("other "))
         .split_whitespace()
         .collect();
     assert_ne!(fx[3], "0", "fx pins echo: {text}");

@@ -66,13 +66,14 @@ fn assert_clean(what: &str, text: &str) {
 fn check_shows_env_names_and_no_secret_at_trace_level() {
     let dir = Dir::new();
     config(&dir);
-    let out = dir
-        .command(&["check"])
-        .env("RUST_LOG", "trace")
-        .env("PLANTED_BEARER", BEARER_SECRET)
-        .env("PLANTED_UNRELATED", UNRELATED_SECRET)
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(
+        &["check"],
+        &[
+            ("RUST_LOG", "trace"),
+            ("PLANTED_BEARER", BEARER_SECRET),
+            ("PLANTED_UNRELATED", UNRELATED_SECRET),
+        ],
+    );
     let (table, log) = (stdout(&out), stderr(&out));
     assert_clean("check's stdout", &table);
     assert_clean("check's stderr", &log);
@@ -307,7 +308,7 @@ async fn a_token_removed_from_token_file_is_refused_in_new_and_open_sessions() {
         "the other token's session"
     );
     let log = server.log();
-    assert!(log.contains("revoked=1"), "{log}");
+    assert_contains_all(&log, &["revoked=1"]);
     assert!(
         !log.contains(HTTP_TOKEN) && !log.contains(OTHER_TOKEN),
         "{log}"

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::support::reference::{model, reference_servers};
 use crate::support::session::Session;
 use crate::support::wait::poll_sync;
-use crate::support::{Dir, fixture, stderr, stdout, toml_str};
+use crate::support::{Dir, assert_contains_all, fixture, stderr, stdout, toml_str};
 
 /// The query: by meaning the memory server's `add_observations`; measured, the lexical
 /// engine ranks it 6th (behind file readers that share `read`-like words and `create`), the
@@ -24,12 +24,7 @@ const WANTED: &str = "memory__add_observations";
 async fn search(session: &Session, query: &str) -> Vec<String> {
     let found = session.call("search_tools", json!({"query": query})).await;
     let value = serde_json::to_value(&found.structured_content).unwrap();
-    value["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tools in {value:#}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
+    crate::support::session::found_names(&value)
 }
 
 /// The `transformer vectors ready` log lines once one covers all 50 tools: (embedded,
@@ -156,16 +151,12 @@ fn search_explain_and_check_report_the_transformer() {
     let first = lines.next().unwrap();
     assert!(first.contains(WANTED), "{text}");
 
-    let out = dir
-        .command(&["check"])
-        .env("MCP_DEFER_CACHE_DIR", &cache)
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(&["check"], &[("MCP_DEFER_CACHE_DIR", &cache)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let table = stdout(&out);
-    assert!(
-        table.contains("ranking, 50 tool vectors (0 embedded, 50 from the disk cache)"),
-        "{table}"
+    assert_contains_all(
+        &table,
+        &["ranking, 50 tool vectors (0 embedded, 50 from the disk cache)"],
     );
 }
 

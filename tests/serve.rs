@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::support::session::*;
 use crate::support::wait::{eventually, poll};
-use crate::support::{BIN, Dir, fixture};
+use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
 /// A temp dir whose `servers.toml` is `toml`.
 fn with_config(toml: &str) -> Dir {
@@ -208,8 +208,8 @@ async fn call_tool_validates_arguments_and_calls_unloaded_tools() {
         .await;
     assert_eq!(bad.is_error, Some(true));
     let message = text(&bad);
-    assert!(message.contains("/a"), "{message}");
-    assert!(message.contains("\"b\""), "{message}");
+    assert_contains_all(&message, &["/a"]);
+    assert_contains_all(&message, &["\"b\""]);
 
     let good = session
         .call(

@@ -31,7 +31,7 @@ fn stats_compares_any_two_modes_in_tokens() {
     let text = stdout(&out);
     let header: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(header, ["server", "tools", "all", "deferred"], "{text}");
-    assert!(text.contains("total (o200k_base tokens)"), "{text}");
+    assert_contains_all(&text, &["total (o200k_base tokens)"]);
     let [tools, all, deferred] = numbers(&text, "total")[..] else {
         panic!("{text}")
     };
@@ -48,10 +48,7 @@ fn stats_compares_any_two_modes_in_tokens() {
     assert!(meta[1] > 100, "{text}");
     assert_eq!(all, other[1] + fx[1] + meta[1], "{text}");
     assert_eq!(deferred, fx[2] + meta[2], "{text}");
-    assert!(
-        text.contains("the first tools/list in deferred is"),
-        "{text}"
-    );
+    assert_contains_all(&text, &["the first tools/list in deferred is"]);
 
     // Directly registered, a server's tools keep their own names and no _meta: fewer tokens
     // than mcp-defer's listed form of the same tools, and no meta tools.

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::support::http::{Server, open_session, post, result_of, tools_list};
 use crate::support::wait::eventually;
-use crate::support::{Dir, fixture, stderr};
+use crate::support::{Dir, assert_contains_all, fixture, stderr};
 
 /// Sends one request in `session` and returns its `result` (panics on an error answer).
 async fn request(
@@ -154,7 +154,7 @@ async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http
     .await;
     assert_eq!(renamed.len(), "search_tools_".len() + 8, "{renamed}");
     let log = server.log();
-    assert!(log.contains(&format!("name={renamed}")), "{log}");
+    assert_contains_all(&log, &[&format!("name={renamed}")]);
 }
 
 #[test]

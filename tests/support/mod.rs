@@ -88,6 +88,19 @@ impl Dir {
     pub fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run mcp-defer")
     }
+
+    /// [`Dir::run`] with `envs` added to its environment.
+    pub fn run_with_env<V: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: &[&str],
+        envs: &[(&str, V)],
+    ) -> Output {
+        let mut command = self.command(args);
+        for (name, value) in envs {
+            command.env(name, value);
+        }
+        command.output().expect("run mcp-defer")
+    }
 }
 
 /// A `[mcp_servers.<name>]` table running the fixture with `args`, plus `extra` lines.

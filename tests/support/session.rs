@@ -271,6 +271,17 @@ pub fn assert_extends(before: &[Tool], after: &[Tool]) {
     );
 }
 
+/// The names of the tools in a `search_tools` answer (its structured content), best first;
+/// fails the test when it has no `tools`.
+pub fn found_names(found: &Value) -> Vec<String> {
+    found["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {found:#}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 pub fn structured(result: &CallToolResult) -> Value {
     result.structured_content.clone().unwrap_or(Value::Null)
 }
