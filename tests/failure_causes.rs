@@ -47,8 +47,7 @@ fn a_malformed_tool_is_skipped_by_name_and_the_rest_work() {
 
 #[test]
 fn a_tools_list_error_is_reported_as_the_cause() {
-    let dir = Dir::new();
-    dir.config(&raw(
+    let dir = Dir::with_config(&raw(
         "lister",
         json!({"error": {"code": -32603, "message": "catalog database is locked"}}),
         "",
@@ -66,8 +65,7 @@ fn a_tools_list_error_is_reported_as_the_cause() {
 
 #[tokio::test]
 async fn a_failed_server_is_named_with_its_cause_and_never_pointed_elsewhere() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}{}{}",
         fixture("fake", &[], ""),
         fixture("failstart", &["--fail-start", "no credentials"], ""),
@@ -78,28 +76,14 @@ async fn a_failed_server_is_named_with_its_cause_and_never_pointed_elsewhere() {
         ),
     ));
     let session = Session::start(&dir.file("servers.toml")).await;
-    let said = text(
-        &session
-            .call(
-                "call_tool",
-                json!({"name": "failstart__echo", "arguments": {}}),
-            )
-            .await,
-    );
+    let said = text(&session.call_through("failstart__echo", json!({})).await);
     assert_contains_all(&said, &["'failstart'", "exited with code 1"]);
     assert!(
         !said.contains("fake__echo") && !said.contains("no credentials"),
         "{said}"
     );
     // `fake` exists and is ready: "did you mean" stays within it.
-    let said = text(
-        &session
-            .call(
-                "call_tool",
-                json!({"name": "fake__special_thing", "arguments": {}}),
-            )
-            .await,
-    );
+    let said = text(&session.call_through("fake__special_thing", json!({})).await);
     assert!(
         said.contains("Unknown tool") && !said.contains("other__"),
         "{said}"
@@ -164,9 +148,7 @@ async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
     ));
     let session = Session::start(&dir.file("servers.toml")).await;
     let started = Instant::now();
-    let result = session
-        .call("call_tool", json!({"name": "raw__big", "arguments": {}}))
-        .await;
+    let result = session.call_through("raw__big", json!({})).await;
     let said = text(&result);
     assert_eq!(result.is_error, Some(true), "{said}");
     assert_contains_all(&said, &["200", "65536", "max_message_bytes"]);
@@ -176,9 +158,7 @@ async fn an_answer_over_the_limit_fails_at_once_with_its_size() {
         started.elapsed()
     );
     // The connection survives: a second call is answered the same way.
-    let again = session
-        .call("call_tool", json!({"name": "raw__big", "arguments": {}}))
-        .await;
+    let again = session.call_through("raw__big", json!({})).await;
     assert!(text(&again).contains("65536"), "{}", text(&again));
     session.close().await;
 }

@@ -539,14 +539,15 @@ async fn probes_answer_and_metrics_count_calls_behind_the_token() {
     let refused = client.get(format!("{base}/metrics")).send().await.unwrap();
     assert_eq!(refused.status().as_u16(), 401);
     let metrics = server.metrics(&[("authorization", &bearer)]).await;
-    for line in [
-        "mcp_defer_http_sessions_open 1",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"fx\"} 1",
-        "mcp_defer_http_request_duration_seconds_count{method=\"tools/call\",server=\"fx\"} 1",
-        "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
-    ] {
-        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
-    }
+    assert_contains_all(
+        &metrics,
+        &[
+            "mcp_defer_http_sessions_open 1",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"fx\"} 1",
+            "mcp_defer_http_request_duration_seconds_count{method=\"tools/call\",server=\"fx\"} 1",
+            "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
+        ],
+    );
 }
 
 /// Reads SSE `data:` messages from `response` until one satisfies `wanted`.

@@ -89,17 +89,18 @@ async fn metrics_show_search_latency_and_meta_tool_calls() {
         assert!(result_of(&body, id)["structuredContent"]["tools"].is_array());
     }
     let metrics = server.metrics(&[]).await;
-    for line in [
-        "# TYPE mcp_defer_search_duration_seconds histogram",
-        "mcp_defer_search_duration_seconds_bucket{le=\"+Inf\"} 2",
-        "mcp_defer_search_duration_seconds_count 2",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"mcp-defer\"} 2",
-        "mcp_defer_http_request_errors_total{method=\"tools/call\",server=\"mcp-defer\"} 0",
-        "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
-        "mcp_defer_downstream_restart_attempt{server=\"fx\"} 0",
-    ] {
-        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
-    }
+    assert_contains_all(
+        &metrics,
+        &[
+            "# TYPE mcp_defer_search_duration_seconds histogram",
+            "mcp_defer_search_duration_seconds_bucket{le=\"+Inf\"} 2",
+            "mcp_defer_search_duration_seconds_count 2",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"mcp-defer\"} 2",
+            "mcp_defer_http_request_errors_total{method=\"tools/call\",server=\"mcp-defer\"} 0",
+            "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
+            "mcp_defer_downstream_restart_attempt{server=\"fx\"} 0",
+        ],
+    );
 }
 
 fn call(id: u64, name: &str, arguments: Value) -> Value {
@@ -250,10 +251,7 @@ async fn a_profile_filter_holds_over_stdio_by_the_prefixed_name() {
         .await;
     assert_eq!(selected.is_error, Some(true), "{selected:?}");
     let called = session
-        .call(
-            "call_tool",
-            json!({"name": "al__add", "arguments": {"a": 1, "b": 2}}),
-        )
+        .call_through("al__add", json!({"a": 1, "b": 2}))
         .await;
     assert_eq!(called.is_error, Some(true), "{called:?}");
     let text = format!("{called:?}");
@@ -382,13 +380,14 @@ async fn metrics_label_a_call_with_the_server_that_owns_the_name() {
         assert_eq!(status, 200, "{body}");
     }
     let metrics = server.metrics(&[]).await;
-    for line in [
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"bare\"} 1",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"github\"} 2",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"unknown\"} 1",
-    ] {
-        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
-    }
+    assert_contains_all(
+        &metrics,
+        &[
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"bare\"} 1",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"github\"} 2",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"unknown\"} 1",
+        ],
+    );
     for label in ["server=\"gh\"", "server=\"made\"", "server=\"echo\""] {
         assert!(!metrics.contains(label), "{label}:\n{metrics}");
     }

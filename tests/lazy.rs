@@ -88,10 +88,7 @@ async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
     let through_meta = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"text": "again"}}),
-        )
+        .call_through("fx__echo", json!({"text": "again"}))
         .await;
     assert!(text(&through_meta).contains("again"), "{through_meta:?}");
     let second = read_pids(&pids)[0];
@@ -257,16 +254,11 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
         "a filtered tool from the file: {found:#}"
     );
     let added = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__add", "arguments": {"a": 1, "b": 2}}),
-        )
+        .call_through("fx__add", json!({"a": 1, "b": 2}))
         .await;
     assert_eq!(added.is_error, Some(true), "{added:?}");
     assert!(!text(&added).contains('3'), "{added:?}");
-    let planted = session
-        .call("call_tool", json!({"name": "fx__planted", "arguments": {}}))
-        .await;
+    let planted = session.call_through("fx__planted", json!({})).await;
     assert_eq!(planted.is_error, Some(true), "{planted:?}");
     assert!(
         text(&planted).contains("does not list a tool 'planted'"),
@@ -275,10 +267,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
     // Neither reached the server: a call it answers afterwards is all it recorded (each
     // name is written before the answer, so the file is complete once echo is answered).
     let echoed = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"message": "hi"}}),
-        )
+        .call_through("fx__echo", json!({"message": "hi"}))
         .await;
     assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
     assert_eq!(

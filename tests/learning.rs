@@ -74,12 +74,7 @@ async fn choose_taught(session: &Session) -> Vec<String> {
         .call("select_tools", json!({"names": [TAUGHT]}))
         .await;
     assert_ne!(selected.is_error, Some(true), "{selected:?}");
-    let called = session
-        .call(
-            "call_tool",
-            json!({"name": TAUGHT, "arguments": {"a": 2, "b": 3}}),
-        )
-        .await;
+    let called = session.call_through(TAUGHT, json!({"a": 2, "b": 3})).await;
     assert_ne!(called.is_error, Some(true), "{called:?}");
     before
 }
@@ -276,11 +271,8 @@ impl<'s> HttpSession<'s> {
     async fn choose_taught(&self) {
         self.ranked(FIRST_QUERY).await;
         self.call("select_tools", json!({"names": [TAUGHT]})).await;
-        self.call(
-            "call_tool",
-            json!({"name": TAUGHT, "arguments": {"a": 2, "b": 3}}),
-        )
-        .await;
+        let arguments = json!({"name": TAUGHT, "arguments": {"a": 2, "b": 3}});
+        self.call("call_tool", arguments).await;
     }
 }
 

@@ -166,9 +166,8 @@ fn a_client_that_stops_reading_ends_the_session() {
 async fn plain_calls_take_the_thin_path_in_both_eras() {
     use crate::support::session::{Era, Session, object, text};
     use rmcp::model::{CallToolRequestParams, ProtocolVersion};
-    let dir = Dir::new();
     // `any`: a 2026-07-28 client is served in its own era.
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nclient_era = \"any\"\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -191,10 +190,7 @@ async fn plain_calls_take_the_thin_path_in_both_eras() {
         let echoed = session.call("fx__echo", json!({"said": "routed"})).await;
         assert!(text(&echoed).contains("routed"), "{echoed:?}");
         let echoed = session
-            .call(
-                "call_tool",
-                json!({"name": "fx__echo", "arguments": {"said": "by call_tool"}}),
-            )
+            .call_through("fx__echo", json!({"said": "by call_tool"}))
             .await;
         assert!(text(&echoed).contains("by call_tool"), "{echoed:?}");
         // rmcp's client puts its own progress token on the request and routes by it.

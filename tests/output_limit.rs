@@ -70,10 +70,7 @@ async fn results_over_the_budget_are_cut_with_a_note() {
 
     // call_tool goes through the same limit.
     let via_meta = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__big", "arguments": {"chars": 5000}}),
-        )
+        .call_through("fx__big", json!({"chars": 5000}))
         .await;
     let note = &via_meta.content.last().unwrap().as_text().unwrap().text;
     assert_contains_all(&note, &["max_output_tokens = 200"]);

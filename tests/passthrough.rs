@@ -52,8 +52,7 @@ fn prompt_names(prompts: &[Prompt]) -> Vec<String> {
 #[tokio::test]
 async fn server_everythings_prompts_resources_and_completions_pass_through() {
     let Some(peers) = peers() else { return };
-    let setup = Dir::new();
-    setup.config(&everything(&peers));
+    let setup = Dir::with_config(&everything(&peers));
     let session = Session::start(&setup.file("servers.toml")).await;
     let info = session.client.peer_info().expect("server info");
     let capabilities = &info.capabilities;
@@ -208,8 +207,7 @@ async fn server_everythings_prompts_resources_and_completions_pass_through() {
 
 #[tokio::test]
 async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_an_error() {
-    let setup = Dir::new();
-    setup.config(&format!(
+    let setup = Dir::with_config(&format!(
         "{}{}",
         fixture("alpha", &["--name", "alpha", "--prompt", "greet"], ""),
         fixture(
@@ -268,10 +266,7 @@ async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_
 
     // beta drops a prompt: it stays listed, and getting it names the server.
     session
-        .call(
-            "call_tool",
-            json!({"name": "beta__drop-prompt", "arguments": {"name": "greet"}}),
-        )
+        .call_through("beta__drop-prompt", json!({"name": "greet"}))
         .await;
     let dropped = eventually_within(WAIT, "the drop reaches mcp-defer", async || {
         let result = session
@@ -301,9 +296,8 @@ async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_
 
 #[tokio::test]
 async fn a_uri_two_servers_list_belongs_to_the_first_in_config_order() {
-    let setup = Dir::new();
     // first comes up last: ownership must not depend on who connected first.
-    setup.config(&format!(
+    let setup = Dir::with_config(&format!(
         "{}{}",
         fixture(
             "first",
@@ -357,10 +351,9 @@ fn bytes_of(prompts: &[Prompt]) -> Vec<String> {
 #[test]
 fn the_python_sdk_uses_prompts_resources_and_completions_in_both_eras() {
     let Some(peers) = peers() else { return };
-    let setup = Dir::new();
     // `any`: the 2026-07-28 run is answered in its era (the default refuses discover where
     // tools load on request).
-    setup.config(&format!(
+    let setup = Dir::with_config(&format!(
         "[settings]\nclient_era = \"any\"\n\n{}",
         everything(&peers)
     ));

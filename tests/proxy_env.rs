@@ -10,10 +10,9 @@ const PROXY_PASSWORD: &str = "proxy-pass-4471@corp";
 
 #[test]
 fn proxy_and_ca_variables_reach_a_stdio_server_and_no_password_is_shown() {
-    let dir = Dir::new();
     // `--print-env` writes the server's whole environment to its stderr, which mcp-defer
     // logs at debug level (redacted).
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.net]\ncommand = {}\nargs = [\"--print-env\"]\n",
         toml_str(FIXTURE)
     ));
@@ -35,16 +34,17 @@ fn proxy_and_ca_variables_reach_a_stdio_server_and_no_password_is_shown() {
     assert_eq!(out.status.code(), Some(0), "{table}\n{log}");
     assert_eq!(row(&table, "net")[1], "ready", "{table}");
     // The child saw each variable (its own dump, in our log).
-    for seen in [
-        "HTTPS_PROXY=",
-        "http_proxy=",
-        "NO_PROXY=localhost,127.0.0.1",
-        "SSL_CERT_FILE=/etc/corp/ca.pem",
-        "NODE_EXTRA_CA_CERTS=/etc/corp/node-ca.pem",
-        "REQUESTS_CA_BUNDLE=/etc/corp/requests.pem",
-    ] {
-        assert!(log.contains(seen), "the server did not get {seen}:\n{log}");
-    }
+    assert_contains_all(
+        &log,
+        &[
+            "HTTPS_PROXY=",
+            "http_proxy=",
+            "NO_PROXY=localhost,127.0.0.1",
+            "SSL_CERT_FILE=/etc/corp/ca.pem",
+            "NODE_EXTRA_CA_CERTS=/etc/corp/node-ca.pem",
+            "REQUESTS_CA_BUNDLE=/etc/corp/requests.pem",
+        ],
+    );
     // A package index is not a network setting: not passed by default.
     assert!(!log.contains("PIP_INDEX_URL="), "{log}");
     // `check` lists the names, never values; the password appears nowhere.

@@ -130,10 +130,7 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
         "says what happened and how to bring it back: {message}"
     );
     let through_meta = session
-        .call(
-            "call_tool",
-            json!({"name": "gone__echo", "arguments": {"text": "x"}}),
-        )
+        .call_through("gone__echo", json!({"text": "x"}))
         .await;
     assert!(
         text(&through_meta).contains("removed from servers.toml"),

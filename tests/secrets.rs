@@ -165,9 +165,7 @@ async fn a_stdio_server_does_not_see_unrelated_variables() {
                 .stderr(Stdio::null());
         })
         .await;
-        let result = session
-            .call("call_tool", json!({"name": "ev__get-env", "arguments": {}}))
-            .await;
+        let result = session.call_through("ev__get-env", json!({})).await;
         let env: Value = serde_json::from_str(&text(&result))
             .unwrap_or_else(|e| panic!("get-env answers JSON ({e}): {}", text(&result)));
         session.close().await;
@@ -330,10 +328,7 @@ async fn verbose_logs_no_tool_arguments_or_queries() {
     })
     .await;
     let echoed = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"said": ARGUMENT}}),
-        )
+        .call_through("fx__echo", json!({"said": ARGUMENT}))
         .await;
     assert!(text(&echoed).contains(ARGUMENT), "{echoed:?}");
     session

@@ -85,17 +85,15 @@ async fn the_first_list_is_the_meta_tools_then_core_tools_in_config_order() {
         "the first list must not vary"
     );
     again.close().await;
-    for line in [
-        "- alpha: Slow one",
-        "- beta: Fast one",
-        "- gamma: Nothing pinned",
-        "search_tools",
-    ] {
-        assert!(
-            instructions.contains(line),
-            "instructions lack {line:?}:\n{instructions}"
-        );
-    }
+    assert_contains_all(
+        &instructions,
+        &[
+            "- alpha: Slow one",
+            "- beta: Fast one",
+            "- gamma: Nothing pinned",
+            "search_tools",
+        ],
+    );
 }
 
 #[tokio::test]
@@ -200,29 +198,17 @@ async fn a_client_that_never_relists_is_held_once_only() {
 async fn call_tool_validates_arguments_and_calls_unloaded_tools() {
     let setup = one_fixture("");
     let session = Session::start(&setup.file("servers.toml")).await;
-    let bad = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__add", "arguments": {"a": "two"}}),
-        )
-        .await;
+    let bad = session.call_through("fx__add", json!({"a": "two"})).await;
     assert_eq!(bad.is_error, Some(true));
     let message = text(&bad);
     assert_contains_all(&message, &["/a"]);
     assert_contains_all(&message, &["\"b\""]);
 
-    let good = session
-        .call(
-            "call_tool",
-            json!({"name": "add", "arguments": {"a": 20, "b": 22}}),
-        )
-        .await;
+    let good = session.call_through("add", json!({"a": 20, "b": 22})).await;
     assert_ne!(good.is_error, Some(true), "{}", text(&good));
     assert!(text(&good).contains("42"), "{}", text(&good));
 
-    let unknown = session
-        .call("call_tool", json!({"name": "fx__addd", "arguments": {}}))
-        .await;
+    let unknown = session.call_through("fx__addd", json!({})).await;
     assert_eq!(unknown.is_error, Some(true));
     assert!(
         text(&unknown).contains("did you mean fx__add"),
@@ -338,10 +324,7 @@ async fn proxy_mode_never_changes_the_list() {
     assert_eq!(selection["schemas"][0]["name"], "fx__add");
     assert_eq!(names(&session.list().await), META);
     let sum = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__add", "arguments": {"a": 1, "b": 1}}),
-        )
+        .call_through("fx__add", json!({"a": 1, "b": 1}))
         .await;
     assert!(text(&sum).contains('2'), "{}", text(&sum));
     session.close().await;
@@ -421,10 +404,7 @@ async fn wait_searchable(session: &Session, query: &str, name: &str, present: bo
 async fn wait_restarted(session: &Session) {
     eventually("the fixture comes back after its crash", async || {
         let echo = session
-            .call(
-                "call_tool",
-                json!({"name": "fx__echo", "arguments": {"text": "up?"}}),
-            )
+            .call_through("fx__echo", json!({"text": "up?"}))
             .await;
         echo.is_error != Some(true)
     })
@@ -440,10 +420,7 @@ async fn downstream_changes_never_rewrite_the_list() {
     let session = Session::start(&setup.file("servers.toml")).await;
     session.list().await;
     session
-        .call(
-            "call_tool",
-            json!({"name": "fx__grow", "arguments": {"name": "fresh_tool"}}),
-        )
+        .call_through("fx__grow", json!({"name": "fresh_tool"}))
         .await;
     wait_searchable(&session, "fresh_tool", "fx__fresh_tool", true).await;
     session
@@ -456,10 +433,7 @@ async fn downstream_changes_never_rewrite_the_list() {
     );
 
     session
-        .call(
-            "call_tool",
-            json!({"name": "fx__shrink", "arguments": {"name": "fresh_tool"}}),
-        )
+        .call_through("fx__shrink", json!({"name": "fresh_tool"}))
         .await;
     wait_searchable(&session, "fresh_tool", "fx__fresh_tool", false).await;
     assert_eq!(
@@ -472,9 +446,7 @@ async fn downstream_changes_never_rewrite_the_list() {
     assert!(text(&gone).contains("no longer offers"), "{}", text(&gone));
 
     // A crash mid-call is an error result naming the server; the session goes on.
-    let crashed = session
-        .call("call_tool", json!({"name": "fx__crash", "arguments": {}}))
-        .await;
+    let crashed = session.call_through("fx__crash", json!({})).await;
     assert_eq!(crashed.is_error, Some(true));
     assert!(text(&crashed).contains("fx"), "{}", text(&crashed));
     wait_restarted(&session).await;
@@ -506,10 +478,7 @@ async fn run_steps(steps: &[Step]) -> Vec<String> {
             Step::Grow(n) => {
                 let name = format!("grown_{n}");
                 session
-                    .call(
-                        "call_tool",
-                        json!({"name": "fx__grow", "arguments": {"name": name}}),
-                    )
+                    .call_through("fx__grow", json!({"name": name}))
                     .await;
                 wait_searchable(&session, &name, &format!("fx__{name}"), true).await;
                 session
@@ -519,17 +488,12 @@ async fn run_steps(steps: &[Step]) -> Vec<String> {
             Step::Shrink(n) => {
                 let name = format!("grown_{n}");
                 session
-                    .call(
-                        "call_tool",
-                        json!({"name": "fx__shrink", "arguments": {"name": name}}),
-                    )
+                    .call_through("fx__shrink", json!({"name": name}))
                     .await;
                 wait_searchable(&session, &name, &format!("fx__{name}"), false).await;
             }
             Step::Crash => {
-                session
-                    .call("call_tool", json!({"name": "fx__crash", "arguments": {}}))
-                    .await;
+                session.call_through("fx__crash", json!({})).await;
                 wait_restarted(&session).await;
             }
         }
@@ -596,9 +560,7 @@ async fn long_names_are_refused_at_once_and_names_follow_one_rule() {
 
     // One whitespace rule for all three paths.
     let padded = " fx__echo \n";
-    let called = session
-        .call("call_tool", json!({"name": padded, "arguments": {"a": 1}}))
-        .await;
+    let called = session.call_through(padded, json!({"a": 1})).await;
     assert_ne!(called.is_error, Some(true), "{}", text(&called));
     let direct = session.try_call(padded, json!({"a": 1})).await;
     assert!(direct.is_ok_and(|r| r.is_error != Some(true)));

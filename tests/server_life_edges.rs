@@ -281,10 +281,7 @@ async fn the_first_call_to_a_ready_server_does_not_wait_for_the_slowest() {
         .await
         .expect("a direct call waited for the slow server");
     assert!(text(&direct).contains("early"), "{direct:?}");
-    let meta = session.call(
-        "call_tool",
-        json!({"name": "fx__add", "arguments": {"a": 1, "b": 2}}),
-    );
+    let meta = session.call_through("fx__add", json!({"a": 1, "b": 2}));
     let meta = tokio::time::timeout(NOT_HELD, meta)
         .await
         .expect("call_tool waited for the slow server");

@@ -4,8 +4,7 @@
 use crate::support::{Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}{}",
         fixture("fx", &[], "always_load = [\"echo\"]"),
         fixture("other", &["--name", "other"], ""),

@@ -79,10 +79,7 @@ async fn rug_pull_is_held_until_approved(era: Era) {
     let (path, calls) = config(&dir, settings);
     let session = Session::start_in(&path, era.clone()).await;
     let before = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"word": "before"}}),
-        )
+        .call_through("fx__echo", json!({"word": "before"}))
         .await;
     assert!(text(&before).contains("before"), "{}", text(&before));
     // First sight: every tool recorded, one line each.
@@ -99,20 +96,14 @@ async fn rug_pull_is_held_until_approved(era: Era) {
     assert_ne!(loaded.is_error, Some(true), "{}", text(&loaded));
 
     let pulled = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__grow", "arguments": {"name": "echo", "description": POISON}}),
-        )
+        .call_through("fx__grow", json!({"name": "echo", "description": POISON}))
         .await;
     assert_ne!(pulled.is_error, Some(true), "{}", text(&pulled));
 
     // The fixture announced the change; once mcp-defer has re-listed it, echo is held.
     let refused = eventually(&format!("echo held ({era:?})"), async || {
         let result = session
-            .call(
-                "call_tool",
-                json!({"name": "fx__echo", "arguments": {"word": "held?"}}),
-            )
+            .call_through("fx__echo", json!({"word": "held?"}))
             .await;
         if result.is_error == Some(true) && text(&result).contains("held") {
             Ok(text(&result))
@@ -156,10 +147,7 @@ async fn rug_pull_is_held_until_approved(era: Era) {
     assert_unpoisoned("tools/list", &session.list().await);
     // An unchanged tool works as before.
     let add = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__add", "arguments": {"a": 2, "b": 3}}),
-        )
+        .call_through("fx__add", json!({"a": 2, "b": 3}))
         .await;
     assert!(text(&add).contains('5'), "{}", text(&add));
 
@@ -175,10 +163,7 @@ async fn rug_pull_is_held_until_approved(era: Era) {
     let approved = approve(&dir, &["fx/echo"]);
     assert_contains_all(&approved, &["approved 1 tool"]);
     let after = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"word": "after"}}),
-        )
+        .call_through("fx__echo", json!({"word": "after"}))
         .await;
     assert_ne!(after.is_error, Some(true), "{}", text(&after));
     assert!(text(&after).contains("after"), "{}", text(&after));

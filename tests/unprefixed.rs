@@ -58,8 +58,7 @@ async fn listed_with(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nexposure = \"all\"\n\n{}\n{}",
         // `grow` adds a tool at runtime: held with the default `trust = "pin"`.
         fixture(

@@ -186,6 +186,12 @@ impl Session {
             .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
     }
 
+    /// `call_tool` (the meta tool) calling `name` with `arguments`.
+    pub async fn call_through(&self, name: &str, arguments: Value) -> CallToolResult {
+        let arguments = serde_json::json!({"name": name, "arguments": arguments});
+        self.call("call_tool", arguments).await
+    }
+
     /// `search_tools` as a model is told to use it: a search answers within a few seconds
     /// with what is indexed and names the servers still starting ("Search again shortly"),
     /// so a real server slow to start on a loaded machine is searched again (60 s at most).
