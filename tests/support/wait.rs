@@ -60,24 +60,42 @@ impl<T, E> Outcome for Result<T, E> {
     }
 }
 
+/// The pauses between probes: each twice the one before, up to [`MAX_PAUSE`], until the
+/// deadline (on tokio's clock, so a test with paused time waits no real time).
+struct Pauses {
+    deadline: tokio::time::Instant,
+    next: Duration,
+}
+
+impl Pauses {
+    fn within(within: Duration) -> Pauses {
+        let deadline = tokio::time::Instant::now() + within;
+        Pauses {
+            deadline,
+            next: FIRST_PAUSE,
+        }
+    }
+
+    /// The pause before the next probe, or `None` once the deadline has passed.
+    fn next(&mut self) -> Option<Duration> {
+        let pause = self.next;
+        self.next = (pause * 2).min(MAX_PAUSE);
+        (tokio::time::Instant::now() < self.deadline).then_some(pause)
+    }
+}
+
 /// Polls `probe` until the event comes, at most `within`: its value, or what the last probe
-/// saw instead. On tokio's clock, so a test with paused time waits no real time.
+/// saw instead.
 pub async fn poll<P: Outcome>(
     within: Duration,
     mut probe: impl AsyncFnMut() -> P,
 ) -> Result<P::Ready, P::Missing> {
-    let deadline = tokio::time::Instant::now() + within;
-    let mut pause = FIRST_PAUSE;
+    let mut pauses = Pauses::within(within);
     loop {
-        let last = match probe().await.into_result() {
-            Ok(ready) => return Ok(ready),
-            Err(last) => last,
-        };
-        if tokio::time::Instant::now() >= deadline {
-            return Err(last);
+        match (probe().await.into_result(), pauses.next()) {
+            (Err(_), Some(pause)) => tokio::time::sleep(pause).await,
+            (outcome, _) => return outcome,
         }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(MAX_PAUSE);
     }
 }
 
@@ -110,24 +128,18 @@ pub fn eventually_sync<P: Outcome<Missing: Display>>(
     poll_sync(DEADLINE, probe).unwrap_or_else(|last| fail(DEADLINE, what, &last))
 }
 
-/// [`poll`] for a test without a runtime.
+/// [`poll`] for a test without a runtime: the thread sleeps between probes.
 pub fn poll_sync<P: Outcome>(
     within: Duration,
     mut probe: impl FnMut() -> P,
 ) -> Result<P::Ready, P::Missing> {
-    let deadline = std::time::Instant::now() + within;
-    let mut pause = FIRST_PAUSE;
-    loop {
-        let last = match probe().into_result() {
-            Ok(ready) => return Ok(ready),
-            Err(last) => last,
-        };
-        if std::time::Instant::now() >= deadline {
-            return Err(last);
-        }
+    let mut pauses = Pauses::within(within);
+    let mut outcome = probe().into_result();
+    while let (Err(_), Some(pause)) = (&outcome, pauses.next()) {
         std::thread::sleep(pause);
-        pause = (pause * 2).min(MAX_PAUSE);
+        outcome = probe().into_result();
     }
+    outcome
 }
 
 fn fail(within: Duration, what: &str, last: &dyn Display) -> ! {
