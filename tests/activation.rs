@@ -9,13 +9,12 @@
 
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, claude_envelope, result_text};
-use crate::util::{Dir, fixture};
+use crate::support::raw::{RawClient, claude_envelope, result_text};
+use crate::support::{Dir, fixture};
 
 /// One fixture server `fx` (echo, add, ...) behind mcp-defer with `settings`.
 fn config(settings: &str) -> Dir {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\n{settings}\n\n{}",
         fixture(
             "fx",
@@ -151,10 +150,7 @@ async fn codex_gets_the_schemas_of_the_best_hits_and_calls_through_call_tool() {
         "the text carries it too"
     );
     let sum = client
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "fx__add", "arguments": {"a": 2, "b": 3}}}),
-        )
+        .call_through("fx__add", json!({"a": 2, "b": 3}))
         .await;
     assert!(result_text(&sum).contains('5'), "{sum}");
     client.close().await;

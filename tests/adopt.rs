@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value as Json, json};
 
-use crate::util::{self, BIN, Dir, stderr, stdout};
+use crate::support::{self, BIN, Dir, assert_contains_all, stderr, stdout};
 
 /// `mcp-defer adopt <args>` run in `cwd` with every per-user location inside `dir`.
 fn adopt(dir: &Dir, cwd: &Path, args: &[&str]) -> Output {
@@ -40,7 +40,7 @@ fn ok(out: &Output) {
 
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
-    crate::util::os::mode(path)
+    crate::support::os::mode(path)
 }
 
 fn read_json(path: &Path) -> Json {
@@ -100,7 +100,7 @@ fn claude_servers_move_behind_mcp_defer_and_undo_puts_them_back() {
     let dir = Dir::new();
     let project = dir.file("proj");
     std::fs::create_dir_all(&project).unwrap();
-    let time = util::peers().map_or_else(
+    let time = support::peers().map_or_else(
         || "uvx".to_owned(),
         |p| p.time.to_string_lossy().into_owned(),
     );
@@ -139,10 +139,7 @@ fn claude_servers_move_behind_mcp_defer_and_undo_puts_them_back() {
     let out = adopt(&dir, &project, &["claude"]);
     ok(&out);
     let text = stdout(&out);
-    assert!(
-        text.contains("Added 3 servers of Claude Code") && text.contains("time, gh, loc"),
-        "{text}"
-    );
+    assert_contains_all(&text, &["Added 3 servers of Claude Code", "time, gh, loc"]);
     assert!(!format!("{text}{}", stderr(&out)).contains("secret-123"));
 
     // Claude's file: mcp-defer at user scope with alwaysLoad, the three servers gone, the
@@ -254,7 +251,7 @@ fn codex_servers_merge_into_servers_toml_are_turned_off_and_come_back() {
     let out = adopt(&dir, dir.path(), &["codex"]);
     ok(&out);
     let text = stdout(&out);
-    assert!(text.contains("Already there: time (as clock)"), "{text}");
+    assert_contains_all(&text, &["Already there: time (as clock)"]);
     assert!(
         stderr(&out).contains("servers.toml already runs it as `clock`"),
         "{}",
@@ -421,10 +418,12 @@ fn adopt_run_through_npx_or_uvx_registers_the_runner_not_its_cache() {
         assert_eq!(entry["command"], runner.0, "{entry}");
         assert_eq!(entry["args"], json!(args), "{entry}");
         let text = stdout(&out);
-        assert!(
-            text.contains(&format!("Undo: `{shown} adopt --undo claude`"))
-                && text.contains(&format!("Next: `{shown} check --config")),
-            "{text}"
+        assert_contains_all(
+            &text,
+            &[
+                &format!("Undo: `{shown} adopt --undo claude`"),
+                &format!("Next: `{shown} check --config"),
+            ],
         );
         assert!(!text.contains(relative), "{text}");
 
@@ -593,4 +592,19 @@ fn copilot_servers_move_behind_mcp_defer_and_come_back() {
             "{list}"
         );
     }
+}
+
+/// The way in as a new user met it (issue 35, item 12).
+#[test]
+fn adopt_of_a_client_it_cannot_edit_points_to_import() {
+    let out = Command::new(BIN)
+        .args(["adopt", "cursor"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_contains_all(&err, &["mcp-defer import cursor", "Cursor"]);
+    // An unknown name keeps clap's own list of what adopt takes.
+    let out = Command::new(BIN).args(["adopt", "emacs"]).output().unwrap();
+    assert!(stderr(&out).contains("copilot"), "{}", stderr(&out));
 }

@@ -1,6 +1,6 @@
 //! `mcp-defer check` against many fixture servers at once, and against the real peers.
 
-use crate::util::{self, Dir, fixture, row, stderr, stdout};
+use crate::support::{self, Dir, assert_contains_all, fixture, line_where, row, stderr, stdout};
 
 #[test]
 fn check_reports_every_server_with_its_cause() {
@@ -101,8 +101,7 @@ fn check_exits_1_when_a_required_server_fails() {
 /// broken first setup passed `check && ...`); a disabled one does not.
 #[test]
 fn check_exits_1_when_any_enabled_server_fails() {
-    let dir = Dir::new();
-    dir.config("[mcp_servers.gone]\ncommand = \"mcp-defer-no-such-command\"\n");
+    let dir = Dir::with_config("[mcp_servers.gone]\ncommand = \"mcp-defer-no-such-command\"\n");
     let out = dir.run(&["check"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
@@ -117,8 +116,7 @@ fn check_exits_1_when_any_enabled_server_fails() {
 
 #[test]
 fn check_with_a_bad_config_exits_2_with_the_message() {
-    let dir = Dir::new();
-    dir.config("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n");
+    let dir = Dir::with_config("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://b\"\n");
     let out = dir.run(&["check"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("servers.toml"), "{}", stderr(&out));
@@ -128,9 +126,8 @@ fn check_with_a_bad_config_exits_2_with_the_message() {
 #[test]
 fn check_reports_an_unreachable_http_server() {
     // A port nothing listens on: bind, read the port, close.
-    let port = crate::util::free_port();
-    let dir = Dir::new();
-    dir.config(&format!(
+    let port = crate::support::free_port();
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_sec = 5\n"
     ));
     let out = dir.run(&["check"]);
@@ -147,8 +144,7 @@ fn check_reports_an_unreachable_http_server() {
 /// lines on our stderr, tagged with its name, and never on stdout.
 #[test]
 fn downstream_log_messages_reach_stderr_with_the_server_name() {
-    let dir = Dir::new();
-    dir.config(&fixture(
+    let dir = Dir::with_config(&fixture(
         "chatty",
         &["--log-before-list", "cache warmed: 12 entries"],
         "",
@@ -156,29 +152,25 @@ fn downstream_log_messages_reach_stderr_with_the_server_name() {
     let out = dir.run(&["check"]);
     let (table, log) = (stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(0), "{table}\n{log}");
-    let line = log
-        .lines()
-        .find(|l| l.contains("cache warmed: 12 entries"))
-        .unwrap_or_else(|| panic!("no downstream log line in:\n{log}"));
-    assert!(
-        line.contains("WARN") && line.contains("server=chatty"),
-        "{line}"
-    );
-    assert!(line.contains("logger=\"fixture\""), "{line}");
+    let line = line_where(&log, |l| l.contains("cache warmed: 12 entries"));
+    assert_contains_all(&line, &["WARN", "server=chatty"]);
+    assert_contains_all(&line, &["logger=\"fixture\""]);
     assert!(!table.contains("cache warmed"), "{table}");
 }
 
 #[test]
 fn check_aggregates_the_real_npm_and_pypi_servers() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     let mut toml = format!(
         "[mcp_servers.everything]\ncommand = {}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.everything.to_string_lossy())
+        support::toml_str(&peers.everything.to_string_lossy())
     );
     toml += &format!(
         "[mcp_servers.time]\ncommand = {}\nargs = [\"--local-timezone\", \"UTC\"]\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.time.to_string_lossy())
+        support::toml_str(&peers.time.to_string_lossy())
     );
     toml += &fixture("fixture", &[], "");
     dir.config(&toml);
@@ -197,5 +189,21 @@ fn check_aggregates_the_real_npm_and_pypi_servers() {
     assert_eq!(
         time[2], "2",
         "mcp-server-time has get_current_time and convert_time"
+    );
+}
+
+#[test]
+fn check_warns_about_an_always_load_name_the_server_does_not_list() {
+    let dir = Dir::with_config(&fixture(
+        "fx",
+        &[],
+        "always_load = [\"nosuchtool\", \"echo\"]",
+    ));
+    let out = dir.run(&["check"]);
+    let log = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(
+        log.contains("warning") && log.contains("`nosuchtool`") && !log.contains("`echo`, which"),
+        "{log}"
     );
 }

@@ -16,8 +16,8 @@ use rmcp::{ClientHandler, ErrorData, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::session::{object, text};
-use crate::util::{BIN, Dir, Peers, fixture, peers};
+use crate::support::session::{object, text};
+use crate::support::{BIN, Dir, Peers, fixture, peers};
 
 /// server-everything and the fixture with its `ask` tool.
 fn everything_and_fixture(peers: &Peers) -> String {

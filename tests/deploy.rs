@@ -2,14 +2,14 @@
 //! as YAML with the objects and fields described, their servers.toml loads (and the command
 //! they run refuses nothing the config asks), the Containerfile is made of instructions only,
 //! and `haproxy -c` accepts deploy/haproxy.cfg (HAProxy missing fails the test unless
-//! skipping is allowed, `util::missing_peer`).
+//! skipping is allowed, `support::missing_peer`).
 
 use std::path::Path;
 use std::process::Command;
 
 use yaml_rust2::{Yaml, YamlLoader};
 
-use crate::util::Dir;
+use crate::support::Dir;
 
 fn deploy(file: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,8 +30,7 @@ fn the_kubernetes_manifests_parse_and_serve_with_tokens_behind_affinity() {
     let toml = config_map["data"]["servers.toml"]
         .as_str()
         .expect("servers.toml");
-    let dir = Dir::new();
-    dir.config(toml);
+    let dir = Dir::with_config(toml);
     let loaded = mcp_defer::config::Config::load(&dir.file("servers.toml")).expect("loads");
     assert!(
         loaded.settings.http.tokens.is_some(),
@@ -111,7 +110,7 @@ fn haproxy_accepts_the_load_balancer_config() {
         .output()
     {
         Ok(out) => assert!(out.status.success(), "{out:?}"),
-        Err(e) => crate::util::missing_peer(
+        Err(e) => crate::support::missing_peer(
             &format!("haproxy is missing ({e})"),
             ".ci/install-peers installs it",
         ),

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::util::fixture;
+use crate::support::wait::eventually;
+use crate::support::{Dir, assert_contains_all, fixture, recorded_calls};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -136,7 +137,13 @@ async fn progress_reaches_the_call_under_the_clients_token() {
 
 #[tokio::test]
 async fn cancel_and_timeout_end_the_call_and_keep_the_server() {
-    let toml = fixture("fx", &[], "tool_timeout_sec = 0.5");
+    let dir = Dir::new();
+    let calls = dir.file("calls");
+    let toml = fixture(
+        "fx",
+        &["--record-calls", &calls.to_string_lossy()],
+        "tool_timeout_sec = 0.5",
+    );
     let config = config(&toml);
     let (pool, _events) = Pool::start(&config, CancellationToken::new());
     ready(&pool, 0).await;
@@ -154,7 +161,11 @@ async fn cancel_and_timeout_end_the_call_and_keep_the_server() {
                 .await
         }
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Cancelled in flight: once the server has the call.
+    eventually("the sleep reaches the server", async || {
+        recorded_calls(&calls, "sleep") > 0
+    })
+    .await;
     cancel.cancel();
     let cancelled = tokio::time::timeout(WAIT, call)
         .await
@@ -206,7 +217,7 @@ async fn a_crash_mid_call_fails_that_call_and_the_server_restarts() {
     match crashed {
         Err(DownstreamError::Disconnected { server, cause }) => {
             assert_eq!(server, "fx");
-            assert!(cause.contains("exited with code 3"), "{cause}");
+            assert_contains_all(&cause, &["exited with code 3"]);
             // The model reads this cause: the child's stderr stays in the state and the log.
             assert!(!cause.contains("crashing on request"), "{cause}");
         }
@@ -305,8 +316,8 @@ async fn a_server_that_closes_its_stdout_is_not_reported_as_killed() {
     let list = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
     let config = config(&format!(
         "[mcp_servers.quiet]\ncommand = {}\nargs = {}\n",
-        crate::util::toml_str(crate::util::FIXTURE),
-        crate::util::toml_list(&["--raw-list", &list.to_string(), "--raw-close-stdout"])
+        crate::support::toml_str(crate::support::FIXTURE),
+        crate::support::toml_list(&["--raw-list", &list.to_string(), "--raw-close-stdout"])
     ));
     let (pool, _events) = Pool::start(&config, CancellationToken::new());
     let mut watch = pool.get(0).expect("quiet").watch();

@@ -10,8 +10,8 @@ use std::time::Duration;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::raw::RawClient;
-use crate::util::{Dir, fixture};
+use crate::support::raw::RawClient;
+use crate::support::{Dir, fixture};
 
 /// Methods a client may send, real and not; `subscriptions/listen` is left out, since a
 /// listen request is answered only when its stream ends.
@@ -104,8 +104,7 @@ fn input() -> impl Strategy<Value = Input> {
 }
 
 async fn run(inputs: Vec<Input>) -> Result<(), String> {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], "tool_timeout_sec = 2"));
+    let dir = Dir::with_config(&fixture("fx", &[], "tool_timeout_sec = 2"));
     let mut client = RawClient::legacy(&dir.file("servers.toml")).await;
     let mut expected: HashMap<u64, String> = HashMap::new();
     for (n, input) in inputs.iter().enumerate() {

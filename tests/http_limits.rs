@@ -10,8 +10,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::http::{ACCEPT, Server, initialize, open_session, post, result_of, tools_list};
-use crate::util::{Dir, fixture};
+use crate::support::http::{
+    ACCEPT, Server, initialize, open_session, post, result_of, session_headers, tools_list,
+};
+use crate::support::wait::{eventually, poll};
+use crate::support::{Dir, assert_contains_all, fixture, recorded_calls};
 
 const TOKEN: &str = "team-token-aaaaaaaa";
 const OTHER: &str = "team-token-bbbbbbbb";
@@ -56,6 +59,19 @@ fn closed_within(stream: &mut TcpStream, within: Duration) -> bool {
     }
 }
 
+/// Asserts the server closes each of `streams` within 20 s in all (a bound, not a
+/// measurement); `what` they are, for the failure.
+fn assert_all_closed<'a>(streams: impl IntoIterator<Item = &'a mut TcpStream>, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for (i, s) in streams.into_iter().enumerate() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            closed_within(s, left.max(Duration::from_millis(1))),
+            "{what} connection {i} still open after 20 s"
+        );
+    }
+}
+
 const SLOW: usize = 200;
 
 #[tokio::test]
@@ -82,24 +98,15 @@ async fn slow_connections_without_a_token_are_closed_and_do_not_delay_a_client()
     assert_eq!(status, 200, "{body}");
     // Every slow connection is closed by the server after the header timeout (2 s);
     // without one they stay open for good. 20 s is a bound, not a measurement.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for (i, s) in slow.iter_mut().enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        assert!(
-            closed_within(s, left.max(Duration::from_millis(1))),
-            "slow connection {i} still open after 20 s"
-        );
-    }
+    assert_all_closed(&mut slow, "slow");
 }
 
 #[tokio::test]
 async fn a_kept_alive_idle_connection_is_closed_after_the_header_timeout() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings.http]\nheader_timeout_sec = 1\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let mut s = TcpStream::connect(host_port(&server.url)).unwrap();
     s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
@@ -118,12 +125,10 @@ async fn a_kept_alive_idle_connection_is_closed_after_the_header_timeout() {
 
 #[tokio::test]
 async fn connections_past_max_connections_are_closed_at_once() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings.http]\nmax_connections = 4\nheader_timeout_sec = 60\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let addr = host_port(&server.url);
     // Four are served: a request through the gate on each is answered (no tokens are
     // configured, so each counts as authorized from then on)...
@@ -184,14 +189,7 @@ async fn idle_connections_without_a_token_do_not_lock_out_a_token_holder() {
     }
     // The idle sockets were closed, oldest first, down to their share (8 of 16): the 32
     // oldest are gone well before the header timeout (60 s).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for (i, s) in idle.iter_mut().take(32).enumerate() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        assert!(
-            closed_within(s, left.max(Duration::from_millis(1))),
-            "idle connection {i} still open"
-        );
-    }
+    assert_all_closed(idle.iter_mut().take(32), "idle");
 }
 
 #[tokio::test]
@@ -208,10 +206,7 @@ async fn one_token_is_refused_sessions_past_its_cap_with_the_setting_named() {
     let (status, session, body) = post(&client, &server.url, &auth, &initialize()).await;
     assert_eq!(status, 429, "{body}");
     assert!(session.is_none());
-    assert!(
-        body.contains("max_sessions_per_token") && body.contains("3 open sessions"),
-        "{body}"
-    );
+    assert_contains_all(&body, &["max_sessions_per_token", "3 open sessions"]);
     // Another token has its own cap.
     let theirs = format!("Bearer {OTHER}");
     open_session(&client, &server.url, &[("authorization", &theirs)]).await;
@@ -310,8 +305,7 @@ async fn a_session_is_404_to_another_token_and_to_delete_once_gone() {
 
 #[tokio::test]
 async fn session_ids_never_reach_the_log_at_debug() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let server = Server::start(&dir, &[("RUST_LOG", "debug")]);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -325,8 +319,8 @@ async fn session_ids_never_reach_the_log_at_debug() {
         .await
         .unwrap();
     assert_eq!(response.status().as_u16(), 202);
-    std::thread::sleep(Duration::from_millis(300));
-    let log = server.log();
+    // Its whole log, to its last line: the session's close is in it.
+    let log = server.stop();
     assert!(log.contains("create new session"), "rmcp logged: {log}");
     let tail = &session[8..];
     assert!(!log.contains(tail), "the session id is in the log:\n{log}");
@@ -369,15 +363,10 @@ fn raw_post(
 
 #[tokio::test]
 async fn invalid_json_is_a_400_parse_error_and_a_lone_surrogate_becomes_u_fffd() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let response = raw_post(
         &client,
         &server.url,
@@ -414,15 +403,10 @@ fn sleep_call(id: u64, ms: u64) -> Value {
 
 #[tokio::test]
 async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let first = raw_post(
         &client,
         &server.url,
@@ -435,10 +419,7 @@ async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered(
     assert_eq!(first.status().as_u16(), 200);
     let (status, _, body) = post(&client, &server.url, &headers, &tools_list(7)).await;
     assert_eq!(status, 400, "{body}");
-    assert!(
-        body.contains("-32600") && body.contains("already in flight"),
-        "{body}"
-    );
+    assert_contains_all(&body, &["-32600", "already in flight"]);
     let answer = tokio::time::timeout(Duration::from_secs(30), first.text())
         .await
         .expect("the first request is answered")
@@ -449,18 +430,19 @@ async fn a_request_reusing_an_in_flight_id_is_refused_and_the_first_is_answered(
     assert_eq!(status, 200);
 }
 
-fn stateless_sleep(id: u64, ms: u64) -> Value {
+fn stateless_sleep_call(id: u64, ms: u64) -> Value {
     let mut call = sleep_call(id, ms);
-    call["params"]["_meta"] = crate::raw::claude_envelope();
+    call["params"]["_meta"] = crate::support::raw::claude_envelope();
     call
 }
 
 #[tokio::test]
 async fn stateless_requests_count_under_max_concurrent_requests() {
     let dir = Dir::new();
+    let calls = dir.file("calls");
     dir.config(&format!(
         "[settings.http]\nmax_concurrent_requests = 1\n\n{}",
-        fixture("fx", &[], "")
+        fixture("fx", &["--record-calls", &calls.to_string_lossy()], "")
     ));
     let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
@@ -476,23 +458,29 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
             &client,
             &server.url,
             &headers,
-            serde_json::to_vec(&stateless_sleep(1, 4000)).unwrap(),
+            serde_json::to_vec(&stateless_sleep_call(1, 4000)).unwrap(),
         )
         .send(),
     );
-    // Its head start: the loop below only ever holds the limit for a millisecond.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let mut refused = None;
-    for id in 2..200 {
-        let (status, _, body) = post(&client, &server.url, &headers, &stateless_sleep(id, 1)).await;
+    // In flight once the server has it; each request below holds the limit for a
+    // millisecond only, so one of them meets the first.
+    eventually("the first call reaches the server", async || {
+        recorded_calls(&calls, "sleep") > 0
+    })
+    .await;
+    let mut id = 1;
+    let refused = poll(Duration::from_secs(4), async || {
+        id += 1;
+        let call = stateless_sleep_call(id, 1);
+        let (status, _, body) = post(&client, &server.url, &headers, &call).await;
         if status == 429 {
-            refused = Some(body);
-            break;
+            return Some(body);
         }
         assert_eq!(status, 200, "{body}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let Some(body) = refused else {
+        None
+    })
+    .await;
+    let Ok(body) = refused else {
         let first = first.await.unwrap().unwrap();
         panic!(
             "never refused; the first: {} {}",
@@ -500,21 +488,17 @@ async fn stateless_requests_count_under_max_concurrent_requests() {
             first.text().await.unwrap()
         );
     };
-    assert!(body.contains("max_concurrent_requests"), "{body}");
+    assert_contains_all(&body, &["max_concurrent_requests"]);
     let answer = first.await.unwrap().unwrap().text().await.unwrap();
-    assert!(
-        answer.contains("\"id\":1") && answer.contains("slept"),
-        "{answer}"
-    );
-    let (status, _, body) = post(&client, &server.url, &headers, &stateless_sleep(3, 10)).await;
+    assert_contains_all(&answer, &["\"id\":1", "slept"]);
+    let (status, _, body) =
+        post(&client, &server.url, &headers, &stateless_sleep_call(3, 10)).await;
     assert_eq!(status, 200, "{body}");
 }
 
 #[tokio::test]
 async fn a_loopback_origin_is_allowed_by_default_on_loopback() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let client = reqwest::Client::new();
     let local = [("origin", "http://localhost:6274")];
     let (status, _, body) = post(&client, &server.url, &local, &initialize()).await;
@@ -533,16 +517,15 @@ async fn probes_answer_and_metrics_count_calls_behind_the_token() {
     let health = client.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status().as_u16(), 200);
     // Ready once the required server is connected.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually("/readyz says ready", async || {
         let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
         if ready.status().as_u16() == 200 {
-            break;
+            return Ok(());
         }
         assert_eq!(ready.status().as_u16(), 503);
-        assert!(Instant::now() < deadline, "{}", ready.text().await.unwrap());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        Err(ready.text().await.unwrap())
+    })
+    .await;
     let bearer = format!("Bearer {TOKEN}");
     let auth = [("authorization", bearer.as_str())];
     let session = open_session(&client, &server.url, &auth).await;
@@ -555,23 +538,16 @@ async fn probes_answer_and_metrics_count_calls_behind_the_token() {
     assert_eq!(status, 200, "{body}");
     let refused = client.get(format!("{base}/metrics")).send().await.unwrap();
     assert_eq!(refused.status().as_u16(), 401);
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .header("authorization", &bearer)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    for line in [
-        "mcp_defer_http_sessions_open 1",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"fx\"} 1",
-        "mcp_defer_http_request_duration_seconds_count{method=\"tools/call\",server=\"fx\"} 1",
-        "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
-    ] {
-        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
-    }
+    let metrics = server.metrics(&[("authorization", &bearer)]).await;
+    assert_contains_all(
+        &metrics,
+        &[
+            "mcp_defer_http_sessions_open 1",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"fx\"} 1",
+            "mcp_defer_http_request_duration_seconds_count{method=\"tools/call\",server=\"fx\"} 1",
+            "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
+        ],
+    );
 }
 
 /// Reads SSE `data:` messages from `response` until one satisfies `wanted`.
@@ -597,9 +573,7 @@ async fn next_message(
 
 #[tokio::test]
 async fn an_elicitation_during_a_call_arrives_on_that_calls_stream() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &["--ask-tool"], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &["--ask-tool"], ""));
     let client = reqwest::Client::new();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
@@ -607,10 +581,7 @@ async fn an_elicitation_during_a_call_arrives_on_that_calls_stream() {
     let (status, session, body) = post(&client, &server.url, &[], &init).await;
     assert_eq!(status, 200, "{body}");
     let session = session.unwrap();
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let (status, _, _) = post(
         &client,
         &server.url,

@@ -9,20 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, result_text};
-use crate::util::{BIN, Dir, FIXTURE, fixture, is_gone, os, running};
-
-/// How long a process may take to come or go.
-const WAIT: Duration = Duration::from_secs(20);
-
-/// Polls `cond` until it holds, failing with `what` after [`WAIT`].
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "not within {WAIT:?}: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use crate::support::raw::{RawClient, result_text};
+use crate::support::wait::{DEADLINE, eventually};
+use crate::support::{BIN, Dir, FIXTURE, assert_contains_all, fixture, is_gone, os, running};
 
 /// A config in `dir` with one fixture server `f` (marked by `marker`, to count its
 /// processes) and `settings` lines.
@@ -78,27 +67,12 @@ fn hub_logs(run: &Path) -> String {
 
 /// `initialize` 2025-06-18 and `notifications/initialized`.
 async fn handshake(client: &mut RawClient) {
-    if let Err(answer) = try_handshake(client).await {
-        panic!("initialize: {answer}");
-    }
+    client.handshake("2025-06-18").await;
 }
 
 /// As [`handshake`]; `Err` with the answer when `initialize` fails.
 async fn try_handshake(client: &mut RawClient) -> Result<(), Value> {
-    let init = client
-        .request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "hub-test", "version": "0"}}),
-        )
-        .await;
-    if init.get("result").is_none() {
-        return Err(init);
-    }
-    client
-        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    Ok(())
+    client.try_handshake("2025-06-18").await.map(drop)
 }
 
 async fn tool_names(client: &mut RawClient) -> Vec<String> {
@@ -176,12 +150,7 @@ async fn two_sessions_share_one_hub_and_one_server_each_with_its_own_list() {
     assert!(!before.contains(&"f__echo".to_owned()), "{before:?}");
     let answer = echo(&mut a, "f__echo").await;
     assert!(result_text(&answer).contains("hello"), "{answer}");
-    let via_b = b
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {"said": "hello"}}}),
-        )
-        .await;
+    let via_b = b.call_through("f__echo", json!({"said": "hello"})).await;
     assert!(result_text(&via_b).contains("hello"), "{via_b}");
     // One hub and one server process for both sessions.
     assert_eq!(hubs(&config).len(), 1, "hubs: {:?}", hubs(&config));
@@ -192,11 +161,11 @@ async fn two_sessions_share_one_hub_and_one_server_each_with_its_own_list() {
     a.close().await;
     b.close().await;
     // With no grace, the hub leaves with its last session, and takes its server along.
-    eventually("the hub leaves after its last session", || {
+    eventually("the hub leaves after its last session", async || {
         hubs(&config).is_empty()
     })
     .await;
-    eventually("the hub's server stops", || {
+    eventually("the hub's server stops", async || {
         running(FIXTURE, Path::new(&marker)).is_empty()
     })
     .await;
@@ -217,12 +186,7 @@ async fn hub_false_keeps_one_process_and_one_server_per_session() {
     handshake(&mut a).await;
     handshake(&mut b).await;
     for client in [&mut a, &mut b] {
-        let answer = client
-            .request(
-                "tools/call",
-                json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
-            )
-            .await;
+        let answer = client.call_through("f__echo", json!({})).await;
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
     assert!(hubs(&config).is_empty());
@@ -279,7 +243,7 @@ async fn a_killed_hub_is_replaced_and_the_session_keeps_its_list() {
     assert!(is_gone(first));
     a.no_strays().await;
     a.close().await;
-    eventually("the new hub leaves", || hubs(&config).is_empty()).await;
+    eventually("the new hub leaves", async || hubs(&config).is_empty()).await;
 }
 
 /// A grace that outlasts the test's steps: a hub must still run when it is killed.
@@ -302,7 +266,7 @@ async fn stop_hubs(config: &Path) {
     for hub in hubs(config) {
         os::send(hub, os::Signal::Term);
     }
-    eventually("the hubs stop", || hubs(config).is_empty()).await;
+    eventually("the hubs stop", async || hubs(config).is_empty()).await;
 }
 
 /// Runs a session, ends it, and kills its hub (which leaves its socket file behind): the
@@ -321,7 +285,7 @@ async fn stale_socket(config: &Path, run: &Path) -> PathBuf {
     a.close().await;
     assert!(os::send(hub, os::Signal::Kill));
     // Not "its pid is a zombie": its other threads may hold the socket a while longer.
-    eventually("the killed hub's socket refuses connections", || {
+    eventually("the killed hub's socket refuses connections", async || {
         os::refuses_connections(&socket)
     })
     .await;
@@ -359,23 +323,18 @@ async fn a_session_that_joins_a_hub_on_its_way_out_starts_on_the_next() {
     };
     let socket = socket.clone();
     a.close().await;
-    eventually("the hub leaves", || hubs(&config).is_empty()).await;
+    eventually("the hub leaves", async || hubs(&config).is_empty()).await;
     // A hub leaving (its grace over, or killed) as a session connects: the session's
     // `initialize` is taken and never answered.
     let leaving = os::goes_away_on_first_request(&socket);
     let mut b = session(&config, &run).await;
     leaving.join().expect("the leaving hub's thread");
-    let answer = b
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {"said": "hello"}}}),
-        )
-        .await;
+    let answer = b.call_through("f__echo", json!({"said": "hello"})).await;
     assert!(result_text(&answer).contains("hello"), "{answer}");
     assert_eq!(hubs(&config).len(), 1);
     b.no_strays().await;
     b.close().await;
-    eventually("the new hub leaves", || hubs(&config).is_empty()).await;
+    eventually("the new hub leaves", async || hubs(&config).is_empty()).await;
 }
 
 #[tokio::test]
@@ -397,16 +356,11 @@ async fn a_socket_owned_by_another_user_is_refused() {
     })
     .await;
     // The session runs alone, and says why.
-    let answer = b
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
-        )
-        .await;
+    let answer = b.call_through("f__echo", json!({})).await;
     assert_eq!(answer["result"]["isError"], false, "{answer}");
     assert!(hubs(&config).is_empty(), "no hub over a foreign socket");
     let log = std::fs::read_to_string(&stderr).expect("stderr");
-    assert!(log.contains("owned by user 65534"), "{log}");
+    assert_contains_all(&log, &["owned by user 65534"]);
     b.close().await;
 }
 
@@ -427,7 +381,7 @@ async fn two_configs_get_two_hubs() {
     assert_eq!(sockets(&run).len(), 2);
     a.close().await;
     b.close().await;
-    eventually("both hubs leave", || {
+    eventually("both hubs leave", async || {
         hubs(&one).is_empty() && hubs(&two).is_empty()
     })
     .await;
@@ -448,12 +402,7 @@ async fn a_server_with_share_session_keeps_the_sessions_of_its_config_alone() {
     let mut a = session(&config, &run).await;
     let mut b = session(&config, &run).await;
     for client in [&mut a, &mut b] {
-        let answer = client
-            .request(
-                "tools/call",
-                json!({"name": "call_tool", "arguments": {"name": "f__echo", "arguments": {}}}),
-            )
-            .await;
+        let answer = client.call_through("f__echo", json!({})).await;
         assert_eq!(answer["result"]["isError"], false, "{answer}");
     }
     assert!(hubs(&config).is_empty());
@@ -508,8 +457,8 @@ async fn soak_session(config: PathBuf, run: PathBuf, first: u64, life: Duration)
         if pending.is_empty() {
             break;
         }
-        let Some(message) = client.next_within(WAIT).await else {
-            panic!("nothing for {WAIT:?}; unanswered: {pending:?}");
+        let Some(message) = client.next_within(DEADLINE).await else {
+            panic!("nothing for {DEADLINE:?}; unanswered: {pending:?}");
         };
         if message.get("method").is_some() {
             continue;
@@ -600,7 +549,7 @@ async fn sessions_coming_and_going_lose_nothing_while_the_hub_is_killed_twice() 
     let now = hubs(&config);
     assert_eq!(now.len(), 1, "{now:?}");
     assert!(!killed.contains(&now[0]));
-    eventually("one server process", || {
+    eventually("one server process", async || {
         running(FIXTURE, Path::new(&marker)).len() == 1
     })
     .await;

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::util::{self, BIN, Dir, row, stderr, stdout};
+use crate::support::{self, BIN, Dir, assert_contains_all, row, stderr, stdout};
 
 /// Runs `mcp-defer import <client>` in `dir` with `HOME` (and `CODEX_HOME`) inside it, so the
 /// default paths are the test's files, and writes its output as the dir's servers.toml.
@@ -37,7 +37,9 @@ fn put(dir: &Dir, rel: &str, text: &str) {
 
 #[test]
 fn claude_project_and_user_servers_import_and_run() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     // Project scope: the real time server. User scope: the real everything server, a legacy
     // SSE server (left out) and mcp-defer itself (left out). Local scope (this directory's
@@ -64,20 +66,14 @@ fn claude_project_and_user_servers_import_and_run() {
     let time = text.find("[mcp_servers.time]").expect(&text);
     assert!(everything < time, "{text}");
     assert_eq!(text.matches("[mcp_servers.time]").count(), 1, "{text}");
-    assert!(text.contains("\"Europe/Paris\""), "{text}");
+    assert_contains_all(&text, &["\"Europe/Paris\""]);
     assert!(
         !text.contains("legacy") && !text.contains("[mcp_servers.defer]"),
         "{text}"
     );
     let notes = stderr(&out);
-    assert!(
-        notes.contains("skipped legacy") && notes.contains("SSE"),
-        "{notes}"
-    );
-    assert!(
-        notes.contains("skipped defer") && notes.contains("itself"),
-        "{notes}"
-    );
+    assert_contains_all(&notes, &["skipped legacy", "SSE"]);
+    assert_contains_all(&notes, &["skipped defer", "itself"]);
 
     let check = dir.run(&["check"]);
     let table = stdout(&check);
@@ -88,20 +84,22 @@ fn claude_project_and_user_servers_import_and_run() {
 
 #[test]
 fn codex_servers_import_and_run() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     std::fs::create_dir(dir.file("codex")).unwrap();
     let codex = format!(
         "model = \"o3\"\n\n[mcp_servers.time]\ncommand = {}\nargs = [\"--local-timezone\", \"UTC\"]\n\
          startup_timeout_sec = 20\n\n[mcp_servers.time.tools.get_current_time]\napproval = \"never\"\n",
-        util::toml_str(&peers.time.to_string_lossy())
+        support::toml_str(&peers.time.to_string_lossy())
     );
     std::fs::write(dir.file("codex/config.toml"), codex).unwrap();
 
     let out = import(&dir, "codex");
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
-    assert!(text.contains("startup_timeout_sec = 20\n"), "{text}");
+    assert_contains_all(&text, &["startup_timeout_sec = 20\n"]);
     assert!(
         stderr(&out).contains("left out `tools` of time"),
         "{}",
@@ -120,18 +118,15 @@ fn a_missing_or_broken_source_is_named() {
     let out = import(&dir, "claude");
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.contains(".claude.json") && err.contains(".mcp.json"),
-        "{err}"
-    );
-    assert!(err.contains("give the file to import as PATH"), "{err}");
+    assert_contains_all(&err, &[".claude.json", ".mcp.json"]);
+    assert_contains_all(&err, &["give the file to import as PATH"]);
 
     std::fs::create_dir(dir.file("codex")).unwrap();
     std::fs::write(dir.file("codex/config.toml"), "[mcp_servers\n").unwrap();
     let out = import(&dir, "codex");
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("codex/config.toml is not valid TOML"), "{err}");
+    assert_contains_all(&err, &["codex/config.toml is not valid TOML"]);
 }
 
 /// A server whose name our config rejects gets one it accepts (issue 20: names went into
@@ -145,18 +140,17 @@ fn an_import_renames_a_name_our_config_rejects() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("[mcp_servers.my_server_v2]"));
     let err = stderr(&out);
-    assert!(
-        err.contains("my server.v2 is named my_server_v2 here"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["my server.v2 is named my_server_v2 here"]);
 }
 
 /// Each client's own file, written as its documentation shows it (the server swapped for
 /// the real time server), imported from its default path and run.
 #[test]
 fn every_client_format_imports_and_runs() {
-    let Some(peers) = util::peers() else { return };
-    let time = util::toml_str(&peers.time.to_string_lossy());
+    let Some(peers) = support::peers() else {
+        return;
+    };
+    let time = support::toml_str(&peers.time.to_string_lossy());
     let stdio = format!(r#""command": {time}, "args": ["--local-timezone", "UTC"]"#);
     let cases: Vec<(&str, &str, String)> = vec![
         (
@@ -220,18 +214,14 @@ fn every_client_format_imports_and_runs() {
             "{client}: {toml}"
         );
         if client == "vscode" {
-            assert!(toml.contains("API_KEY = \"${API_KEY}\""), "{toml}");
-            assert!(
-                notes.contains("set the environment variable API_KEY before starting mcp-defer"),
-                "{notes}"
+            assert_contains_all(&toml, &["API_KEY = \"${API_KEY}\""]);
+            assert_contains_all(
+                &notes,
+                &["set the environment variable API_KEY before starting mcp-defer"],
             );
         }
         dir.config(&toml);
-        let check = dir
-            .command(&["check"])
-            .env("API_KEY", "x")
-            .output()
-            .unwrap();
+        let check = dir.run_with_env(&["check"], &[("API_KEY", "x")]);
         let table = stdout(&check);
         assert_eq!(
             check.status.code(),
@@ -248,7 +238,9 @@ fn every_client_format_imports_and_runs() {
 /// the test stays offline).
 #[test]
 fn write_adds_to_an_existing_file_and_force_replaces_it() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     let json = serde_json::json!({"mcpServers": {
         "time": {"command": peers.time, "args": ["--local-timezone", "UTC"]},
@@ -265,14 +257,14 @@ fn write_adds_to_an_existing_file_and_force_replaces_it() {
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     assert!(stdout(&first).is_empty(), "written, not printed");
     let notes = stderr(&first);
-    assert!(notes.contains("wrote 2 servers to"), "{notes}");
-    assert!(
-        notes.contains("linear: carried over, but Claude Code signs in to it with OAuth"),
-        "{notes}"
+    assert_contains_all(&notes, &["wrote 2 servers to"]);
+    assert_contains_all(
+        &notes,
+        &["linear: carried over, but Claude Code signs in to it with OAuth"],
     );
     assert!(!notes.contains("client-id-value"), "{notes}");
     #[cfg(unix)]
-    assert_eq!(crate::util::os::mode(&target), 0o600);
+    assert_eq!(crate::support::os::mode(&target), 0o600);
     let written = std::fs::read_to_string(&target).unwrap();
     assert!(written.contains("[mcp_servers.linear]\nurl = \"http://127.0.0.1:9/mcp\"\n"));
 
@@ -285,10 +277,7 @@ fn write_adds_to_an_existing_file_and_force_replaces_it() {
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     let merged = std::fs::read_to_string(&target).unwrap();
     assert!(merged.starts_with("# mine\n"), "{merged}");
-    assert!(
-        merged.contains("[mcp_servers.time]") && merged.contains("[mcp_servers.linear]"),
-        "{merged}"
-    );
+    assert_contains_all(&merged, &["[mcp_servers.time]", "[mcp_servers.linear]"]);
     assert!(
         stderr(&again).contains("added 2 servers"),
         "{}",

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{BIN, Dir, FIXTURE, row, stderr, stdout};
+use crate::support::{BIN, Dir, FIXTURE, assert_contains_all, row, stderr, stdout};
 
 /// `mcp-defer import <args>` run in `cwd`, with HOME, XDG_CONFIG_HOME and CODEX_HOME in
 /// `home`, so every default path is the test's.
@@ -141,12 +141,7 @@ fn new_client_formats_import_and_run() {
             );
         }
         dir.config(&toml);
-        let check = dir
-            .command(&["check"])
-            .env("API_KEY", "k")
-            .env("TOKEN", "t")
-            .output()
-            .unwrap();
+        let check = dir.run_with_env(&["check"], &[("API_KEY", "k"), ("TOKEN", "t")]);
         let table = stdout(&check);
         assert_eq!(
             check.status.code(),
@@ -166,15 +161,12 @@ fn new_client_formats_import_and_run() {
                 "{notes}"
             ),
             "goose" => {
-                assert!(notes.contains("skipped developer"), "{notes}");
-                assert!(toml.contains("env_vars = [\"API_KEY\"]"), "{toml}");
+                assert_contains_all(&notes, &["skipped developer"]);
+                assert_contains_all(&toml, &["env_vars = [\"API_KEY\"]"]);
             }
             "continue" => {
-                assert!(toml.contains("API_KEY = \"${API_KEY}\""), "{toml}");
-                assert!(
-                    notes.contains("set the environment variable API_KEY"),
-                    "{notes}"
-                );
+                assert_contains_all(&toml, &["API_KEY = \"${API_KEY}\""]);
+                assert_contains_all(&notes, &["set the environment variable API_KEY"]);
             }
             "windsurf" | "roo" => assert!(toml.contains("disabled_tools = [\"crash\"]"), "{toml}"),
             _ => {}
@@ -197,11 +189,11 @@ fn registered_oauth_clients_are_carried() {
     let out = import(dir.path(), dir.path(), &["claude", ".mcp.json"]);
     let toml = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{toml}\n{}", stderr(&out));
-    assert!(
-        toml.contains(
-            "scopes = [\"channels:read\", \"chat:write\"]\noauth_client_id = \"1601185624273.8899143856786\"\noauth_callback_port = 3118\n"
-        ),
-        "{toml}"
+    assert_contains_all(
+        &toml,
+        &[
+            "scopes = [\"channels:read\", \"chat:write\"]\noauth_client_id = \"1601185624273.8899143856786\"\noauth_callback_port = 3118\n",
+        ],
     );
 
     put(
@@ -212,10 +204,7 @@ fn registered_oauth_clients_are_carried() {
     let out = import(dir.path(), dir.path(), &["codex"]);
     let toml = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{toml}\n{}", stderr(&out));
-    assert!(
-        toml.contains("oauth_client_id = \"lin-client-1\""),
-        "{toml}"
-    );
+    assert_contains_all(&toml, &["oauth_client_id = \"lin-client-1\""]);
     assert!(
         !stderr(&out).contains("left out `oauth`"),
         "{}",
@@ -232,11 +221,11 @@ fn registered_oauth_clients_are_carried() {
     let out = import(dir.path(), dir.path(), &["gemini", "gemini.json"]);
     let toml = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{toml}\n{}", stderr(&out));
-    assert!(
-        toml.contains(
-            "oauth_client_id = \"corp-id\"\noauth_client_secret_env_var = \"CORP_SECRET\"\noauth_callback_port = 7777\n"
-        ),
-        "{toml}"
+    assert_contains_all(
+        &toml,
+        &[
+            "oauth_client_id = \"corp-id\"\noauth_client_secret_env_var = \"CORP_SECRET\"\noauth_callback_port = 7777\n",
+        ],
     );
 
     put(
@@ -248,14 +237,14 @@ fn registered_oauth_clients_are_carried() {
     let out = import(dir.path(), dir.path(), &["cursor", "cursor.json"]);
     let (toml, notes) = (stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(0), "{toml}\n{notes}");
-    assert!(toml.contains("oauth_client_id = \"cur-id\""), "{toml}");
+    assert_contains_all(&toml, &["oauth_client_id = \"cur-id\""]);
     for text in [&toml, &notes] {
         assert!(
             !text.contains("literal-secret-991"),
             "secret copied:\n{text}"
         );
     }
-    assert!(notes.contains("oauth_client_secret_env_var"), "{notes}");
+    assert_contains_all(&notes, &["oauth_client_secret_env_var"]);
 }
 
 /// A project directory whose name holds newlines and a table, and a server name that
@@ -286,7 +275,7 @@ fn paths_and_names_cannot_inject_tables() {
     );
     assert_eq!(doc.len(), 1, "{toml}");
     // The header names the path with its newlines escaped, on comment lines only.
-    assert!(toml.contains("proj\\n[mcp_servers.pwned]"), "{toml}");
+    assert_contains_all(&toml, &["proj\\n[mcp_servers.pwned]"]);
     assert!(
         toml.lines()
             .take_while(|l| !l.is_empty())
@@ -331,14 +320,11 @@ fn write_merges_and_force_never_writes_through_a_symlink() {
     assert_eq!(out.status.code(), Some(0), "{notes}");
     let merged = std::fs::read_to_string(&target).unwrap();
     assert!(merged.starts_with(&mine), "{merged}");
-    assert!(merged.contains("[mcp_servers.time-claude]"), "{merged}");
-    assert!(merged.contains("[mcp_servers.memory]"), "{merged}");
+    assert_contains_all(&merged, &["[mcp_servers.time-claude]"]);
+    assert_contains_all(&merged, &["[mcp_servers.memory]"]);
     assert!(!merged.contains("[mcp_servers.clock]"), "{merged}");
-    assert!(
-        notes.contains("clock is already in the file as time"),
-        "{notes}"
-    );
-    assert!(notes.contains("added 2 servers"), "{notes}");
+    assert_contains_all(&notes, &["clock is already in the file as time"]);
+    assert_contains_all(&notes, &["added 2 servers"]);
 
     // A second client into the same file; what is there already is not added again.
     put(
@@ -352,7 +338,7 @@ fn write_merges_and_force_never_writes_through_a_symlink() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let twice = std::fs::read_to_string(&target).unwrap();
     assert!(twice.starts_with(&merged), "{twice}");
-    assert!(twice.contains("[mcp_servers.extra]"), "{twice}");
+    assert_contains_all(&twice, &["[mcp_servers.extra]"]);
     assert!(!twice.contains("[mcp_servers.mem]"), "{twice}");
     let check = Command::new(BIN)
         .args(["check", "--config", target_arg])
@@ -363,9 +349,9 @@ fn write_merges_and_force_never_writes_through_a_symlink() {
     // --force over a symlink to a 0644 file: the link is replaced by a new 0600 file.
     let elsewhere = dir.file("elsewhere.toml");
     std::fs::write(&elsewhere, "# not to be touched\n").unwrap();
-    crate::util::os::set_mode(&elsewhere, 0o644);
+    crate::support::os::set_mode(&elsewhere, 0o644);
     let link = dir.file("linked.toml");
-    crate::util::os::symlink(&elsewhere, &link);
+    crate::support::os::symlink(&elsewhere, &link);
     let out = import(
         dir.path(),
         dir.path(),
@@ -384,7 +370,7 @@ fn write_merges_and_force_never_writes_through_a_symlink() {
     );
     let meta = std::fs::symlink_metadata(&link).unwrap();
     assert!(meta.file_type().is_file(), "still a symlink");
-    assert_eq!(crate::util::os::mode(&link), 0o600);
+    assert_eq!(crate::support::os::mode(&link), 0o600);
     assert!(
         std::fs::read_to_string(&link)
             .unwrap()

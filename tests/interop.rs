@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, Peers, peers};
+use crate::support::session::*;
+use crate::support::{BIN, Dir, Peers, assert_contains_all, peers};
 
 fn peers_config(peers: &Peers) -> String {
     format!(
@@ -17,21 +17,16 @@ fn peers_config(peers: &Peers) -> String {
 #[test]
 fn the_python_sdk_searches_selects_and_calls_through_mcp_defer() {
     let Some(peers) = peers() else { return };
-    let setup = Dir::new();
-    setup.config(&peers_config(&peers));
+    let setup = Dir::with_config(&peers_config(&peers));
     let config = setup.file("servers.toml");
     let stdout = peers.python("defer_session.py", &[BIN.as_ref(), config.as_os_str()]);
-    assert!(
-        stdout.contains("\"selected\": \"time__get_current_time\""),
-        "{stdout}"
-    );
+    assert_contains_all(&stdout, &["\"selected\": \"time__get_current_time\""]);
 }
 
 #[tokio::test]
 async fn rmcp_client_loads_and_calls_a_real_npm_server_tool() {
     let Some(peers) = peers() else { return };
-    let setup = Dir::new();
-    setup.config(&peers_config(&peers));
+    let setup = Dir::with_config(&peers_config(&peers));
     let session = Session::start(&setup.file("servers.toml")).await;
     let before = session.list().await;
     let found = session

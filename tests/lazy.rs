@@ -4,27 +4,18 @@
 //! (`MCP_DEFER_CACHE_DIR`); no secret of the config reaches it.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::session::*;
-use crate::util::{Dir, FIXTURE, fixture, is_gone, read_pids, row, running, stdout};
-
-/// Bounds a broken build; not what the tests measure.
-const DEADLINE: Duration = Duration::from_secs(30);
+use crate::support::session::*;
+use crate::support::wait::eventually;
+use crate::support::{
+    Dir, FIXTURE, fixture, fixture_with_pids, is_gone, read_pids, row, running, stdout,
+};
 
 /// The fixture processes with `marker` among their arguments.
 fn processes_with(marker: &Path) -> Vec<i32> {
     running(FIXTURE, marker)
-}
-
-async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + DEADLINE;
-    while !done() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 async fn start(dir: &Dir) -> Session {
@@ -45,9 +36,9 @@ fn hits(found: &Value) -> Vec<String> {
 async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let dir = Dir::new();
     let pids = dir.file("fx.pids");
-    dir.config(&fixture(
+    dir.config(&fixture_with_pids(
         "fx",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        &pids,
         "start = \"lazy\"\nidle_stop_sec = 1",
     ));
 
@@ -55,7 +46,10 @@ async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let session = start(&dir).await;
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
-    until("the listing run stops", || processes_with(&pids).is_empty()).await;
+    eventually("the listing run stops", async || {
+        processes_with(&pids).is_empty()
+    })
+    .await;
     session.close().await;
     let cached: Vec<_> = std::fs::read_dir(dir.file("cache"))
         .expect("the cache dir was made")
@@ -90,14 +84,11 @@ async fn a_lazy_server_runs_from_its_first_call_and_stops_when_idle() {
     let first = read_pids(&pids)[0];
 
     // Idle for `idle_stop_sec`: stopped; its tools stay listed and searchable.
-    until("the idle server stops", || is_gone(first)).await;
+    eventually("the idle server stops", async || is_gone(first)).await;
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
     let through_meta = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"text": "again"}}),
-        )
+        .call_through("fx__echo", json!({"text": "again"}))
         .await;
     assert!(text(&through_meta).contains("again"), "{through_meta:?}");
     let second = read_pids(&pids)[0];
@@ -134,7 +125,7 @@ async fn a_changed_config_is_a_new_cache_entry() {
     let session = start(&dir).await;
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(hits(&found).contains(&"fx__echo".to_owned()), "{found:#}");
-    until("the new config's listing run", || pids.exists()).await;
+    eventually("the new config's listing run", async || pids.exists()).await;
     session.close().await;
     let entries: Vec<_> = std::fs::read_dir(dir.file("cache"))
         .expect("cache")
@@ -156,14 +147,14 @@ async fn a_changed_config_is_a_new_cache_entry() {
 async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
     // The PyPI `mcp-server-time`: a real server whose start takes the better part of a
     // second, which the first call waits for.
-    let Some(peers) = crate::util::peers() else {
+    let Some(peers) = crate::support::peers() else {
         return;
     };
     let dir = Dir::new();
     let time = peers.time.to_string_lossy().into_owned();
     dir.config(&format!(
         "[mcp_servers.time]\ncommand = {}\nstart = \"lazy\"\n",
-        crate::util::toml_str(&time)
+        crate::support::toml_str(&time)
     ));
     let session = start(&dir).await;
     session.search(json!({"query": "current time"})).await;
@@ -197,7 +188,7 @@ async fn a_lazy_python_server_answers_its_first_call_from_a_cold_start() {
 /// tool the running server listed itself.
 #[tokio::test]
 async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() {
-    use crate::util::os::{mode, set_mode};
+    use crate::support::os::{mode, set_mode};
     let dir = Dir::new();
     let cache_home = dir.file("xdg-cache");
     let ours = cache_home.join("mcp-defer");
@@ -229,7 +220,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
 
     // First run: listed once, cached.
     let session = start().await;
-    until("the list is cached", || !cached().is_empty()).await;
+    eventually("the list is cached", async || !cached().is_empty()).await;
     session.close().await;
     let file = cached().pop().expect("one cache file");
     assert_eq!(mode(&ours), 0o700, "the cache directory");
@@ -263,16 +254,11 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
         "a filtered tool from the file: {found:#}"
     );
     let added = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__add", "arguments": {"a": 1, "b": 2}}),
-        )
+        .call_through("fx__add", json!({"a": 1, "b": 2}))
         .await;
     assert_eq!(added.is_error, Some(true), "{added:?}");
     assert!(!text(&added).contains('3'), "{added:?}");
-    let planted = session
-        .call("call_tool", json!({"name": "fx__planted", "arguments": {}}))
-        .await;
+    let planted = session.call_through("fx__planted", json!({})).await;
     assert_eq!(planted.is_error, Some(true), "{planted:?}");
     assert!(
         text(&planted).contains("does not list a tool 'planted'"),
@@ -281,10 +267,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
     // Neither reached the server: a call it answers afterwards is all it recorded (each
     // name is written before the answer, so the file is complete once echo is answered).
     let echoed = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"message": "hi"}}),
-        )
+        .call_through("fx__echo", json!({"message": "hi"}))
         .await;
     assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
     assert_eq!(
@@ -297,7 +280,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
     // yet, meets the same guard (issue 35 item 13: its own copy was never reached).
     std::fs::remove_file(&record).expect("rm record");
     plant();
-    let mut raw = crate::raw::RawClient::start_with(&config, |command| {
+    let mut raw = crate::support::raw::RawClient::start_with(&config, |command| {
         command
             .env_remove("MCP_DEFER_CACHE_DIR")
             .env("XDG_CACHE_HOME", &cache_home);
@@ -317,12 +300,7 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
             .contains("does not list a tool 'planted'"),
         "{tasked}"
     );
-    let echoed = raw
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "hi"}}}),
-        )
-        .await;
+    let echoed = raw.call_through("fx__echo", json!({"message": "hi"})).await;
     assert!(echoed.get("result").is_some(), "{echoed}");
     assert_eq!(
         std::fs::read_to_string(&record).unwrap_or_default(),

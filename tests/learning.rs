@@ -6,12 +6,13 @@
 //! a usage file that is a symbolic link is not followed.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::session::{Session, structured};
-use crate::util::{Dir, fixture};
+use crate::support::session::{Session, structured};
+use crate::support::wait::poll_sync;
+use crate::support::{Dir, assert_contains_all, fixture};
 
 /// The tool taught: the same `add` as `other__add`, which ranks before it.
 const TAUGHT: &str = "fx__add";
@@ -52,16 +53,18 @@ async fn ranked(session: &Session, query: &str) -> Vec<String> {
 /// The usage file once it has `lines` lines (its writer is a thread of its own), at most
 /// 20 s.
 fn usage_lines(path: &Path, lines: usize) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    let text = poll_sync(Duration::from_secs(20), || {
         let text = std::fs::read_to_string(path).unwrap_or_default();
-        if text.lines().count() >= lines || Instant::now() > deadline {
-            return (text.lines())
-                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-                .collect();
+        if text.lines().count() >= lines {
+            Ok(text)
+        } else {
+            Err(text)
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
+    .unwrap_or_else(|text| text);
+    (text.lines())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
 }
 
 /// Searches, selects and calls [`TAUGHT`] in one session.
@@ -71,12 +74,7 @@ async fn choose_taught(session: &Session) -> Vec<String> {
         .call("select_tools", json!({"names": [TAUGHT]}))
         .await;
     assert_ne!(selected.is_error, Some(true), "{selected:?}");
-    let called = session
-        .call(
-            "call_tool",
-            json!({"name": TAUGHT, "arguments": {"a": 2, "b": 3}}),
-        )
-        .await;
+    let called = session.call_through(TAUGHT, json!({"a": 2, "b": 3})).await;
     assert_ne!(called.is_error, Some(true), "{called:?}");
     before
 }
@@ -112,7 +110,7 @@ async fn a_tool_chosen_after_a_search_ranks_first_for_a_similar_query_next_time(
     }
     #[cfg(unix)]
     assert_eq!(
-        crate::util::os::mode(&file),
+        crate::support::os::mode(&file),
         0o600,
         "the usage file is the user's alone"
     );
@@ -130,7 +128,7 @@ async fn a_tool_chosen_after_a_search_ranks_first_for_a_similar_query_next_time(
         .output()
         .unwrap_or_else(|e| panic!("{e}"));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("use up to +0.70 of the best"), "{text}");
+    assert_contains_all(&text, &["use up to +0.70 of the best"]);
     let taught = (text.lines())
         .find(|l| l.ends_with(TAUGHT))
         .unwrap_or_else(|| panic!("{text}"));
@@ -176,7 +174,7 @@ fn the_search_command_with_learn_off_ignores_what_the_usage_file_holds() {
     let explain = |learn: bool| {
         config(&dir, Some(learn));
         let out = dir.run(&["search", SIMILAR_QUERY, "--explain"]);
-        assert!(out.status.success(), "{}", crate::util::stderr(&out));
+        assert!(out.status.success(), "{}", crate::support::stderr(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let first = |text: &str| {
@@ -198,7 +196,7 @@ const TOKEN_A: &str = "learning-token-aaaaaaaa";
 const TOKEN_B: &str = "learning-token-bbbbbbbb";
 
 /// `serve --http` with two tokens and `learn` as given (`None`: the default).
-fn http_server(dir: &Dir, learn: Option<&str>) -> crate::http::Server {
+fn http_server(dir: &Dir, learn: Option<&str>) -> crate::support::http::Server {
     let search = learn.map_or_else(String::new, |learn| {
         format!("[settings.search]\nlearn = {learn}\n\n")
     });
@@ -209,7 +207,7 @@ fn http_server(dir: &Dir, learn: Option<&str>) -> crate::http::Server {
         fixture("other", &["--name", "other"], "")
     ));
     let data = dir.file("data");
-    crate::http::Server::start(
+    crate::support::http::Server::start(
         dir,
         &[
             ("MCP_DEFER_TEST_TOKENS", &format!("{TOKEN_A},{TOKEN_B}")),
@@ -228,11 +226,12 @@ struct HttpSession<'s> {
 }
 
 impl<'s> HttpSession<'s> {
-    async fn open(server: &'s crate::http::Server, token: &str) -> HttpSession<'s> {
+    async fn open(server: &'s crate::support::http::Server, token: &str) -> HttpSession<'s> {
         let client = reqwest::Client::new();
         let bearer = format!("Bearer {token}");
         let id =
-            crate::http::open_session(&client, &server.url, &[("authorization", &bearer)]).await;
+            crate::support::http::open_session(&client, &server.url, &[("authorization", &bearer)])
+                .await;
         HttpSession {
             client,
             url: &server.url,
@@ -251,9 +250,10 @@ impl<'s> HttpSession<'s> {
             ("authorization", self.bearer.as_str()),
             ("mcp-session-id", self.id.as_str()),
         ];
-        let (status, _, body) = crate::http::post(&self.client, self.url, &headers, &request).await;
+        let (status, _, body) =
+            crate::support::http::post(&self.client, self.url, &headers, &request).await;
         assert_eq!(status, 200, "{body}");
-        let result = crate::http::result_of(&body, id);
+        let result = crate::support::http::result_of(&body, id);
         assert_ne!(result["isError"], json!(true), "{name}: {result}");
         result
     }
@@ -271,11 +271,8 @@ impl<'s> HttpSession<'s> {
     async fn choose_taught(&self) {
         self.ranked(FIRST_QUERY).await;
         self.call("select_tools", json!({"names": [TAUGHT]})).await;
-        self.call(
-            "call_tool",
-            json!({"name": TAUGHT, "arguments": {"a": 2, "b": 3}}),
-        )
-        .await;
+        let arguments = json!({"name": TAUGHT, "arguments": {"a": 2, "b": 3}});
+        self.call("call_tool", arguments).await;
     }
 }
 
@@ -293,17 +290,18 @@ fn usage_files(dir: &Path, lines: usize) -> Vec<(std::path::PathBuf, String)> {
             }
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    poll_sync(Duration::from_secs(20), || {
         let mut files = Vec::new();
         walk(dir, &mut files);
         files.sort();
         let written: usize = files.iter().map(|(_, t)| t.lines().count()).sum();
-        if written >= lines || Instant::now() > deadline {
-            return files;
+        if written >= lines {
+            Ok(files)
+        } else {
+            Err(files)
         }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
+    .unwrap_or_else(|files| files)
 }
 
 /// Issue 35 item 6: over `serve --http`, what one token's searches and calls teach lifts
@@ -403,7 +401,7 @@ async fn with_learn_shared_one_tokens_use_lifts_anothers_results() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread")]
 async fn a_usage_file_that_is_a_symbolic_link_is_not_followed() {
-    use crate::util::os::{mode, set_mode, symlink};
+    use crate::support::os::{mode, set_mode, symlink};
     let dir = Dir::new();
     let config = config(&dir, None);
     let data = dir.file("data");

@@ -9,37 +9,19 @@
 
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, claude_envelope, result_text};
-use crate::util::{self, Dir, fixture};
+use crate::support::raw::{RawClient, claude_envelope, result_text};
+use crate::support::{self, Dir, fixture};
 
 /// `initialize` as a 2025-06-18 client; returns the result.
 /// Answers a 2026-07-28 client in its era over stdio (the default sends it back to
 /// `initialize` where tools load on request).
 const ERA_ANY: &str = "[settings]\nclient_era = \"any\"\n\n";
 
-async fn initialize(raw: &mut RawClient) -> Value {
-    let init = raw
-        .request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "0"}}),
-        )
-        .await;
-    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
-    init["result"].clone()
-}
-
 /// Calls `tool` through `call_tool`; returns the response and the `notifications/message`
 /// params written before it, in order.
 async fn call_logged(raw: &mut RawClient, tool: &str) -> (Value, Vec<Value>) {
     let before = raw.received.len();
-    let response = raw
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": tool, "arguments": {}}}),
-        )
-        .await;
+    let response = raw.call_through(tool, json!({})).await;
     let logs = raw.received[before..]
         .iter()
         .take_while(|m| m.get("id").is_none() || m.get("method").is_some())
@@ -53,10 +35,34 @@ fn log(level: &str, logger: &str, data: &str) -> Value {
     json!({"level": level, "logger": logger, "data": data})
 }
 
+/// What the fixture `alpha` logs at warning and above, as `notifications/message` params.
+fn alphas_warnings() -> Vec<Value> {
+    vec![
+        log("warning", "alpha/fixture", "warning from alpha"),
+        log("error", "alpha/fixture", "error from alpha"),
+    ]
+}
+
+/// The params of the `notifications/message` among `messages`, in order.
+fn logged<'a>(messages: impl IntoIterator<Item = &'a Value>) -> Vec<Value> {
+    (messages.into_iter())
+        .filter(|m| m["method"] == "notifications/message")
+        .map(|m| m["params"].clone())
+        .collect()
+}
+
+/// The Python client's last line (`tests/python/logging_*.py`) says the call answered
+/// `text` and that alpha's warning and error reached it, in `era`.
+fn assert_python_saw_alphas_log(era: &str, text: &str, out: &str) {
+    let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(seen["text"], text, "{era}: {seen}");
+    assert_eq!(seen["logs"], json!(alphas_warnings()), "{era}: {seen}");
+}
+
 #[tokio::test]
 async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}{}",
         fixture("alpha", &["--log-tool", "--name", "alpha"], ""),
         // Still starting when the level is set: it is asked in its handshake.
@@ -67,7 +73,7 @@ async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
         ),
     ));
     let mut raw = RawClient::start(&dir.file("servers.toml"));
-    let init = initialize(&mut raw).await;
+    let init = raw.handshake("2025-06-18").await;
     assert_eq!(init["capabilities"]["logging"], json!({}), "{init}");
 
     // No level set: the server sends what it chooses (all four), tagged with its name.
@@ -110,8 +116,7 @@ async fn handshake_clients_get_every_servers_log_at_the_level_they_set() {
 /// Code's envelope carries none, so it gets none.
 #[tokio::test]
 async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{ERA_ANY}{}",
         fixture("alpha", &["--log-tool", "--name", "alpha"], "")
     ));
@@ -151,19 +156,9 @@ async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
     // The server was never given a level (there is no setLevel in this era): it sends all
     // four, and the request's level lets two through.
     assert_eq!(result_text(&response), "level unset", "{response}");
-    let logs: Vec<Value> = raw.received[before..]
-        .iter()
-        .take_while(|m| m.get("method").is_some())
-        .filter(|m| m["method"] == "notifications/message")
-        .map(|m| m["params"].clone())
-        .collect();
-    assert_eq!(
-        logs,
-        vec![
-            log("warning", "alpha/fixture", "warning from alpha"),
-            log("error", "alpha/fixture", "error from alpha"),
-        ]
-    );
+    let notes = raw.received[before..].iter();
+    let logs = logged(notes.take_while(|m| m.get("method").is_some()));
+    assert_eq!(logs, alphas_warnings());
     raw.close().await;
 }
 
@@ -171,14 +166,15 @@ async fn a_2026_request_gets_its_calls_log_only_when_its_meta_asks() {
 /// (a random level; debug admits them all), with no `logger`, so it is tagged `everything`.
 #[tokio::test]
 async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name() {
-    let Some(peers) = util::peers() else { return };
-    let dir = Dir::new();
-    dir.config(&format!(
+    let Some(peers) = support::peers() else {
+        return;
+    };
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.everything]\ncommand = {}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.everything.to_string_lossy())
+        support::toml_str(&peers.everything.to_string_lossy())
     ));
     let mut raw = RawClient::start(&dir.file("servers.toml"));
-    initialize(&mut raw).await;
+    raw.handshake("2025-06-18").await;
     let set = raw
         .request("logging/setLevel", json!({"level": "debug"}))
         .await;
@@ -219,10 +215,11 @@ async fn server_everythings_log_messages_reach_the_client_tagged_with_its_name()
 /// stream, by the time its result arrives.
 #[test]
 fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
-    let Some(peers) = util::peers() else { return };
-    let dir = Dir::new();
-    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
-    let server = crate::http::Server::start(&dir, &[]);
+    let Some(peers) = support::peers() else {
+        return;
+    };
+    let dir = Dir::with_config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let server = crate::support::http::Server::start(&dir, &[]);
     // The 2026-07-28 client first: the legacy one's setLevel reaches the shared server.
     for (era, text) in [("2026-07-28", "level unset"), ("legacy", "level warning")] {
         let out = peers.python(
@@ -235,17 +232,7 @@ fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
                 era.as_ref(),
             ],
         );
-        let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}: {out}"));
-        assert_eq!(seen["text"], text, "{era}: {seen}");
-        assert_eq!(
-            seen["logs"],
-            json!([
-                log("warning", "alpha/fixture", "warning from alpha"),
-                log("error", "alpha/fixture", "error from alpha"),
-            ]),
-            "{era}: {seen}"
-        );
+        assert_python_saw_alphas_log(era, text, &out);
     }
 }
 
@@ -254,13 +241,15 @@ fn the_python_sdk_gets_server_logs_over_http_in_both_eras() {
 /// level have arrived by the time its result does.
 #[test]
 fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     let dir = Dir::new();
     let config = dir.config(&format!(
         "{ERA_ANY}{}",
         fixture("alpha", &["--log-tool", "--name", "alpha"], "")
     ));
-    let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| util::BIN.into());
+    let bin = support::bin_under_test();
     for (era, text) in [("legacy", "level warning"), ("2026-07-28", "level unset")] {
         let out = peers.python(
             "logging_stdio.py",
@@ -272,17 +261,7 @@ fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
                 "warning".as_ref(),
             ],
         );
-        let seen: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("{e}: {out}"));
-        assert_eq!(seen["text"], text, "{era}: {seen}");
-        assert_eq!(
-            seen["logs"],
-            json!([
-                log("warning", "alpha/fixture", "warning from alpha"),
-                log("error", "alpha/fixture", "error from alpha"),
-            ]),
-            "{era}: {seen}"
-        );
+        assert_python_saw_alphas_log(era, text, &out);
     }
 }
 
@@ -291,9 +270,8 @@ fn the_python_sdk_gets_a_calls_log_over_stdio_in_both_eras() {
 /// own response stream, before its result; raw HTTP, the SSE body read whole.
 #[tokio::test]
 async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
-    let dir = Dir::new();
-    dir.config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
-    let server = crate::http::Server::start(&dir, &[]);
+    let dir = Dir::with_config(&fixture("alpha", &["--log-tool", "--name", "alpha"], ""));
+    let server = crate::support::http::Server::start(&dir, &[]);
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let version = ("mcp-protocol-version", "2026-07-28");
@@ -313,7 +291,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
             "_meta": meta_all}})
     };
     let messages = sse_messages;
-    let (status, _, body) = crate::http::post(
+    let (status, _, body) = crate::support::http::post(
         &client,
         &server.url,
         &[version, ("mcp-method", "server/discover")],
@@ -330,7 +308,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
     );
 
     let (status, _, body) =
-        crate::http::post(&client, &server.url, &headers, &call(2, json!({}))).await;
+        crate::support::http::post(&client, &server.url, &headers, &call(2, json!({}))).await;
     assert_eq!(status, 200, "{body}");
     let got = messages(&body);
     assert_eq!(got.len(), 1, "only the result when it did not ask: {body}");
@@ -338,25 +316,13 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
 
     let asked = json!({"io.modelcontextprotocol/logLevel": "warning"});
     let (status, _, body) =
-        crate::http::post(&client, &server.url, &headers, &call(3, asked)).await;
+        crate::support::http::post(&client, &server.url, &headers, &call(3, asked)).await;
     assert_eq!(status, 200, "{body}");
     let got = messages(&body);
     let (result, logs) = got.split_last().unwrap_or_else(|| panic!("{body}"));
     assert_eq!(result["id"], 3, "the result comes last: {body}");
     assert_eq!(result_text(result), "level unset", "{body}");
-    let logs: Vec<Value> = logs
-        .iter()
-        .filter(|m| m["method"] == "notifications/message")
-        .map(|m| m["params"].clone())
-        .collect();
-    assert_eq!(
-        logs,
-        vec![
-            log("warning", "alpha/fixture", "warning from alpha"),
-            log("error", "alpha/fixture", "error from alpha"),
-        ],
-        "{body}"
-    );
+    assert_eq!(logged(logs), alphas_warnings(), "{body}");
 }
 
 /// A 2026-07-28 call parked on `InputRequiredResult` logs after the client's retry: the
@@ -364,13 +330,12 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
 /// at the retry's level. Raw HTTP; the fixture's `ask` logs each answer it gets.
 #[tokio::test]
 async fn a_parked_2026_call_logs_to_the_retry_over_http() {
-    let dir = Dir::new();
-    dir.config(&fixture(
+    let dir = Dir::with_config(&fixture(
         "alpha",
         &["--log-tool", "--ask-tool", "--name", "alpha"],
         "",
     ));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let headers = [
@@ -383,7 +348,8 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
     let arguments = json!({"name": "alpha__ask", "arguments": {"asks": ["elicitation"]}});
     let first = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "call_tool", "arguments": arguments, "_meta": meta}});
-    let (status, _, body) = crate::http::post(&client, &server.url, &headers, &first).await;
+    let (status, _, body) =
+        crate::support::http::post(&client, &server.url, &headers, &first).await;
     assert_eq!(status, 200, "{body}");
     let got = sse_messages(&body);
     let parked = &got.last().unwrap_or_else(|| panic!("{body}"))["result"];
@@ -398,7 +364,8 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
         "name": "call_tool", "arguments": arguments, "_meta": meta,
         "requestState": state,
         "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}}});
-    let (status, _, body) = crate::http::post(&client, &server.url, &headers, &retry).await;
+    let (status, _, body) =
+        crate::support::http::post(&client, &server.url, &headers, &retry).await;
     assert_eq!(status, 200, "{body}");
     let got = sse_messages(&body);
     let (result, before) = got.split_last().unwrap_or_else(|| panic!("{body}"));

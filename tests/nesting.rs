@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use crate::util::{BIN, Dir, row, stderr, stdout, toml_list, toml_str};
+use crate::support::{BIN, Dir, assert_contains_all, row, stderr, stdout, toml_list, toml_str};
 
 #[test]
 fn a_server_entry_that_starts_mcp_defer_is_refused_by_name() {
@@ -54,8 +54,7 @@ fn a_server_entry_that_starts_mcp_defer_is_refused_by_name() {
 
 #[test]
 fn serve_refuses_when_started_by_mcp_defer() {
-    let dir = Dir::new();
-    dir.config("");
+    let dir = Dir::with_config("");
     let out = Command::new(BIN)
         .args(["serve", "--config"])
         .arg(dir.file("servers.toml"))
@@ -65,8 +64,5 @@ fn serve_refuses_when_started_by_mcp_defer() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains("refusing to serve") && err.contains("`defer`"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["refusing to serve", "`defer`"]);
 }

@@ -5,9 +5,10 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use crate::util::{Dir, row, stderr, stdout};
+use crate::support::{BIN, Dir, assert_contains_all, listening, row, stderr, stdout};
 
 const ACCESS: &str = "at-SECRET-4c8e1d";
 const REFRESH: &str = "rt-SECRET-93ab07";
@@ -125,8 +126,7 @@ fn answer(base: &str, request: &str) -> String {
 
 /// A servers.toml with one remote server at `url`, and the data folder for tokens.
 fn setup(url: &str) -> (Dir, std::path::PathBuf) {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = {}\nstartup_timeout_sec = 20\n",
         serde_json::to_string(url).unwrap()
     ));
@@ -167,7 +167,7 @@ fn check_says_needs_login_with_the_command_and_does_not_retry() {
     let started = std::time::Instant::now();
     let out = dir
         .command(&["check"])
-        .env("XDG_DATA_HOME", &data)
+        .env("XDG_DATA_HOME", data.to_str().unwrap())
         // The user's default log filter, not the tests' own.
         .env_remove("RUST_LOG")
         .output()
@@ -198,12 +198,13 @@ fn a_stored_token_is_sent_refreshed_on_401_and_never_logged() {
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     std::fs::write(&file, stored_login(&server.url()).to_string()).unwrap();
 
-    let out = dir
-        .command(&["check"])
-        .env("XDG_DATA_HOME", &data)
-        .env("RUST_LOG", "trace")
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(
+        &["check"],
+        &[
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+            ("RUST_LOG", "trace"),
+        ],
+    );
     let (table, log) = (stdout(&out), stderr(&out));
     let seen = server.seen();
     assert!(
@@ -238,7 +239,7 @@ fn logout_deletes_the_servers_tokens_only() {
 
     let out = dir
         .command(&["logout", "remote"])
-        .env("XDG_DATA_HOME", &data)
+        .env("XDG_DATA_HOME", data.to_str().unwrap())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -253,13 +254,13 @@ fn logout_deletes_the_servers_tokens_only() {
     assert!(left.get("https://two.example/mcp").is_some(), "{left}");
     #[cfg(unix)]
     {
-        let mode = crate::util::os::mode(&file);
+        let mode = crate::support::os::mode(&file);
         assert_eq!(mode, 0o600, "rewritten token file mode {mode:o}");
     }
 
     let again = dir
         .command(&["logout", "remote"])
-        .env("XDG_DATA_HOME", &data)
+        .env("XDG_DATA_HOME", data.to_str().unwrap())
         .output()
         .unwrap();
     assert!(stdout(&again).contains("No login stored for 'remote'"));
@@ -267,8 +268,7 @@ fn logout_deletes_the_servers_tokens_only() {
 
 #[test]
 fn login_refuses_a_stdio_server_and_names_unknown_ones() {
-    let dir = Dir::new();
-    dir.config("[mcp_servers.local]\ncommand = \"true\"\n");
+    let dir = Dir::with_config("[mcp_servers.local]\ncommand = \"true\"\n");
     let out = dir.command(&["login", "local"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("stdio server"), "{}", stderr(&out));
@@ -286,9 +286,8 @@ fn login_refuses_a_stdio_server_and_names_unknown_ones() {
 #[test]
 fn login_uses_the_registered_client_and_its_fixed_callback_port() {
     let server = Protected::start();
-    let port = crate::util::free_port();
-    let dir = Dir::new();
-    dir.config(&format!(
+    let port = crate::support::free_port();
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n\
          scopes = [\"read\", \"write\"]\noauth_callback_port = {port}\n",
         serde_json::to_string(&server.url()).unwrap()
@@ -301,22 +300,22 @@ fn login_uses_the_registered_client_and_its_fixed_callback_port() {
     let said = stdout(&out);
     // No browser comes back within the second: the wait ends with the fix.
     assert_eq!(out.status.code(), Some(2), "{said}\n{}", stderr(&out));
-    assert!(said.contains("client_id=preregistered-77"), "{said}");
-    assert!(
-        said.contains(&format!(
+    assert_contains_all(&said, &["client_id=preregistered-77"]);
+    assert_contains_all(
+        &said,
+        &[&format!(
             "redirect_uri=http%3A%2F%2Flocalhost%3A{port}%2Fcallback"
-        )),
-        "{said}"
+        )],
     );
     assert!(
         said.contains("scope=read+write") || said.contains("scope=read%20write"),
         "{said}"
     );
-    assert!(
-        said.contains(&format!(
+    assert_contains_all(
+        &said,
+        &[&format!(
             "Waiting for the browser to come back to http://localhost:{port}/callback"
-        )),
-        "{said}"
+        )],
     );
     assert!(!server.seen().contains("/register"), "{}", server.seen());
 }
@@ -343,12 +342,11 @@ fn get_status(url: &str) -> String {
 fn a_callback_with_another_state_is_refused_and_the_login_waits_on() {
     use std::io::BufRead;
     let server = Protected::start();
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n",
         serde_json::to_string(&server.url()).unwrap()
     ));
-    let mut login = crate::util::Killed(
+    let mut login = crate::support::Killed(
         dir.command(&["login", "remote", "--timeout", "60", "--no-browser"])
             .env("XDG_DATA_HOME", dir.file("data"))
             .stdout(std::process::Stdio::piped())
@@ -385,12 +383,12 @@ fn a_callback_with_another_state_is_refused_and_the_login_waits_on() {
     assert!(!server.seen().contains("/token"), "{}", server.seen());
 
     let status = get_status(&format!("{redirect}?code=the-real-one&state={state}"));
-    assert!(status.contains(" 200 "), "{status}");
+    assert_contains_all(&status, &[" 200 "]);
     // The test's token endpoint refuses every code: the login ends, having sent ours.
     let status = login.0.wait().unwrap();
     assert_eq!(status.code(), Some(2));
     let seen = server.seen();
-    assert!(seen.contains("code=the-real-one"), "{seen}");
+    assert_contains_all(&seen, &["code=the-real-one"]);
     assert!(!seen.contains("forged"), "{seen}");
 }
 
@@ -405,8 +403,7 @@ fn login_at_trace_never_prints_a_url_password() {
         let url = server
             .url()
             .replace("http://", &format!("http://alice:{password}@"));
-        let dir = Dir::new();
-        dir.config(&format!(
+        let dir = Dir::with_config(&format!(
             "[mcp_servers.remote]\nurl = {}\noauth_client_id = \"preregistered-77\"\n",
             serde_json::to_string(&url).unwrap()
         ));
@@ -461,12 +458,13 @@ fn check_and_login_show_a_hostile_error_body_escaped() {
             .count()
     };
 
-    let out = dir
-        .command(&["check"])
-        .env("XDG_DATA_HOME", &data)
-        .env("RUST_LOG", "debug")
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(
+        &["check"],
+        &[
+            ("XDG_DATA_HOME", data.to_str().unwrap()),
+            ("RUST_LOG", "debug"),
+        ],
+    );
     let (table, log) = (stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(1), "{table}\n{log}");
     let remote = row(&table, "remote");
@@ -484,7 +482,7 @@ fn check_and_login_show_a_hostile_error_body_escaped() {
 
     let out = dir
         .command(&["login", "remote", "--timeout", "1", "--no-browser"])
-        .env("XDG_DATA_HOME", &data)
+        .env("XDG_DATA_HOME", data.to_str().unwrap())
         .env("RUST_LOG", "debug")
         .output()
         .unwrap();
@@ -495,11 +493,50 @@ fn check_and_login_show_a_hostile_error_body_escaped() {
         "{}",
         server.seen()
     );
-    assert!(log.contains("registration failed"), "{log}");
+    assert_contains_all(&log, &["registration failed"]);
     assert_eq!(
         raw(&out),
         0,
         "control bytes reached the terminal:\n{said}\n{log}"
     );
     assert!(log.contains(escaped), "the body is not quoted: {log}");
+}
+
+#[test]
+fn login_to_a_server_without_oauth_names_the_cause_once_without_its_html() {
+    let dir = Dir::new();
+    let port = crate::support::free_port();
+    // A plain web server: every request gets an HTML error page, as many non-OAuth
+    // servers answer.
+    let _web = crate::support::Killed(
+        Command::new("python3")
+            .args([
+                "-m",
+                "http.server",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 -m http.server"),
+    );
+    listening(port, "python3 -m http.server");
+    dir.config(&format!(
+        "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+    ));
+    let out = Command::new(BIN)
+        .args(["login", "web", "--no-browser", "--timeout", "5", "--config"])
+        .arg(dir.file("servers.toml"))
+        .env("HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.file("data"))
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(!err.to_ascii_lowercase().contains("<html"), "{err}");
+    assert_eq!(err.matches("HTTP 501").count(), 1, "{err}");
+    assert_contains_all(&err, &["may need no login"]);
 }

@@ -3,13 +3,12 @@
 
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{Dir, fixture};
+use crate::support::session::*;
+use crate::support::{Dir, assert_contains_all, fixture};
 
 #[tokio::test]
 async fn results_over_the_budget_are_cut_with_a_note() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nmax_output_tokens = 300\n\n{}{}",
         fixture("fx", &["--big-tool"], "max_output_tokens = 200"),
         fixture("gx", &["--big-tool"], ""),
@@ -66,18 +65,15 @@ async fn results_over_the_budget_are_cut_with_a_note() {
     );
     let over = session.call("gx__big", json!({"chars": 2000})).await;
     let note = &over.content.last().unwrap().as_text().unwrap().text;
-    assert!(note.contains("max_output_tokens = 300"), "{note}");
+    assert_contains_all(&note, &["max_output_tokens = 300"]);
     assert!(over.content[0].as_text().unwrap().text.len() <= 1200);
 
     // call_tool goes through the same limit.
     let via_meta = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__big", "arguments": {"chars": 5000}}),
-        )
+        .call_through("fx__big", json!({"chars": 5000}))
         .await;
     let note = &via_meta.content.last().unwrap().as_text().unwrap().text;
-    assert!(note.contains("max_output_tokens = 200"), "{note}");
+    assert_contains_all(&note, &["max_output_tokens = 200"]);
     session.close().await;
 }
 
@@ -85,8 +81,7 @@ async fn results_over_the_budget_are_cut_with_a_note() {
 /// descriptions went through a 400-byte budget whole (1,000,790 bytes).
 #[tokio::test]
 async fn resource_links_count_against_the_budget() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &["--big-tool"], "max_output_tokens = 100"));
+    let dir = Dir::with_config(&fixture("fx", &["--big-tool"], "max_output_tokens = 100"));
     let session = Session::start(&dir.file("servers.toml")).await;
     let cut = session
         .call(
@@ -119,6 +114,6 @@ async fn resource_links_count_against_the_budget() {
         .map(|t| t.text.as_str())
         .find(|t| t.contains("max_output_tokens = 100"))
         .unwrap_or_else(|| panic!("no note: {:?}", cut.content));
-    assert!(note.contains("resource link"), "{note}");
+    assert_contains_all(&note, &["resource link"]);
     session.close().await;
 }

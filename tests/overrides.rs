@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{Dir, fixture, stderr, stdout};
+use crate::support::session::*;
+use crate::support::{Dir, assert_contains_all, fixture, stderr, stdout};
 
 const OVERRIDE: &str = "Total a shopping basket: the sum of two prices.";
 /// How long a notification may take, at most: it is sent at once; this bounds a broken
@@ -15,10 +15,13 @@ const OVERRIDE: &str = "Total a shopping basket: the sum of two prices.";
 const WAIT: Duration = Duration::from_secs(30);
 
 fn config(extra: &str) -> Dir {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nrelist_wait_ms = 100\nsearch_loads = 0\n\n{}[mcp_servers.fx.tools.add]\ndescription = \"{OVERRIDE}\"\ntitle = \"Basket total\"\n{extra}",
-        fixture("fx", &[], "description = \"Test fixture\"\nsearch_hints = \"checkout\""),
+        fixture(
+            "fx",
+            &[],
+            "description = \"Test fixture\"\nsearch_hints = \"checkout\""
+        ),
     ));
     dir
 }
@@ -81,12 +84,12 @@ fn check_warns_about_an_override_the_server_does_not_list() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("ready"), "{}", stdout(&out));
     let err = stderr(&out);
-    assert!(
-        err.contains(
+    assert_contains_all(
+        &err,
+        &[
             "warning: [mcp_servers.fx.tools.ad] overrides a tool fx does not list, so it does \
-             nothing; did you mean `add`?"
-        ),
-        "{err}"
+             nothing; did you mean `add`?",
+        ],
     );
     assert!(!err.contains("tools.add]"), "{err}");
 

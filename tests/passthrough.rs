@@ -11,8 +11,9 @@ use rmcp::model::{
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, Peers, fixture, peers};
+use crate::support::session::*;
+use crate::support::wait::eventually_within;
+use crate::support::{BIN, Dir, Peers, assert_contains_all, fixture, peers};
 
 const WAIT: Duration = Duration::from_secs(20);
 
@@ -51,8 +52,7 @@ fn prompt_names(prompts: &[Prompt]) -> Vec<String> {
 #[tokio::test]
 async fn server_everythings_prompts_resources_and_completions_pass_through() {
     let Some(peers) = peers() else { return };
-    let setup = Dir::new();
-    setup.config(&everything(&peers));
+    let setup = Dir::with_config(&everything(&peers));
     let session = Session::start(&setup.file("servers.toml")).await;
     let info = session.client.peer_info().expect("server info");
     let capabilities = &info.capabilities;
@@ -207,8 +207,7 @@ async fn server_everythings_prompts_resources_and_completions_pass_through() {
 
 #[tokio::test]
 async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_an_error() {
-    let setup = Dir::new();
-    setup.config(&format!(
+    let setup = Dir::with_config(&format!(
         "{}{}",
         fixture("alpha", &["--name", "alpha", "--prompt", "greet"], ""),
         fixture(
@@ -263,39 +262,25 @@ async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_
         .await
         .expect("prompts/get");
     let said = format!("{:?}", got.messages);
-    assert!(
-        said.contains("review code about the parser, from beta"),
-        "{said}"
-    );
+    assert_contains_all(&said, &["review code about the parser, from beta"]);
 
     // beta drops a prompt: it stays listed, and getting it names the server.
     session
-        .call(
-            "call_tool",
-            json!({"name": "beta__drop-prompt", "arguments": {"name": "greet"}}),
-        )
+        .call_through("beta__drop-prompt", json!({"name": "greet"}))
         .await;
-    let dropped = tokio::time::timeout(WAIT, async {
-        loop {
-            let result = session
-                .client
-                .get_prompt(GetPromptRequestParams::new("beta__greet"))
-                .await;
-            // Until the re-list lands, beta itself answers that it has no such prompt.
-            if let Err(err) = result
-                && err.to_string().contains("no longer offers")
-            {
-                return err.to_string();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    let dropped = eventually_within(WAIT, "the drop reaches mcp-defer", async || {
+        let result = session
+            .client
+            .get_prompt(GetPromptRequestParams::new("beta__greet"))
+            .await;
+        // Until the re-list lands, beta itself answers that it has no such prompt.
+        match result {
+            Err(err) if err.to_string().contains("no longer offers") => Some(err.to_string()),
+            _ => None,
         }
     })
-    .await
-    .expect("the drop reaches mcp-defer");
-    assert!(
-        dropped.contains("'beta'") && dropped.contains("greet"),
-        "{dropped}"
-    );
+    .await;
+    assert_contains_all(&dropped, &["'beta'", "greet"]);
     let third = session
         .client
         .list_all_prompts()
@@ -311,9 +296,8 @@ async fn prompts_list_only_grows_as_a_server_joins_and_a_dropped_prompt_answers_
 
 #[tokio::test]
 async fn a_uri_two_servers_list_belongs_to_the_first_in_config_order() {
-    let setup = Dir::new();
     // first comes up last: ownership must not depend on who connected first.
-    setup.config(&format!(
+    let setup = Dir::with_config(&format!(
         "{}{}",
         fixture(
             "first",
@@ -367,10 +351,9 @@ fn bytes_of(prompts: &[Prompt]) -> Vec<String> {
 #[test]
 fn the_python_sdk_uses_prompts_resources_and_completions_in_both_eras() {
     let Some(peers) = peers() else { return };
-    let setup = Dir::new();
     // `any`: the 2026-07-28 run is answered in its era (the default refuses discover where
     // tools load on request).
-    setup.config(&format!(
+    let setup = Dir::with_config(&format!(
         "[settings]\nclient_era = \"any\"\n\n{}",
         everything(&peers)
     ));
@@ -385,7 +368,7 @@ fn the_python_sdk_uses_prompts_resources_and_completions_in_both_eras() {
                 era.as_ref(),
             ],
         );
-        assert!(stdout.contains(&format!("\"era\": \"{era}\"")), "{stdout}");
-        assert!(stdout.contains("\"updated\": \"demo://"), "{stdout}");
+        assert_contains_all(&stdout, &[&format!("\"era\": \"{era}\"")]);
+        assert_contains_all(&stdout, &["\"updated\": \"demo://"]);
     }
 }

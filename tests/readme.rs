@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::util::{self, BIN};
+use crate::support::{self, BIN};
 
 /// One marked block: where it is, its setup, and its commands with their shown output.
 struct Block {
@@ -310,7 +310,9 @@ fn normalising_masks_timings_only() {
 
 #[test]
 fn readme_outputs_are_what_the_program_prints() {
-    let Some(_peers) = util::peers() else { return };
+    let Some(_peers) = support::peers() else {
+        return;
+    };
     let bless = std::env::var_os("README_BLESS").is_some();
     let mut failures = Vec::new();
     for file in marked_files() {

@@ -15,8 +15,9 @@ use rmcp::{ClientHandler, ServiceExt};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, fixture, is_gone, read_pids, running};
+use crate::support::session::*;
+use crate::support::wait::eventually;
+use crate::support::{BIN, Dir, fixture, fixture_with_pids, is_gone, read_pids, running};
 
 /// How long a reload may take to show, at most: a fixture starts in milliseconds; this
 /// bounds a broken build, it is not what the test measures.
@@ -25,40 +26,26 @@ const RELOAD_DEADLINE: Duration = Duration::from_secs(30);
 /// A fixture table whose process writes its pid to `<dir>/<file>`.
 fn with_pid(dir: &Dir, name: &str, file: &str, extra: &str) -> String {
     let path = dir.file(file);
-    fixture(
-        name,
-        &["--grandchild-pid-file", &path.to_string_lossy()],
-        extra,
-    )
+    fixture_with_pids(name, &path, extra)
 }
 
 /// The fixture's own pid from its pid file, once it has written it.
 async fn pid_in(path: &Path) -> i32 {
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
-        if let Some(&pid) = read_pids(path).first() {
-            return pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} never written",
-            path.display()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let what = format!("{} written", path.display());
+    eventually(&what, async || read_pids(path).first().copied()).await
 }
 
 /// Calls `search_tools` until `done` holds for its structured answer.
 async fn search_until(session: &Session, args: Value, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
+    eventually("the search shows the reload", async || {
         let found = structured(&session.call("search_tools", args.clone()).await);
         if done(&found) {
-            return found;
+            Ok(found)
+        } else {
+            Err(format!("{found:#}"))
         }
-        assert!(Instant::now() < deadline, "never came: {found:#}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 fn servers_of(found: &Value) -> Vec<String> {
@@ -143,10 +130,7 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
         "says what happened and how to bring it back: {message}"
     );
     let through_meta = session
-        .call(
-            "call_tool",
-            json!({"name": "gone__echo", "arguments": {"text": "x"}}),
-        )
+        .call_through("gone__echo", json!({"text": "x"}))
         .await;
     assert!(
         text(&through_meta).contains("removed from servers.toml"),
@@ -194,16 +178,15 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
             fixture("added", &[], "description = \"Added while serving\""),
         ),
     );
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
+    eventually("gone__echo comes back", async || {
         let back = session.call("gone__echo", json!({"text": "back"})).await;
-        if back.is_error != Some(true) {
-            assert!(text(&back).contains("back"), "{back:?}");
-            break;
+        if back.is_error == Some(true) {
+            return Err(format!("{back:?}"));
         }
-        assert!(Instant::now() < deadline, "never came back: {back:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        assert!(text(&back).contains("back"), "{back:?}");
+        Ok(())
+    })
+    .await;
     let again = session.list().await;
     assert_extends(&after, &again);
     assert_no_duplicates(&again);
@@ -221,11 +204,7 @@ async fn an_edited_file_starts_stops_and_restarts_only_what_changed() {
 }
 
 async fn wait_gone(pid: i32) {
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    while !is_gone(pid) {
-        assert!(Instant::now() < deadline, "process {pid} still runs");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(&format!("process {pid} stops"), async || is_gone(pid)).await;
 }
 
 #[tokio::test]
@@ -304,7 +283,7 @@ async fn sighup_reloads_a_file_the_watch_cannot_see() {
     let target = real.join("servers.toml");
     std::fs::write(&target, fixture("fx", &[], "")).expect("write");
     let path = dir.file("servers.toml");
-    crate::util::os::symlink(&target, &path);
+    crate::support::os::symlink(&target, &path);
     let session = Session::start(&path).await;
     search_until(&session, json!({"query": "echo"}), |_| true).await;
 
@@ -317,7 +296,7 @@ async fn sighup_reloads_a_file_the_watch_cannot_see() {
     assert!(!has_server(&unseen, "more"), "{unseen:#}");
 
     let pid = serving(&path);
-    let sent = crate::util::os::send(pid, crate::util::os::Signal::Hup);
+    let sent = crate::support::os::send(pid, crate::support::os::Signal::Hup);
     assert!(sent, "kill -HUP {pid}");
     search_until(&session, json!({"query": "echo"}), |found| {
         has_server(found, "more")
@@ -346,7 +325,7 @@ impl ClientHandler for Changes {
 async fn every_http_session_sees_an_added_server() {
     let dir = Dir::new();
     let path = dir.config(&fixture("fx", &[], ""));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     let mut sessions = Vec::new();
     for _ in 0..2 {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -398,7 +377,7 @@ async fn a_profile_path_reaches_a_server_restarted_by_a_reload() {
         with_pid(&dir, "fx", "fx1.pids", ""),
         fixture("other", &[], "")
     ));
-    let server = crate::http::Server::start(&dir, &[]);
+    let server = crate::support::http::Server::start(&dir, &[]);
     let transport = StreamableHttpClientTransport::from_uri(format!("{}/p", server.url));
     let (tx, _changed) = mpsc::unbounded_channel();
     let client = Changes(tx)
@@ -424,16 +403,15 @@ async fn a_profile_path_reaches_a_server_restarted_by_a_reload() {
     );
     let new = pid_in(&dir.file("fx2.pids")).await;
     assert_ne!(new, old);
-    let deadline = Instant::now() + RELOAD_DEADLINE;
-    loop {
+    eventually("the restarted fx answers", async || {
         let result = client.call_tool(echo("two")).await.expect("tools/call");
-        if result.is_error != Some(true) {
-            assert!(text(&result).contains("two"), "{result:?}");
-            break;
+        if result.is_error == Some(true) {
+            return Err(format!("{result:?}\n{}", server.log()));
         }
-        assert!(Instant::now() < deadline, "{result:?}\n{}", server.log());
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        assert!(text(&result).contains("two"), "{result:?}");
+        Ok(())
+    })
+    .await;
     wait_gone(old).await;
     let _ = client.cancel().await;
 }

@@ -2,17 +2,18 @@
 //! started by the test on loopback) with affinity on `Mcp-Session-Id`: each session stays
 //! on the replica that created it; a replica that dies loses only its own sessions, whose
 //! next request gets a clean 404 "Session not found", and a new `initialize` works.
-//! Fails when `haproxy` is not installed (`util::missing_peer`: skipped with a `SKIPPED`
+//! Fails when `haproxy` is not installed (`support::missing_peer`: skipped with a `SKIPPED`
 //! line where allowed). docs/deploy.md has the config.
 
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::http::{Server, initialize, open_session, post, tools_list};
-use crate::util::os::UnixStream;
-use crate::util::{Dir, Killed, fixture, free_port};
+use crate::support::http::{Server, initialize, open_session, post, tools_list};
+use crate::support::os::UnixStream;
+use crate::support::wait::eventually;
+use crate::support::{Dir, Killed, assert_contains_all, fixture, free_port, listening};
 
 /// deploy/haproxy.cfg (what docs/deploy.md shows), with the test's ports and a stats
 /// socket at `stats`, for the test to read what HAProxy thinks of each replica.
@@ -49,19 +50,17 @@ fn haproxy_status(stats: &Path, backend: &str, server: &str) -> Option<String> {
 
 /// Waits until HAProxy reports `server` of `backend` with a status starting with `status`.
 async fn wait_for_status(stats: &Path, backend: &str, server: &str, status: &str) {
-    // Bounds a broken setup; the check runs every 200 ms.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    // HAProxy checks every 200 ms.
+    let what = format!("HAProxy sees {backend}/{server} {status}");
+    eventually(&what, async || {
         let now = haproxy_status(stats, backend, server);
         if now.as_deref().is_some_and(|s| s.starts_with(status)) {
-            return;
+            Ok(())
+        } else {
+            Err(format!("it says {now:?}"))
         }
-        assert!(
-            Instant::now() < deadline,
-            "HAProxy never saw {backend}/{server} {status}: it says {now:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    })
+    .await;
 }
 
 fn port_of(url: &str) -> u16 {
@@ -75,11 +74,10 @@ fn port_of(url: &str) -> u16 {
 #[tokio::test]
 async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_its_own() {
     if Command::new("haproxy").arg("-v").output().is_err() {
-        crate::util::missing_peer("haproxy is missing", ".ci/install-peers installs it");
+        crate::support::missing_peer("haproxy is missing", ".ci/install-peers installs it");
         return;
     }
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let first = Server::start(&dir, &[]);
     let second = Server::start(&dir, &[]);
     let port = free_port();
@@ -104,11 +102,7 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
             .spawn()
             .expect("start haproxy"),
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "haproxy did not listen");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    listening(port, "haproxy");
     // Both replicas ready (`/readyz`: their tools taken in) in HAProxy's eyes before a
     // client comes: with `fall 1`, a check that came while a replica was still starting
     // marks it down until the next one.
@@ -153,7 +147,7 @@ async fn replicas_behind_haproxy_keep_their_sessions_and_a_dead_one_loses_only_i
         let headers = [("mcp-session-id", session.as_str())];
         let (status, _, body) = post(&client, &balanced, &headers, &tools_list(11)).await;
         assert_eq!(status, 404, "{body}");
-        assert!(body.contains("Session not found"), "{body}");
+        assert_contains_all(&body, &["Session not found"]);
     }
     let (status, session, body) = post(&client, &balanced, &[], &initialize()).await;
     assert_eq!(status, 200, "re-initialize: {body}");

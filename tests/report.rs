@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use crate::util::{BIN, stderr, stdout};
+use crate::support::{BIN, assert_contains_all, stderr, stdout};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report")
@@ -111,10 +111,7 @@ fn report_finds_the_rewrite_that_follows_select_tools_in_a_claude_transcript() {
         "{tools:?}"
     );
     let notes = s["notes"].to_string();
-    assert!(
-        notes.contains("1 subagent") && notes.contains("1 lines were not JSON"),
-        "{notes}"
-    );
+    assert_contains_all(&notes, &["1 subagent", "1 lines were not JSON"]);
     assert_eq!(r["encoding"], "o200k_base");
 }
 
@@ -123,17 +120,19 @@ fn report_text_shows_the_rewrite_its_cause_and_a_sparkline() {
     let out = report(&[&fixture("claude_rewrite.jsonl")]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(
-        text.contains(
+    assert_contains_all(
+        &text,
+        &[
             "re-write at request 3: cache read 84,858 -> 0, written 120,845, re-billed 84,858; \
-             after select_tools [time__get_current_time]"
-        ),
-        "{text}"
+             after select_tools [time__get_current_time]",
+        ],
     );
-    assert!(
-        text.contains("re-write at request 5: cache read 121,345 -> 0")
-            && text.contains("pause of 717 s, longer than the cache lifetime"),
-        "{text}"
+    assert_contains_all(
+        &text,
+        &[
+            "re-write at request 5: cache read 121,345 -> 0",
+            "pause of 717 s, longer than the cache lifetime",
+        ],
     );
     let row: Vec<&str> = text
         .lines()
@@ -199,20 +198,18 @@ fn report_reads_codex_rollouts_and_their_older_token_count_events() {
 #[test]
 fn report_reads_the_default_folders_under_home_and_nothing_else() {
     let home = tempfile::tempdir().unwrap();
-    let projects = home.path().join(".claude/projects/-work-app");
-    std::fs::create_dir_all(&projects).unwrap();
-    std::fs::copy(
-        fixtures().join("claude_rewrite.jsonl"),
-        projects.join("s.jsonl"),
-    )
-    .unwrap();
+    // A fixture transcript copied to `path` under HOME, its folders made.
+    let place = |fixture: &str, path: &str| {
+        let to = home.path().join(path);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(fixtures().join(fixture), to).unwrap();
+    };
+    place("claude_rewrite.jsonl", ".claude/projects/-work-app/s.jsonl");
     let sessions = home.path().join(".codex/sessions/2026/11/30");
-    std::fs::create_dir_all(&sessions).unwrap();
-    std::fs::copy(
-        fixtures().join("codex_rewrite.jsonl"),
-        sessions.join("rollout-2026-11-30T11-00-00-x.jsonl"),
-    )
-    .unwrap();
+    place(
+        "codex_rewrite.jsonl",
+        ".codex/sessions/2026/11/30/rollout-2026-11-30T11-00-00-x.jsonl",
+    );
     // Not a rollout by name: the Codex default folder skips it.
     std::fs::write(sessions.join("notes.jsonl"), "{}\n").unwrap();
     let out = Command::new(BIN)
@@ -234,10 +231,7 @@ fn report_reads_the_default_folders_under_home_and_nothing_else() {
     let out = report(&[]);
     assert_eq!(out.status.code(), Some(0));
     let err = stderr(&out);
-    assert!(
-        err.contains("no transcripts yet in") && err.contains("--claude DIR"),
-        "{err}"
-    );
+    assert_contains_all(&err, &["no transcripts yet in", "--claude DIR"]);
     let out = report(&["/nonexistent/transcripts"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/transcripts: no such file"));

@@ -6,8 +6,10 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
-use crate::session::{Session, text};
-use crate::util::{self, Dir, FIXTURE, row, stderr, stdout, toml_str};
+use crate::support::session::{Session, text};
+use crate::support::{
+    self, Dir, FIXTURE, assert_contains_all, line_where, row, stderr, stdout, toml_str,
+};
 
 const ENV_SECRET: &str = "planted-env-value-4471";
 const BAD_SECRET: &str = "planted-bad-value-8812";
@@ -64,13 +66,14 @@ fn assert_clean(what: &str, text: &str) {
 fn check_shows_env_names_and_no_secret_at_trace_level() {
     let dir = Dir::new();
     config(&dir);
-    let out = dir
-        .command(&["check"])
-        .env("RUST_LOG", "trace")
-        .env("PLANTED_BEARER", BEARER_SECRET)
-        .env("PLANTED_UNRELATED", UNRELATED_SECRET)
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(
+        &["check"],
+        &[
+            ("RUST_LOG", "trace"),
+            ("PLANTED_BEARER", BEARER_SECRET),
+            ("PLANTED_UNRELATED", UNRELATED_SECRET),
+        ],
+    );
     let (table, log) = (stdout(&out), stderr(&out));
     assert_clean("check's stdout", &table);
     assert_clean("check's stderr", &log);
@@ -81,14 +84,8 @@ fn check_shows_env_names_and_no_secret_at_trace_level() {
     let web = row(&table, "web");
     assert!(web[4].contains("http://***@127.0.0.1"), "{web:?}");
     // Names, never values: what each stdio server receives.
-    let names = table
-        .lines()
-        .find(|l| l.starts_with("ok: "))
-        .unwrap_or_else(|| panic!("no env line for ok:\n{table}"));
-    assert!(
-        names.contains("PATH") && names.contains("PLANTED_ENV"),
-        "{names}"
-    );
+    let names = line_where(&table, |l| l.starts_with("ok: "));
+    assert_contains_all(&names, &["PATH", "PLANTED_ENV"]);
     assert!(!names.contains("PLANTED_UNRELATED"), "{names}");
     // The server's own dump of its environment (logged at debug) has no unrelated variable.
     assert!(
@@ -131,10 +128,7 @@ async fn no_secret_reaches_the_model_or_the_log() {
         if tool == "call_tool" && text(&result).contains("bad") {
             // The model learns the server failed and why, not what it printed.
             let said = text(&result);
-            assert!(
-                said.contains("'bad'") && said.contains("exited with code 1"),
-                "{said}"
-            );
+            assert_contains_all(&said, &["'bad'", "exited with code 1"]);
             assert!(!said.contains("database refused"), "{said}");
         }
     }
@@ -156,10 +150,11 @@ async fn no_secret_reaches_the_model_or_the_log() {
 /// mcp-defer has must not be in it, unless the server opts into `inherit_env`.
 #[tokio::test]
 async fn a_stdio_server_does_not_see_unrelated_variables() {
-    let Some(peers) = util::peers() else { return };
+    let Some(peers) = support::peers() else {
+        return;
+    };
     for inherit in [false, true] {
-        let dir = Dir::new();
-        dir.config(&format!(
+        let dir = Dir::with_config(&format!(
             "[mcp_servers.ev]\ncommand = {}\nargs = [\"stdio\"]\ninherit_env = {inherit}\n\
              env = {{ GIVEN = \"given-value\" }}\n",
             toml_str(&peers.everything.to_string_lossy())
@@ -170,9 +165,7 @@ async fn a_stdio_server_does_not_see_unrelated_variables() {
                 .stderr(Stdio::null());
         })
         .await;
-        let result = session
-            .call("call_tool", json!({"name": "ev__get-env", "arguments": {}}))
-            .await;
+        let result = session.call_through("ev__get-env", json!({})).await;
         let env: Value = serde_json::from_str(&text(&result))
             .unwrap_or_else(|e| panic!("get-env answers JSON ({e}): {}", text(&result)));
         session.close().await;
@@ -198,7 +191,7 @@ fn http_config(dir: &Dir, tokens: &[&str]) {
     std::fs::write(dir.file("tokens"), tokens.join("\n") + "\n").unwrap();
     dir.config(&format!(
         "[settings.http]\ntoken_file = \"tokens\"\n\n{}",
-        util::fixture(
+        support::fixture(
             "fx",
             &[],
             &format!("env = {{ PLANTED_ENV = \"{ENV_SECRET}\" }}")
@@ -216,7 +209,7 @@ fn bearer(token: &str) -> String {
 /// `serve --http` at trace level: neither is in the log, while the call itself works.
 #[tokio::test]
 async fn http_tokens_in_arguments_and_session_ids_stay_out_of_a_trace_log() {
-    use crate::http::{Server, open_session, post, result_of};
+    use crate::support::http::{Server, open_session, post, result_of};
     let dir = Dir::new();
     http_config(&dir, &[HTTP_TOKEN]);
     let server = Server::start(&dir, &[("RUST_LOG", "trace")]);
@@ -270,7 +263,7 @@ async fn http_tokens_in_arguments_and_session_ids_stay_out_of_a_trace_log() {
 /// says how many tokens were revoked without naming one.
 #[tokio::test]
 async fn a_token_removed_from_token_file_is_refused_in_new_and_open_sessions() {
-    use crate::http::{Server, initialize, open_session, post, tools_list};
+    use crate::support::http::{Server, initialize, open_session, post, tools_list};
     let dir = Dir::new();
     http_config(&dir, &[HTTP_TOKEN, OTHER_TOKEN]);
     let server = Server::start(&dir, &[]);
@@ -313,7 +306,7 @@ async fn a_token_removed_from_token_file_is_refused_in_new_and_open_sessions() {
         "the other token's session"
     );
     let log = server.log();
-    assert!(log.contains("revoked=1"), "{log}");
+    assert_contains_all(&log, &["revoked=1"]);
     assert!(
         !log.contains(HTTP_TOKEN) && !log.contains(OTHER_TOKEN),
         "{log}"
@@ -327,8 +320,7 @@ async fn a_token_removed_from_token_file_is_refused_in_new_and_open_sessions() {
 async fn verbose_logs_no_tool_arguments_or_queries() {
     const ARGUMENT: &str = "marker-argument-4242";
     const QUERY: &str = "marker-query-7777";
-    let dir = Dir::new();
-    dir.config(&util::fixture("fx", &[], ""));
+    let dir = Dir::with_config(&support::fixture("fx", &[], ""));
     let log_path = dir.file("serve.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let session = Session::start_logged(&dir.file("servers.toml"), Some(log), |command| {
@@ -336,10 +328,7 @@ async fn verbose_logs_no_tool_arguments_or_queries() {
     })
     .await;
     let echoed = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__echo", "arguments": {"said": ARGUMENT}}),
-        )
+        .call_through("fx__echo", json!({"said": ARGUMENT}))
         .await;
     assert!(text(&echoed).contains(ARGUMENT), "{echoed:?}");
     session

@@ -4,13 +4,15 @@
 //! a second run takes every vector from the disk cache; bad model settings are config
 //! errors naming the fix.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::session::Session;
-use crate::util::{Dir, fixture, stderr, stdout, toml_str};
+use crate::support::reference::{model, reference_servers};
+use crate::support::session::Session;
+use crate::support::wait::poll_sync;
+use crate::support::{Dir, assert_contains_all, fixture, stderr, stdout, toml_str};
 
 /// The query: by meaning the memory server's `add_observations`; measured, the lexical
 /// engine ranks it 6th (behind file readers that share `read`-like words and `create`), the
@@ -18,80 +20,41 @@ use crate::util::{Dir, fixture, stderr, stdout, toml_str};
 const QUERY: &str = "note down a fact about a person";
 const WANTED: &str = "memory__add_observations";
 
-/// The model `.ci/install-peers` unpacks; its absence fails the test unless skipping is
-/// allowed (`util::missing_peer`), then `None`.
-fn model() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2");
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir);
-    }
-    crate::util::missing_peer(
-        &format!("the model is missing: {}", dir.display()),
-        "run .ci/install-peers",
-    );
-    None
-}
-
-/// A config of five fixture servers serving the reference set's real tools (everything,
-/// filesystem, memory, time, git), with `search` as its `[settings.search]` lines.
-fn reference_servers(dir: &Dir, search: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/reference/servers.json");
-    let servers: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut toml = format!("[settings.search]\n{search}\n");
-    for server in &servers {
-        let name = server["server"].as_str().unwrap();
-        let tools = dir.file(&format!("{name}.json"));
-        std::fs::write(&tools, server["tools"].to_string()).unwrap();
-        toml.push_str(&fixture(
-            name,
-            &["--tools", tools.to_str().unwrap(), "--name", name],
-            "",
-        ));
-    }
-    dir.config(&toml)
-}
-
 /// The tool names `search_tools` returns for `query`.
 async fn search(session: &Session, query: &str) -> Vec<String> {
     let found = session.call("search_tools", json!({"query": query})).await;
     let value = serde_json::to_value(&found.structured_content).unwrap();
-    value["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tools in {value:#}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
+    crate::support::session::found_names(&value)
 }
 
 /// The `transformer vectors ready` log lines once one covers all 50 tools: (embedded,
 /// cached) of each. A bound, not a timing: the first run embeds 50 tools in a few seconds.
 fn ready_lines(log: &Path) -> Vec<(usize, usize)> {
-    let deadline = Instant::now() + Duration::from_secs(300);
-    loop {
+    let field = |line: &str, name: &str| -> usize {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name}=")))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name}= in {line}"))
+    };
+    poll_sync(Duration::from_secs(300), || {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let lines: Vec<&str> = text
             .lines()
             .filter(|l| l.contains("transformer vectors ready"))
             .collect();
-        let field = |line: &str, name: &str| -> usize {
-            line.split_whitespace()
-                .find_map(|w| w.strip_prefix(&format!("{name}=")))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or_else(|| panic!("no {name}= in {line}"))
-        };
         if lines.iter().any(|l| field(l, "tools") == 50) {
-            return lines
+            return Ok(lines
                 .iter()
                 .map(|l| (field(l, "embedded"), field(l, "cached")))
-                .collect();
+                .collect());
         }
         assert!(
-            !text.contains("failed to load") && Instant::now() < deadline,
+            !text.contains("failed to load"),
             "no ready line for 50 tools:\n{text}"
         );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        Err(text)
+    })
+    .unwrap_or_else(|text| panic!("no ready line for 50 tools:\n{text}"))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -103,7 +66,7 @@ async fn serve_finds_by_meaning_what_words_miss_and_a_restart_embeds_nothing() {
         "semantic = \"model\"\nmodel = {}",
         toml_str(model.to_str().unwrap())
     );
-    let config = reference_servers(&dir, &search_lines);
+    let config = reference_servers(&dir, &search_lines, "");
 
     let log = dir.file("serve-1.log");
     let session = Session::start_logged(&config, Some(std::fs::File::create(&log).unwrap()), |c| {
@@ -143,7 +106,7 @@ async fn serve_finds_by_meaning_what_words_miss_and_a_restart_embeds_nothing() {
 
     // The lexical engine alone does not have it in its first five.
     let plain = Dir::new();
-    reference_servers(&plain, "semantic = \"off\"");
+    reference_servers(&plain, "semantic = \"off\"", "");
     let out = plain.run(&["search", QUERY, "--json", "--limit", "5"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let found: Value = serde_json::from_str(&stdout(&out)).unwrap();
@@ -161,7 +124,7 @@ fn search_explain_and_check_report_the_transformer() {
         "semantic = \"model\"\nmodel = {}",
         toml_str(model.to_str().unwrap())
     );
-    reference_servers(&dir, &search_lines);
+    reference_servers(&dir, &search_lines, "");
     let cache = dir.file("cache");
     let out = dir
         .command(&["search", QUERY, "--explain", "--limit", "3"])
@@ -188,16 +151,12 @@ fn search_explain_and_check_report_the_transformer() {
     let first = lines.next().unwrap();
     assert!(first.contains(WANTED), "{text}");
 
-    let out = dir
-        .command(&["check"])
-        .env("MCP_DEFER_CACHE_DIR", &cache)
-        .output()
-        .unwrap();
+    let out = dir.run_with_env(&["check"], &[("MCP_DEFER_CACHE_DIR", &cache)]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let table = stdout(&out);
-    assert!(
-        table.contains("ranking, 50 tool vectors (0 embedded, 50 from the disk cache)"),
-        "{table}"
+    assert_contains_all(
+        &table,
+        &["ranking, 50 tool vectors (0 embedded, 50 from the disk cache)"],
     );
 }
 

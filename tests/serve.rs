@@ -7,13 +7,13 @@ use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::transport::TokioChildProcess;
 use serde_json::json;
 
-use crate::session::*;
-use crate::util::{BIN, Dir, fixture};
+use crate::support::session::*;
+use crate::support::wait::{eventually, poll};
+use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
 /// A temp dir whose `servers.toml` is `toml`.
 fn with_config(toml: &str) -> Dir {
-    let dir = Dir::new();
-    dir.config(toml);
+    let dir = Dir::with_config(toml);
     dir
 }
 
@@ -85,17 +85,15 @@ async fn the_first_list_is_the_meta_tools_then_core_tools_in_config_order() {
         "the first list must not vary"
     );
     again.close().await;
-    for line in [
-        "- alpha: Slow one",
-        "- beta: Fast one",
-        "- gamma: Nothing pinned",
-        "search_tools",
-    ] {
-        assert!(
-            instructions.contains(line),
-            "instructions lack {line:?}:\n{instructions}"
-        );
-    }
+    assert_contains_all(
+        &instructions,
+        &[
+            "- alpha: Slow one",
+            "- beta: Fast one",
+            "- gamma: Nothing pinned",
+            "search_tools",
+        ],
+    );
 }
 
 #[tokio::test]
@@ -200,29 +198,17 @@ async fn a_client_that_never_relists_is_held_once_only() {
 async fn call_tool_validates_arguments_and_calls_unloaded_tools() {
     let setup = one_fixture("");
     let session = Session::start(&setup.file("servers.toml")).await;
-    let bad = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__add", "arguments": {"a": "two"}}),
-        )
-        .await;
+    let bad = session.call_through("fx__add", json!({"a": "two"})).await;
     assert_eq!(bad.is_error, Some(true));
     let message = text(&bad);
-    assert!(message.contains("/a"), "{message}");
-    assert!(message.contains("\"b\""), "{message}");
+    assert_contains_all(&message, &["/a"]);
+    assert_contains_all(&message, &["\"b\""]);
 
-    let good = session
-        .call(
-            "call_tool",
-            json!({"name": "add", "arguments": {"a": 20, "b": 22}}),
-        )
-        .await;
+    let good = session.call_through("add", json!({"a": 20, "b": 22})).await;
     assert_ne!(good.is_error, Some(true), "{}", text(&good));
     assert!(text(&good).contains("42"), "{}", text(&good));
 
-    let unknown = session
-        .call("call_tool", json!({"name": "fx__addd", "arguments": {}}))
-        .await;
+    let unknown = session.call_through("fx__addd", json!({})).await;
     assert_eq!(unknown.is_error, Some(true));
     assert!(
         text(&unknown).contains("did you mean fx__add"),
@@ -273,14 +259,16 @@ async fn the_2026_07_28_path_notifies_a_servers_change_on_the_subscription() {
         &SubscriptionFilter::builder().tools_list_changed().build()
     );
     // Until the fixture's tools are listed (in `all` they arrive with the server).
-    let mut before = Vec::new();
-    for _ in 0..100 {
-        before = client.list_all_tools().await.unwrap_or_default();
+    let before = poll(Duration::from_secs(10), async || {
+        let before = client.list_all_tools().await.unwrap_or_default();
         if names(&before).iter().any(|n| n == "fx__grow") {
-            break;
+            Ok(before)
+        } else {
+            Err(before)
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await
+    .unwrap_or_else(|before| before);
     // What the arrival announced is not what this test is after.
     while let Ok(Ok(Some(_))) =
         tokio::time::timeout(Duration::from_millis(300), subscription.next()).await
@@ -336,10 +324,7 @@ async fn proxy_mode_never_changes_the_list() {
     assert_eq!(selection["schemas"][0]["name"], "fx__add");
     assert_eq!(names(&session.list().await), META);
     let sum = session
-        .call(
-            "call_tool",
-            json!({"name": "fx__add", "arguments": {"a": 1, "b": 1}}),
-        )
+        .call_through("fx__add", json!({"a": 1, "b": 1}))
         .await;
     assert!(text(&sum).contains('2'), "{}", text(&sum));
     session.close().await;
@@ -353,14 +338,16 @@ async fn all_mode_lists_every_tool_in_server_order() {
     ));
     let session = Session::start(&setup.file("servers.toml")).await;
     // The fixture may not be in yet; wait for its tools to be appended.
-    let mut tools = session.list().await;
-    for _ in 0..100 {
+    let tools = poll(Duration::from_secs(5), async || {
+        let tools = session.list().await;
         if tools.len() > 3 {
-            break;
+            Ok(tools)
+        } else {
+            Err(tools)
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        tools = session.list().await;
-    }
+    })
+    .await
+    .unwrap_or_else(|tools| tools);
     let names = names(&tools);
     assert_eq!(names[..3], META);
     for expected in ["fx__echo", "fx__add", "fx__sleep"] {
@@ -397,7 +384,8 @@ async fn downstream_progress_reaches_the_client_under_its_token() {
 
 /// Waits until `search_tools` with `query` on server `fx` shows `name` (or not).
 async fn wait_searchable(session: &Session, query: &str, name: &str, present: bool) {
-    for _ in 0..100 {
+    let what = format!("{name} {}searchable", if present { "" } else { "un" });
+    eventually(&what, async || {
         let found = session
             .call(
                 "search_tools",
@@ -407,32 +395,20 @@ async fn wait_searchable(session: &Session, query: &str, name: &str, present: bo
         let hit = structured(&found)["tools"]
             .as_array()
             .is_some_and(|tools| tools.iter().any(|t| t["name"] == name));
-        if hit == present {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!(
-        "{name} never became {}searchable",
-        if present { "" } else { "un" }
-    );
+        hit == present
+    })
+    .await;
 }
 
 /// Waits until the fixture answers again after a crash.
 async fn wait_restarted(session: &Session) {
-    for _ in 0..200 {
+    eventually("the fixture comes back after its crash", async || {
         let echo = session
-            .call(
-                "call_tool",
-                json!({"name": "fx__echo", "arguments": {"text": "up?"}}),
-            )
+            .call_through("fx__echo", json!({"text": "up?"}))
             .await;
-        if echo.is_error != Some(true) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the fixture never came back after its crash");
+        echo.is_error != Some(true)
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -444,10 +420,7 @@ async fn downstream_changes_never_rewrite_the_list() {
     let session = Session::start(&setup.file("servers.toml")).await;
     session.list().await;
     session
-        .call(
-            "call_tool",
-            json!({"name": "fx__grow", "arguments": {"name": "fresh_tool"}}),
-        )
+        .call_through("fx__grow", json!({"name": "fresh_tool"}))
         .await;
     wait_searchable(&session, "fresh_tool", "fx__fresh_tool", true).await;
     session
@@ -460,10 +433,7 @@ async fn downstream_changes_never_rewrite_the_list() {
     );
 
     session
-        .call(
-            "call_tool",
-            json!({"name": "fx__shrink", "arguments": {"name": "fresh_tool"}}),
-        )
+        .call_through("fx__shrink", json!({"name": "fresh_tool"}))
         .await;
     wait_searchable(&session, "fresh_tool", "fx__fresh_tool", false).await;
     assert_eq!(
@@ -476,9 +446,7 @@ async fn downstream_changes_never_rewrite_the_list() {
     assert!(text(&gone).contains("no longer offers"), "{}", text(&gone));
 
     // A crash mid-call is an error result naming the server; the session goes on.
-    let crashed = session
-        .call("call_tool", json!({"name": "fx__crash", "arguments": {}}))
-        .await;
+    let crashed = session.call_through("fx__crash", json!({})).await;
     assert_eq!(crashed.is_error, Some(true));
     assert!(text(&crashed).contains("fx"), "{}", text(&crashed));
     wait_restarted(&session).await;
@@ -510,10 +478,7 @@ async fn run_steps(steps: &[Step]) -> Vec<String> {
             Step::Grow(n) => {
                 let name = format!("grown_{n}");
                 session
-                    .call(
-                        "call_tool",
-                        json!({"name": "fx__grow", "arguments": {"name": name}}),
-                    )
+                    .call_through("fx__grow", json!({"name": name}))
                     .await;
                 wait_searchable(&session, &name, &format!("fx__{name}"), true).await;
                 session
@@ -523,17 +488,12 @@ async fn run_steps(steps: &[Step]) -> Vec<String> {
             Step::Shrink(n) => {
                 let name = format!("grown_{n}");
                 session
-                    .call(
-                        "call_tool",
-                        json!({"name": "fx__shrink", "arguments": {"name": name}}),
-                    )
+                    .call_through("fx__shrink", json!({"name": name}))
                     .await;
                 wait_searchable(&session, &name, &format!("fx__{name}"), false).await;
             }
             Step::Crash => {
-                session
-                    .call("call_tool", json!({"name": "fx__crash", "arguments": {}}))
-                    .await;
+                session.call_through("fx__crash", json!({})).await;
                 wait_restarted(&session).await;
             }
         }
@@ -571,4 +531,51 @@ mod properties {
             prop_assert_eq!(first, second);
         }
     }
+}
+
+#[tokio::test]
+async fn long_names_are_refused_at_once_and_names_follow_one_rule() {
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
+    let session = Session::start(&dir.file("servers.toml")).await;
+    let long = "n".repeat(100_000);
+    let said = text(&session.call("call_tool", json!({"name": long})).await);
+    assert!(
+        said.contains("at most 256"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
+    let said = text(&session.call("select_tools", json!({"names": [long]})).await);
+    assert!(
+        said.contains("at most 256"),
+        "{}",
+        &said[..said.len().min(300)]
+    );
+    let direct = session.try_call(&long, json!({})).await;
+    let direct = format!("{direct:?}");
+    assert!(
+        direct.contains("at most 256"),
+        "{}",
+        &direct[..direct.len().min(300)]
+    );
+
+    // One whitespace rule for all three paths.
+    let padded = " fx__echo \n";
+    let called = session.call_through(padded, json!({"a": 1})).await;
+    assert_ne!(called.is_error, Some(true), "{}", text(&called));
+    let direct = session.try_call(padded, json!({"a": 1})).await;
+    assert!(direct.is_ok_and(|r| r.is_error != Some(true)));
+
+    // select_tools: no names, too many names.
+    let empty = session.call("select_tools", json!({"names": []})).await;
+    assert_eq!(empty.is_error, Some(true));
+    assert!(
+        text(&empty).contains("at least one name"),
+        "{}",
+        text(&empty)
+    );
+    let many: Vec<String> = (0..21).map(|i| format!("fx__t{i}")).collect();
+    let many = session.call("select_tools", json!({"names": many})).await;
+    assert_eq!(many.is_error, Some(true));
+    assert!(text(&many).contains("at most 20"), "{}", text(&many));
+    session.close().await;
 }

@@ -2,30 +2,23 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::util::os::{self, Signal};
-use crate::util::{Dir, fixture, is_gone, read_pids, stderr};
+use crate::support::os::{self, Signal};
+use crate::support::wait::{eventually_sync, poll_sync};
+use crate::support::{Dir, exited, fixture, fixture_with_pids, is_gone, read_pids, stderr};
 
 /// Waits until the fixture wrote its pid file.
 fn wait_for_pids(path: &Path, count: usize) -> Vec<i32> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually_sync(&format!("{count} pids in {}", path.display()), || {
         let pids = read_pids(path);
-        if pids.len() >= count {
-            return pids;
-        }
-        assert!(Instant::now() < deadline, "no pids in {}", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        (pids.len() >= count).then_some(pids)
+    })
 }
 
 fn assert_all_gone(pids: &[i32]) {
     // The group is killed before mcp-defer exits; allow a moment for the kernel to finish.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while pids.iter().any(|&p| !is_gone(p)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let _ = poll_sync(Duration::from_secs(5), || pids.iter().all(|&p| is_gone(p)));
     let alive: Vec<_> = pids.iter().filter(|&&p| !is_gone(p)).collect();
     for &&pid in &alive {
         // A pid this test's fixture reported; cleans up after failure.
@@ -40,7 +33,7 @@ fn assert_all_gone(pids: &[i32]) {
 fn grandchild_config(dir: &Dir, slow_one: bool) -> [std::path::PathBuf; 2] {
     let a = dir.file("a.pids");
     let b = dir.file("b.pids");
-    let mut toml = fixture("a", &["--grandchild-pid-file", &a.to_string_lossy()], "");
+    let mut toml = fixture_with_pids("a", &a, "");
     let mut b_args = vec![
         "--grandchild-pid-file".to_owned(),
         b.to_string_lossy().into_owned(),
@@ -92,14 +85,7 @@ fn interrupted_check_leaves_no_child_or_grandchild() {
     let mut pids = wait_for_pids(&a, 2);
     pids.extend(wait_for_pids(&b, 2));
     os::send(child.id() as i32, Signal::Int);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "check did not exit after SIGINT");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = exited(&mut child, "check exits after SIGINT");
     let out = child.wait_with_output().expect("output");
     assert!(
         status.code().is_some(),
@@ -125,14 +111,7 @@ fn serve_with_grandchildren(dir: &Dir) -> (std::process::Child, Vec<i32>) {
 }
 
 fn wait_exit(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "serve did not exit after {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    exited(child, &format!("serve exits after {what}"))
 }
 
 #[test]

@@ -12,8 +12,9 @@ use std::time::{Duration, Instant};
 use mcp_defer::downstream::SplitMix;
 use serde_json::{Value, json};
 
-use crate::raw::RawClient;
-use crate::util::{Dir, fixture, free_port, peers};
+use crate::support::raw::RawClient;
+use crate::support::wait::eventually;
+use crate::support::{Dir, fixture, free_port, peers};
 
 /// How long requests flow in the short form.
 const DEFAULT_SECS: u64 = 12;
@@ -89,8 +90,7 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
         .unwrap_or(DEFAULT_SECS);
     let port = free_port();
     let mut http = Some(peers.http_everything(port));
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}\n{}\n[mcp_servers.ev]\nurl = \"http://127.0.0.1:{port}/mcp\"\ntool_timeout_sec = 10\n",
         fixture("one", &[], "tool_timeout_sec = 10"),
         fixture("two", &[], "tool_timeout_sec = 10"),
@@ -214,21 +214,17 @@ async fn every_request_is_answered_once_while_servers_die_and_come_back() {
     if http.is_none() {
         http = Some(peers.http_everything(port));
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually("ev comes back after the storm", async || {
         let echo = client
-            .request(
-                "tools/call",
-                json!({"name": "call_tool", "arguments": {"name": "ev__echo", "arguments": {"message": "after"}}}),
-            )
+            .call_through("ev__echo", json!({"message": "after"}))
             .await;
-        if echo["result"]["isError"] != true {
-            assert!(echo.to_string().contains("after"), "{echo}");
-            break;
+        if echo["result"]["isError"] == true {
+            return Err(echo);
         }
-        assert!(Instant::now() < deadline, "ev never came back: {echo}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        assert!(echo.to_string().contains("after"), "{echo}");
+        Ok(())
+    })
+    .await;
     // Nothing more was answered: no late duplicate, no answer to an id never sent.
     client.no_strays().await;
     let rss = client.pid().and_then(peak_rss_mib).unwrap_or(f64::NAN);

@@ -1,11 +1,10 @@
 //! `mcp-defer stats --compare A,B`: the first tool list of two exposure modes, counted with
 //! the o200k_base tokenizer, side by side.
 
-use crate::util::{Dir, fixture, stderr, stdout};
+use crate::support::{Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}{}",
         fixture("fx", &[], "always_load = [\"echo\"]"),
         fixture("other", &["--name", "other"], ""),
@@ -31,7 +30,7 @@ fn stats_compares_any_two_modes_in_tokens() {
     let text = stdout(&out);
     let header: Vec<&str> = text.lines().next().unwrap().split_whitespace().collect();
     assert_eq!(header, ["server", "tools", "all", "deferred"], "{text}");
-    assert!(text.contains("total (o200k_base tokens)"), "{text}");
+    assert_contains_all(&text, &["total (o200k_base tokens)"]);
     let [tools, all, deferred] = numbers(&text, "total")[..] else {
         panic!("{text}")
     };
@@ -48,10 +47,7 @@ fn stats_compares_any_two_modes_in_tokens() {
     assert!(meta[1] > 100, "{text}");
     assert_eq!(all, other[1] + fx[1] + meta[1], "{text}");
     assert_eq!(deferred, fx[2] + meta[2], "{text}");
-    assert!(
-        text.contains("the first tools/list in deferred is"),
-        "{text}"
-    );
+    assert_contains_all(&text, &["the first tools/list in deferred is"]);
 
     // Directly registered, a server's tools keep their own names and no _meta: fewer tokens
     // than mcp-defer's listed form of the same tools, and no meta tools.
@@ -69,8 +65,22 @@ fn stats_names_the_modes_it_knows() {
     let out = dir.run(&["stats", "--compare", "all,lazy"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(
-        err.contains("unknown mode 'lazy'") && err.contains("direct, all, deferred or proxy"),
-        "{err}"
+    assert_contains_all(
+        &err,
+        &["unknown mode 'lazy'", "direct, all, deferred or proxy"],
     );
+}
+
+/// The way in as a new user met it (issue 35, item 12).
+#[test]
+fn stats_shows_a_failed_server_as_failed() {
+    let dir = Dir::with_config(&format!(
+        "{}\n[mcp_servers.broken]\ncommand = \"mcp-server-that-does-not-exist\"\n",
+        crate::support::fixture("fx", &[], "")
+    ));
+    let out = dir.run(&["stats"]);
+    let table = stdout(&out);
+    let broken = line_where(&table, |l| l.starts_with("broken "));
+    assert!(broken.contains("failed"), "{table}");
+    assert!(!broken.contains(" 0 "), "{table}");
 }

@@ -8,8 +8,9 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 
-use crate::session::*;
-use crate::util::{Dir, peers};
+use crate::support::session::*;
+use crate::support::wait::poll;
+use crate::support::{Dir, peers};
 
 /// Tools whose results exercise every content kind, with arguments.
 fn calls() -> Vec<(&'static str, Value)> {
@@ -257,26 +258,38 @@ async fn run_research_task(mut ask: impl AsyncFnMut(&str, Value) -> Value) -> (V
             .is_some_and(|id| id.starts_with("everything:")),
         "a task is created: {created}"
     );
-    let deadline = tokio::time::Instant::now() + TASK_WAIT;
-    let status = loop {
+    let status = poll(TASK_WAIT, async || {
         let got = ask("tasks/get", json!({"taskId": task_id})).await;
         assert_eq!(got["result"]["taskId"], task_id, "{got}");
         let status = got["result"]["status"]
             .as_str()
             .unwrap_or_default()
             .to_owned();
-        if status != "working" || tokio::time::Instant::now() > deadline {
-            break status;
+        if status != "working" {
+            Ok(status)
+        } else {
+            Err(status)
         }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    };
+    })
+    .await
+    .unwrap_or_else(|status| status);
     assert_eq!(status, "completed");
     let result = ask("tasks/result", json!({"taskId": task_id})).await;
     assert!(
-        crate::raw::result_text(&result).contains("Research Report: tides"),
+        crate::support::raw::result_text(&result).contains("Research Report: tides"),
         "the tool's own result: {result}"
     );
     (task_id, result)
+}
+
+/// `select_tools` of server-everything's research tool (a task tool) through `raw`.
+async fn select_research_tool(raw: &mut crate::support::raw::RawClient) -> Value {
+    let names = json!({"names": ["everything__simulate-research-query"]});
+    raw.request(
+        "tools/call",
+        json!({"name": "select_tools", "arguments": names}),
+    )
+    .await
 }
 
 /// Issue 24 item 7: server-everything's `simulate-research-query` is a 2025-11-25 task tool
@@ -308,7 +321,7 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
         peers.everything
     ));
-    let mut raw = crate::raw::RawClient::start(&config);
+    let mut raw = crate::support::raw::RawClient::start(&config);
     let init = raw.request("initialize", initialize_params()).await;
     assert_eq!(
         init["result"]["capabilities"]["tasks"],
@@ -317,13 +330,7 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
     );
     raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
-    let selected = raw
-        .request(
-            "tools/call",
-            json!({"name": "select_tools",
-                   "arguments": {"names": ["everything__simulate-research-query"]}}),
-        )
-        .await;
+    let selected = select_research_tool(&mut raw).await;
     assert_eq!(
         selected["result"]["structuredContent"]["schemas"][0]["execution"], tool["execution"],
         "select_tools returns the schema as listed: {selected}"
@@ -381,13 +388,13 @@ async fn a_2025_11_25_task_tool_runs_as_a_task_through_mcp_defer() {
 #[tokio::test]
 async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
     let Some(peers) = peers() else { return };
-    let port = crate::util::free_port();
+    let port = crate::support::free_port();
     let _server = peers.http_everything(port);
     let setup = Dir::new();
     let config = setup.config(&format!(
         "[mcp_servers.everything]\nurl = \"http://127.0.0.1:{port}/mcp\"\nstartup_timeout_sec = 30\n"
     ));
-    let mut raw = crate::raw::RawClient::start(&config);
+    let mut raw = crate::support::raw::RawClient::start(&config);
     let init = raw.request("initialize", initialize_params()).await;
     assert!(
         init["result"]["capabilities"]["tasks"].is_object(),
@@ -395,13 +402,7 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
     );
     raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
-    let selected = raw
-        .request(
-            "tools/call",
-            json!({"name": "select_tools",
-                   "arguments": {"names": ["everything__simulate-research-query"]}}),
-        )
-        .await;
+    let selected = select_research_tool(&mut raw).await;
     assert_eq!(
         selected["result"]["structuredContent"]["schemas"][0]["execution"],
         json!({"taskSupport": "required"}),
@@ -430,14 +431,12 @@ async fn a_2025_11_25_task_tool_of_an_http_server_runs_as_a_task() {
 /// neither lists nor reaches that session's tasks.
 #[tokio::test]
 async fn a_2025_11_25_task_runs_over_http_and_stays_in_its_session() {
-    use crate::http::{Server, post, result_of};
+    use crate::support::http::{Server, post, result_of};
     let Some(peers) = peers() else { return };
-    let dir = Dir::new();
-    dir.config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[mcp_servers.everything]\ncommand = {:?}\nargs = [\"stdio\"]\nstartup_timeout_sec = 30\n",
         peers.everything
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let open = || async {
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -547,7 +546,7 @@ async fn mcp_apps_ui_metadata_and_ui_resources_arrive_unchanged() {
     }]);
     let tools_file = setup.file("tools.json");
     std::fs::write(&tools_file, tools.to_string()).expect("write tools");
-    let config = setup.config(&crate::util::fixture(
+    let config = setup.config(&crate::support::fixture(
         "fx",
         &[
             "--tools",
@@ -557,7 +556,7 @@ async fn mcp_apps_ui_metadata_and_ui_resources_arrive_unchanged() {
         ],
         "",
     ));
-    let mut raw = crate::raw::RawClient::legacy(&config).await;
+    let mut raw = crate::support::raw::RawClient::legacy(&config).await;
     let selected = raw
         .request(
             "tools/call",

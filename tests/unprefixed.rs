@@ -5,12 +5,11 @@
 //! refused at load with both tables named. The conformance suite's server scenarios run the
 //! same way in `.ci/conformance-server`.
 
-use std::time::{Duration, Instant};
-
 use serde_json::{Value, json};
 
-use crate::http::{Server, open_session, post, result_of, tools_list};
-use crate::util::{Dir, fixture, stderr};
+use crate::support::http::{Server, open_session, post, result_of, tools_list};
+use crate::support::wait::eventually;
+use crate::support::{Dir, assert_contains_all, fixture, stderr};
 
 /// Sends one request in `session` and returns its `result` (panics on an error answer).
 async fn request(
@@ -41,25 +40,25 @@ async fn listed_with(
     session: &str,
     want: &str,
 ) -> Vec<String> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    for id in 100.. {
+    let mut id = 99;
+    eventually(&format!("{want} listed"), async || {
+        id += 1;
         let listed = names(
             &request(client, url, session, id, tools_list(id)).await,
             "tools",
         );
         if listed.iter().any(|n| n == want) {
-            return listed;
+            Ok(listed)
+        } else {
+            Err(format!("{listed:?}"))
         }
-        assert!(Instant::now() < deadline, "{want} never listed: {listed:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    unreachable!("the loop returns or panics")
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nexposure = \"all\"\n\n{}\n{}",
         // `grow` adds a tool at runtime: held with the default `trust = "pin"`.
         fixture(
@@ -143,27 +142,23 @@ async fn an_unprefixed_server_keeps_its_tool_and_prompt_names_through_serve_http
     )
     .await;
     server.wait_for_log("cannot keep its own name");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let renamed = loop {
+    let renamed = eventually("search_tools_<hash> listed", async || {
         let listed = names(
             &request(&client, url, &session, 7, tools_list(7)).await,
             "tools",
         );
-        if let Some(name) = listed.iter().find(|n| n.starts_with("search_tools_")) {
-            break name.clone();
-        }
-        assert!(Instant::now() < deadline, "never listed: {listed:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+        let renamed = listed.iter().find(|n| n.starts_with("search_tools_"));
+        renamed.cloned().ok_or_else(|| format!("{listed:?}"))
+    })
+    .await;
     assert_eq!(renamed.len(), "search_tools_".len() + 8, "{renamed}");
     let log = server.log();
-    assert!(log.contains(&format!("name={renamed}")), "{log}");
+    assert_contains_all(&log, &[&format!("name={renamed}")]);
 }
 
 #[test]
 fn two_unprefixed_servers_are_refused_naming_both_tables() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}\n{}",
         fixture("everything", &[], "prefix = \"\""),
         fixture("time", &[], "prefix = \"\""),
@@ -211,16 +206,16 @@ async fn unprefixed_names_that_cannot_be_kept_get_the_hash_through_serve() {
             "prefix = \"\"\ntrust = \"off\""
         ),
     ));
-    let session = crate::session::Session::start(&path).await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let listed = loop {
-        let listed = crate::session::names(&session.list().await);
+    let session = crate::support::session::Session::start(&path).await;
+    let listed = eventually("echo listed", async || {
+        let listed = crate::support::session::names(&session.list().await);
         if listed.iter().any(|n| n == "echo") {
-            break listed;
+            Ok(listed)
+        } else {
+            Err(format!("{listed:?}"))
         }
-        assert!(Instant::now() < deadline, "never listed: {listed:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    })
+    .await;
     for meta in ["search_tools", "select_tools", "call_tool"] {
         let twins: Vec<&String> = listed
             .iter()
@@ -260,7 +255,7 @@ async fn unprefixed_names_that_cannot_be_kept_get_the_hash_through_serve() {
         .clone();
     let called = session.call(&zero_width, json!({})).await;
     assert_ne!(called.is_error, Some(true), "{called:?}");
-    let said = crate::session::text(&called);
+    let said = crate::support::session::text(&called);
     assert!(
         said == "ech\u{200b} called" || said == "echó called",
         "{said:?}"

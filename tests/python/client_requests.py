@@ -150,25 +150,24 @@ async def roots(binary, config, dir_a, dir_b):
                 result, said = await call(session, "fs__read_text_file", {"path": path})
                 return (not result.is_error), said
 
+            async def once_readable(path):
+                """What reading `path` says once it is allowed (20 s at most)."""
+                with anyio.fail_after(20):
+                    while True:
+                        ok, said = await read_file(path)
+                        if ok:
+                            return said
+                        await anyio.sleep(0.1)
+
             # The server asks for roots once it is initialized; wait until it has them.
-            with anyio.fail_after(20):
-                while True:
-                    ok, said = await read_file(file_a)
-                    if ok:
-                        break
-                    await anyio.sleep(0.1)
+            said = await once_readable(file_a)
             check("inside the root" in said, f"read inside the root: {said}")
             ok, said = await read_file(file_b)
             check(not ok and "denied" in said.lower(), f"outside the root refused: {said}")
 
             cb.roots = [dir_b]
             await session.send_roots_list_changed()
-            with anyio.fail_after(20):
-                while True:
-                    ok, said = await read_file(file_b)
-                    if ok:
-                        break
-                    await anyio.sleep(0.1)
+            said = await once_readable(file_b)
             check("outside the first root" in said, f"new root readable: {said}")
             ok, said = await read_file(file_a)
             check(not ok and "denied" in said.lower(), f"old root refused after list_changed: {said}")

@@ -3,7 +3,7 @@
 //! reload, and progress that must arrive whole and before the result.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_defer::config::Config;
 use mcp_defer::downstream::{CallOptions, Pool, ProgressRoute, ServerState};
@@ -12,19 +12,14 @@ use serde_json::json;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::session::*;
-use crate::util::{Dir, FIXTURE, fixture, running};
+use crate::support::session::*;
+use crate::support::wait::eventually;
+use crate::support::{
+    Dir, FIXTURE, assert_contains_all, fixture, fixture_with_pids, recorded_calls, running,
+};
 
 /// Bounds a broken build; not what the tests measure.
 const DEADLINE: Duration = Duration::from_secs(30);
-
-async fn until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + DEADLINE;
-    while !done() {
-        assert!(Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 fn config(toml: &str) -> Config {
     Config::parse(toml, Path::new("servers.toml")).expect("valid config")
@@ -50,11 +45,7 @@ async fn wait_state(pool: &Pool, what: &str, done: impl Fn(&ServerState) -> bool
 async fn parallel_first_calls_to_a_lazy_server_all_wait_for_its_start() {
     let dir = Dir::new();
     let pids = dir.file("fx.pids");
-    dir.config(&fixture(
-        "fx",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
-        "start = \"lazy\"",
-    ));
+    dir.config(&fixture_with_pids("fx", &pids, "start = \"lazy\""));
     let cache = dir.file("cache");
     let session = Session::start_with(&dir.file("servers.toml"), |command| {
         command.env("MCP_DEFER_CACHE_DIR", &cache);
@@ -63,7 +54,7 @@ async fn parallel_first_calls_to_a_lazy_server_all_wait_for_its_start() {
     // No cached list yet: started once to list, then stopped until the first call.
     let found = structured(&session.call("search_tools", json!({"query": "echo"})).await);
     assert!(found.to_string().contains("fx__echo"), "{found:#}");
-    until("the listing run stops", || {
+    eventually("the listing run stops", async || {
         running(FIXTURE, &pids).is_empty()
     })
     .await;
@@ -181,7 +172,16 @@ fn save(path: &Path, text: &str) {
 #[tokio::test]
 async fn a_call_cut_by_a_reload_is_told_the_server_restarted() {
     let dir = Dir::new();
-    let path = dir.config(&fixture("fx", &["--instructions", "one"], ""));
+    let calls = dir.file("calls");
+    let calls_arg = calls.to_string_lossy().into_owned();
+    let fx = |instructions| {
+        fixture(
+            "fx",
+            &["--instructions", instructions, "--record-calls", &calls_arg],
+            "",
+        )
+    };
+    let path = dir.config(&fx("one"));
     let session = Session::start(&path).await;
     let echoed = session.call("fx__echo", json!({"text": "before"})).await;
     assert!(text(&echoed).contains("before"), "{echoed:?}");
@@ -192,18 +192,21 @@ async fn a_call_cut_by_a_reload_is_told_the_server_restarted() {
             .await
             .unwrap_or_else(|e| panic!("tools/call: {e}"))
     });
-    // Let the call reach the server, then change its table: the reload restarts it.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    save(&path, &fixture("fx", &["--instructions", "two"], ""));
+    // Once the call reached the server, its table changes: the reload restarts it.
+    eventually("the sleep reaches the server", async || {
+        recorded_calls(&calls, "sleep") > 0
+    })
+    .await;
+    save(&path, &fx("two"));
     let result = tokio::time::timeout(DEADLINE, cut)
         .await
         .expect("the cut call is answered")
         .expect("call task");
     let said = text(&result);
     assert_eq!(result.is_error, Some(true), "{said}");
-    assert!(
-        said.contains("restarted because its entry in the config file changed"),
-        "{said}"
+    assert_contains_all(
+        &said,
+        &["restarted because its entry in the config file changed"],
     );
     assert!(!said.contains("shutting down"), "{said}");
     let again = session.call("fx__echo", json!({"text": "after"})).await;
@@ -239,7 +242,7 @@ async fn a_client_known_not_to_relist_is_never_held() {
         "[settings]\nrelist_wait_ms = 60000\n\n{}",
         fixture("fx", &[], "")
     ));
-    let mut command = tokio::process::Command::new(crate::util::BIN);
+    let mut command = tokio::process::Command::new(crate::support::BIN);
     command.arg("serve").arg("--config").arg(&path);
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
         .spawn()
@@ -278,10 +281,7 @@ async fn the_first_call_to_a_ready_server_does_not_wait_for_the_slowest() {
         .await
         .expect("a direct call waited for the slow server");
     assert!(text(&direct).contains("early"), "{direct:?}");
-    let meta = session.call(
-        "call_tool",
-        json!({"name": "fx__add", "arguments": {"a": 1, "b": 2}}),
-    );
+    let meta = session.call_through("fx__add", json!({"a": 1, "b": 2}));
     let meta = tokio::time::timeout(NOT_HELD, meta)
         .await
         .expect("call_tool waited for the slow server");
@@ -295,17 +295,8 @@ async fn the_first_call_to_a_ready_server_does_not_wait_for_the_slowest() {
 async fn an_unknown_task_id_is_echoed_cut_short() {
     let dir = Dir::new();
     let path = dir.config(&fixture("fx", &[], ""));
-    let mut raw = crate::raw::RawClient::start(&path);
-    let init = raw
-        .request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "raw", "version": "0"}}),
-        )
-        .await;
-    assert!(init.get("result").is_some(), "{init}");
-    raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    let mut raw = crate::support::raw::RawClient::start(&path);
+    raw.handshake("2025-11-25").await;
     // A server that is not configured: the id stops here (a configured one would be sent
     // on to its server, whose error is its own).
     let long_id = format!("nosuch:{}", "7".repeat(1 << 20));

@@ -3,36 +3,17 @@
 //! many tools wait for vectors, a request no tool serves gets "no tool fits" and the nearest
 //! servers instead of wrong tools, and the first search does not wait for a slow server.
 
-use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::session::{Session, structured};
-use crate::util::{Dir, fixture, toml_str};
+use crate::support::reference::{model, reference_servers};
+use crate::support::session::{Session, structured, text};
+use crate::support::wait::poll;
+use crate::support::{Dir, assert_contains_all, fixture, toml_str};
 
 /// The fixture binary (a real MCP server).
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
-
-/// The reference set's five servers (everything, filesystem, memory, time, git: 50 real
-/// tools) as fixture servers, plus `extra` TOML, with `search` as `[settings.search]`.
-fn reference_servers(dir: &Dir, search: &str, extra: &str) -> PathBuf {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/data/reference/servers.json");
-    let servers: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut toml = format!("[settings.search]\n{search}\n");
-    for server in &servers {
-        let name = server["server"].as_str().unwrap();
-        let tools = dir.file(&format!("{name}.json"));
-        std::fs::write(&tools, server["tools"].to_string()).unwrap();
-        toml.push_str(&fixture(
-            name,
-            &["--tools", tools.to_str().unwrap(), "--name", name],
-            "",
-        ));
-    }
-    toml.push_str(extra);
-    dir.config(&toml)
-}
 
 /// A server named like a product ("heygen") whose one tool makes videos, among servers
 /// with video tools of their own: what a user names when they write "Hey Gen".
@@ -75,28 +56,7 @@ async fn search(session: &Session, query: &str) -> Value {
 }
 
 fn names(found: &Value) -> Vec<String> {
-    found["tools"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no tools in {found:#}"))
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
-        .collect()
-}
-
-/// The model `.ci/install-peers` unpacks, or `None` (with a notice) when it is absent and
-/// `CI` is unset; under `CI` its absence fails the test.
-fn model() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".models/all-MiniLM-L6-v2");
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "model missing under CI: {}; run .ci/install-peers",
-        dir.display()
-    );
-    eprintln!("skipping: {} absent; run .ci/install-peers", dir.display());
-    None
+    crate::support::session::found_names(found)
 }
 
 /// Items 2 and 4 with the transformer tier: until every tool has its vector the answer
@@ -119,18 +79,19 @@ async fn a_query_naming_a_server_finds_its_tool_first_in_the_model_tier() {
     })
     .await;
     let query = "make an avatar video with Hey Gen that reads my script";
-    let mut found = search(&session, query).await;
     // A bound, not a timing: the model loads and embeds four tools in seconds.
-    for _ in 0..600 {
+    let found = poll(Duration::from_secs(120), async || {
+        let found = search(&session, query).await;
         if found["ranked_by"] == "words+transformer" {
-            break;
+            return Ok(found);
         }
         assert_eq!(found["ranked_by"], "words+static", "{found:#}");
         let pending = found["vectors_pending"].as_u64().unwrap_or(0);
         assert!(pending <= 4, "{found:#}");
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        found = search(&session, query).await;
-    }
+        Err(found)
+    })
+    .await
+    .unwrap_or_else(|found| found);
     assert_eq!(found["ranked_by"], "words+transformer", "{found:#}");
     assert!(found.get("vectors_pending").is_none(), "{found:#}");
     assert_eq!(
@@ -171,7 +132,7 @@ async fn a_request_no_tool_serves_gets_no_tool_fits_and_the_nearest_servers() {
     assert!(names(&found).is_empty(), "{found:#}");
     let nearest = found["nearest_servers"].as_array().unwrap();
     assert!(!nearest.is_empty() && nearest.len() <= 3, "{found:#}");
-    let text = crate::session::text(
+    let text = crate::support::session::text(
         &session
             .call(
                 "search_tools",
@@ -214,30 +175,29 @@ async fn the_first_search_names_a_slow_server_instead_of_waiting_for_it() {
     );
     // The fast servers are searched as soon as they have listed (a bound, not a timing:
     // on a loaded machine they may still be starting at the first search).
-    let mut found = found;
-    for _ in 0..200 {
+    let found = poll(Duration::from_secs(20), async || {
+        let found = search(&session, "read a file").await;
         if names(&found).iter().any(|n| n.starts_with("filesystem__"))
             && found["starting"] == json!(["slow"])
         {
-            break;
+            Ok(found)
+        } else {
+            Err(found)
         }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        found = search(&session, "read a file").await;
-    }
+    })
+    .await
+    .unwrap_or_else(|found| found);
     assert!(
         names(&found).iter().any(|n| n.starts_with("filesystem__")),
         "{found:#}"
     );
     assert_eq!(found["starting"], json!(["slow"]), "{found:#}");
-    let text = crate::session::text(
+    let text = crate::support::session::text(
         &session
             .call("search_tools", json!({"query": "read a file"}))
             .await,
     );
-    assert!(
-        text.contains("Still starting, not searched yet: slow."),
-        "{text}"
-    );
+    assert_contains_all(&text, &["Still starting, not searched yet: slow."]);
     session.close().await;
 }
 
@@ -305,5 +265,33 @@ async fn weather_finds_no_fit_and_current_time_finds_the_time_tools_first() {
         .map(score)
         .fold(0.0, f64::max);
     assert!(score(&tools[0]) > surest_git, "{time:#}");
+    session.close().await;
+}
+
+/// Issue 10 item 7: many servers joining at once are ingested in batches, not one index commit each,
+/// and the first search finds their tools. How long it takes is a figure of `cargo bench
+/// --bench e2e -- handshake` (20 servers), not asserted here: on a loaded machine 60 servers
+/// start slowly however the ingest behaves (one by one, ingest alone took ~95 ms a server in
+/// a debug build: 8.5 s for 100).
+#[tokio::test]
+async fn sixty_servers_are_searchable_at_once() {
+    let dir = Dir::new();
+    let toml: String = (0..60)
+        .map(|i| fixture(&format!("s{i}"), &[], "startup_timeout_sec = 60"))
+        .collect();
+    dir.config(&toml);
+    let session = Session::start(&dir.file("servers.toml")).await;
+    let found = session
+        .call(
+            "search_tools",
+            json!({"query": "add two numbers", "limit": 3}),
+        )
+        .await;
+    assert_eq!(
+        structured(&found)["tools"][0]["tool"],
+        "add",
+        "{}",
+        text(&found)
+    );
     session.close().await;
 }

@@ -2,11 +2,10 @@
 
 use serde_json::Value;
 
-use crate::util::{Dir, fixture, stderr, stdout};
+use crate::support::{Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "{}{}",
         fixture(
             "fx",
@@ -57,7 +56,7 @@ fn search_names_an_unknown_server() {
     let out = dir.run(&["search", "add", "--server", "nope"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("'nope'") && err.contains("fx, other"), "{err}");
+    assert_contains_all(&err, &["'nope'", "fx, other"]);
 }
 
 #[test]
@@ -66,10 +65,7 @@ fn stats_compares_the_flat_list_with_the_deferred_one() {
     let out = dir.run(&["stats"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
-    let total = text
-        .lines()
-        .find(|l| l.starts_with("total"))
-        .unwrap_or_else(|| panic!("no total in:\n{text}"));
+    let total = line_where(&text, |l| l.starts_with("total"));
     let numbers: Vec<usize> = total
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
@@ -79,16 +75,10 @@ fn stats_compares_the_flat_list_with_the_deferred_one() {
     };
     assert_eq!(tools, 14, "two fixtures of seven tools: {text}");
     assert!(deferred < flat, "{text}");
-    let fx: Vec<&str> = text
-        .lines()
-        .find(|l| l.starts_with("fx "))
-        .unwrap()
+    let fx: Vec<&str> = line_where(&text, |l| l.starts_with("fx "))
         .split_whitespace()
         .collect();
-    let other: Vec<&str> = text
-        .lines()
-        .find(|l| l.starts_with("other "))
-        .unwrap()
+    let other: Vec<&str> = line_where(&text, |l| l.starts_with("other "))
         .split_whitespace()
         .collect();
     assert_ne!(fx[3], "0", "fx pins echo: {text}");

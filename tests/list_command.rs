@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::util::{self, Dir, fixture, stderr, stdout};
+use crate::support::{self, Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_servers(dir: &Dir) {
     let tools = dir.file("tools.json");
@@ -85,11 +85,12 @@ fn list_json_keeps_each_tool_as_the_server_sent_it() {
 
 #[test]
 fn list_includes_the_real_peers_tools() {
-    let Some(peers) = util::peers() else { return };
-    let dir = Dir::new();
-    dir.config(&format!(
+    let Some(peers) = support::peers() else {
+        return;
+    };
+    let dir = Dir::with_config(&format!(
         "[mcp_servers.time]\ncommand = {}\nstartup_timeout_sec = 30\n",
-        util::toml_str(&peers.time.to_string_lossy())
+        support::toml_str(&peers.time.to_string_lossy())
     ));
     let out = dir.run(&["list"]);
     let text = stdout(&out);
@@ -98,7 +99,7 @@ fn list_includes_the_real_peers_tools() {
         "{text}\n{}",
         stderr(&out)
     );
-    assert!(text.contains("time__convert_time"), "{text}");
+    assert_contains_all(&text, &["time__convert_time"]);
 }
 
 /// A tool whose description carries terminal escapes (a screen clear, an OSC 52 clipboard
@@ -137,10 +138,7 @@ fn list_and_search_show_a_hostile_description_escaped() {
             0,
             "{args:?}: control bytes on the terminal:\n{text}"
         );
-        let line = text
-            .lines()
-            .find(|l| l.contains("fs__read_files"))
-            .unwrap_or_else(|| panic!("{args:?}: no fs__read_files in:\n{text}"));
+        let line = line_where(&text, |l| l.contains("fs__read_files"));
         // `search` shows the description with its whitespace (the CR) folded.
         let escaped = match args[0] {
             "search" => escaped.replace(r"\r", ""),

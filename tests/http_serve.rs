@@ -6,116 +6,15 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 #[cfg(target_os = "linux")]
-use crate::util::FIXTURE;
-use crate::util::{BIN, Dir, Killed, fixture, peers};
-
-/// A running `mcp-defer serve --http 127.0.0.1:0` and everything it logged so far.
-pub struct Server {
-    _child: Killed,
-    pub url: String,
-    log: Arc<Mutex<String>>,
-}
-
-impl Server {
-    pub fn start(dir: &Dir, envs: &[(&str, &str)]) -> Server {
-        Server::try_start(dir, "127.0.0.1:0", envs).unwrap_or_else(|log| panic!("{log}"))
-    }
-
-    /// Starts it and waits for the URL it serves at; on exit, the log.
-    pub fn try_start(dir: &Dir, addr: &str, envs: &[(&str, &str)]) -> Result<Server, String> {
-        Server::try_start_with(dir, addr, &[], envs)
-    }
-
-    /// [`Server::try_start`] with more arguments after `serve` (`--log-format json`: the
-    /// URL is then found in its JSON form too).
-    pub fn try_start_with(
-        dir: &Dir,
-        addr: &str,
-        args: &[&str],
-        envs: &[(&str, &str)],
-    ) -> Result<Server, String> {
-        // MCP_DEFER_TEST_BIN: run these tests against another build (a base commit's, to
-        // see a test fail before its fix).
-        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| BIN.to_owned());
-        let mut child = Command::new(bin)
-            .args(["serve", "--http", addr])
-            .args(args)
-            .arg("--config")
-            .arg(dir.file("servers.toml"))
-            .current_dir(dir.path())
-            .env("RUST_LOG", "warn,mcp_defer=debug")
-            .envs(envs.iter().copied())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mcp-defer");
-        let stderr = child.stderr.take().expect("stderr");
-        let log = Arc::new(Mutex::new(String::new()));
-        let writer = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let mut log = writer.lock().unwrap();
-                log.push_str(&line);
-                log.push('\n');
-            }
-        });
-        let child = Killed(child);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut child = child;
-        loop {
-            let text = log.lock().unwrap().clone();
-            let found = (text.find("url=http://").map(|i| i + 4))
-                .or_else(|| text.find("\"url\":\"http://").map(|i| i + 7));
-            if let Some(start) = found {
-                let url = text[start..]
-                    .split(|c: char| c.is_whitespace() || c == '"')
-                    .next()
-                    .unwrap()
-                    .to_owned();
-                return Ok(Server {
-                    _child: child,
-                    url,
-                    log,
-                });
-            }
-            if let Ok(Some(status)) = child.0.try_wait() {
-                std::thread::sleep(Duration::from_millis(100));
-                return Err(format!("exited {status}: {}", log.lock().unwrap()));
-            }
-            assert!(Instant::now() < deadline, "no URL logged: {text}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    pub fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
-    }
-
-    /// Waits until the log contains `needle`.
-    pub fn wait_for_log(&self, needle: &str) {
-        self.wait_for_log_times(needle, 1);
-    }
-
-    /// Waits until the log contains `needle` at least `times` times.
-    pub fn wait_for_log_times(&self, needle: &str, times: usize) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.log().matches(needle).count() < times {
-            assert!(
-                Instant::now() < deadline,
-                "{needle:?} not logged {times} times:\n{}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
+use crate::support::FIXTURE;
+use crate::support::http::{
+    ACCEPT, Server, initialize, open_session, post, result_of, session_headers, tools_list,
+};
+use crate::support::{BIN, Dir, Killed, assert_contains_all, fixture, fixture_with_pids, peers};
 
 /// The processes running the fixture with `marker` among their arguments (Linux: /proc).
 #[cfg(target_os = "linux")]
@@ -140,73 +39,12 @@ fn python(mode: &str, url: &str, args: &[&str]) -> Option<Value> {
     Some(serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}")))
 }
 
-pub const ACCEPT: &str = "application/json, text/event-stream";
-
-/// A JSON-RPC POST; returns the status, the session id header and the JSON-RPC message in
-/// the body (SSE or JSON), if any.
-pub async fn post(
-    client: &reqwest::Client,
-    url: &str,
-    headers: &[(&str, &str)],
-    body: &Value,
-) -> (u16, Option<String>, String) {
-    let mut request = client
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", ACCEPT)
-        .body(serde_json::to_vec(body).unwrap());
-    for (name, value) in headers {
-        request = request.header(*name, *value);
-    }
-    let response = request.send().await.expect("POST");
-    let status = response.status().as_u16();
-    let session = response
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    let text = response.text().await.unwrap_or_default();
-    (status, session, text)
-}
-
-pub fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "reqwest", "version": "1"}}})
-}
-
-/// Opens a handshake-era session; returns its id.
-pub async fn open_session(client: &reqwest::Client, url: &str, headers: &[(&str, &str)]) -> String {
-    let (status, session, body) = post(client, url, headers, &initialize()).await;
-    assert_eq!(status, 200, "initialize: {body}");
-    let session = session.expect("Mcp-Session-Id");
-    let mut with = headers.to_vec();
-    with.push(("mcp-session-id", &session));
-    let (status, _, _) = post(
-        client,
-        url,
-        &with,
-        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
-    assert_eq!(status, 202);
-    session
-}
-
-pub fn tools_list(id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"})
-}
-
 #[cfg(target_os = "linux")]
 #[test]
 fn two_sessions_each_see_only_their_own_tools_over_one_server_process() {
     let dir = Dir::new();
     let pids = dir.file("fx.pids");
-    dir.config(&fixture(
-        "fx",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
-        "",
-    ));
+    dir.config(&fixture_with_pids("fx", &pids, ""));
     let server = Server::start(&dir, &[]);
     let Some(seen) = python("two", &server.url, &["fx__echo", "fx__add"]) else {
         return;
@@ -229,9 +67,7 @@ fn two_sessions_each_see_only_their_own_tools_over_one_server_process() {
 
 #[test]
 fn a_stateless_2026_07_28_request_gets_the_fixed_list() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], "always_load = [\"add\"]"));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], "always_load = [\"add\"]"));
     let Some(seen) = python("stateless", &server.url, &["fx__echo"]) else {
         return;
     };
@@ -261,12 +97,10 @@ fn a_stateless_2026_07_28_request_gets_the_fixed_list() {
 /// outlive it whatever time passes; once its call ends it expires too.
 #[tokio::test]
 async fn an_idle_session_expires_its_state_is_dropped_and_its_id_gets_404() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings]\nsession_idle_sec = 1\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let busy = open_session(&client, &server.url, &[]).await;
     let busy_headers = [("mcp-session-id", busy.as_str())];
@@ -289,13 +123,13 @@ async fn an_idle_session_expires_its_state_is_dropped_and_its_id_gets_404() {
     let idle_headers = [("mcp-session-id", idle.as_str())];
     let (status, _, body) = post(&client, &server.url, &idle_headers, &tools_list(3)).await;
     assert_eq!(status, 200);
-    assert!(body.contains("select_tools"), "{body}");
+    assert_contains_all(&body, &["select_tools"]);
     // The log masks session ids; the first to expire can only be the idle one.
     server.wait_for_log("session expired");
     server.wait_for_log("session state dropped mode=Some(Connection)");
     let (status, _, body) = post(&client, &server.url, &idle_headers, &tools_list(4)).await;
     assert_eq!(status, 404, "{body}");
-    assert!(body.contains("Session not found"), "{body}");
+    assert_contains_all(&body, &["Session not found"]);
 
     // The busy session outlived it: its call holds it, however long the sweep took.
     let (status, _, body) = post(&client, &server.url, &busy_headers, &tools_list(5)).await;
@@ -345,27 +179,24 @@ async fn tokens_are_required_when_configured_and_never_logged() {
 
 #[test]
 fn a_non_loopback_bind_without_auth_is_refused_with_the_fix() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let err = match Server::try_start(&dir, "0.0.0.0:0", &[]) {
         Ok(_) => panic!("served on 0.0.0.0 without auth"),
         Err(log) => log,
     };
-    assert!(err.contains("exited exit status: 2"), "{err}");
-    assert!(
-        err.contains("refusing to serve on 0.0.0.0:0 without auth") && err.contains("tokens_env"),
-        "{err}"
+    assert_contains_all(&err, &["exited exit status: 2"]);
+    assert_contains_all(
+        &err,
+        &["refusing to serve on 0.0.0.0:0 without auth", "tokens_env"],
     );
 }
 
 #[tokio::test]
 async fn origins_not_on_the_allow_list_get_403() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings.http]\nallowed_origins = [\"http://localhost:*\"]\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let evil = [("origin", "http://evil.example")];
     let (status, _, body) = post(&client, &server.url, &evil, &initialize()).await;
@@ -380,23 +211,18 @@ async fn origins_not_on_the_allow_list_get_403() {
 
 #[tokio::test]
 async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "[settings]\nmax_message_bytes = 65536\n\n[settings.http]\nmax_concurrent_requests = 1\n\n{}",
         fixture("fx", &[], "")
     ));
-    let server = Server::start(&dir, &[]);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let big = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"message": "x".repeat(70_000)}}}});
     let (status, _, body) = post(&client, &server.url, &headers, &big).await;
     assert_eq!(status, 413, "{body}");
-    assert!(body.contains("exceeds 65536 bytes"), "{body}");
+    assert_contains_all(&body, &["exceeds 65536 bytes"]);
 
     // One call in flight (its SSE stream open), then a second request is refused.
     let slow = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
@@ -413,22 +239,12 @@ async fn oversized_bodies_and_too_many_requests_in_flight_get_clear_errors() {
     assert_eq!(pending.status().as_u16(), 200);
     let (status, _, body) = post(&client, &server.url, &headers, &tools_list(4)).await;
     assert_eq!(status, 429, "{body}");
-    assert!(body.contains("max_concurrent_requests"), "{body}");
+    assert_contains_all(&body, &["max_concurrent_requests"]);
     let answer = pending.text().await.unwrap();
-    assert!(answer.contains("\"id\":3"), "{answer}");
+    assert_contains_all(&answer, &["\"id\":3"]);
     // The finished call gave its place back.
     let (status, _, _) = post(&client, &server.url, &headers, &tools_list(5)).await;
     assert_eq!(status, 200);
-}
-
-/// The `result` of the JSON-RPC answer with `id` in an SSE or JSON body.
-pub fn result_of(body: &str, id: u64) -> Value {
-    body.lines()
-        .map(|l| l.strip_prefix("data: ").unwrap_or(l))
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .find(|m| m["id"] == id)
-        .unwrap_or_else(|| panic!("no answer {id} in {body}"))["result"]
-        .clone()
 }
 
 fn search(id: u64, query: &str) -> Value {
@@ -450,11 +266,7 @@ fn hit_servers(result: &Value) -> Vec<String> {
 
 fn profile_config(dir: &Dir) -> std::path::PathBuf {
     let pids = dir.file("a.pids");
-    let mut toml = fixture(
-        "alpha",
-        &["--grandchild-pid-file", &pids.to_string_lossy()],
-        "description = \"the alpha server\"",
-    );
+    let mut toml = fixture_with_pids("alpha", &pids, "description = \"the alpha server\"");
     toml += &fixture("beta", &[], "description = \"the beta server\"");
     toml += "[profiles.one]\nservers = [\"alpha\"]\n";
     dir.config(&toml);
@@ -480,17 +292,14 @@ async fn a_profile_at_mcp_name_sees_only_its_servers_which_run_once() {
             .as_str()
             .unwrap()
             .to_owned();
-        assert!(instructions.contains("the alpha server"), "{instructions}");
+        assert_contains_all(&instructions, &["the alpha server"]);
         assert_eq!(
             instructions.contains("the beta server"),
             servers.contains(&"beta"),
             "{url}: {instructions}"
         );
         let session = session.unwrap();
-        let headers = [
-            ("mcp-session-id", session.as_str()),
-            ("mcp-protocol-version", "2025-06-18"),
-        ];
+        let headers = session_headers(&session);
         let (_, _, body) = post(&client, url, &headers, &search(2, "echo a message")).await;
         let found = hit_servers(&result_of(&body, 2));
         assert_eq!(found, servers, "{url}: {body}");
@@ -531,17 +340,14 @@ fn serve_profile_on_stdio_sees_only_its_servers() {
         .filter_map(|l| serde_json::from_str::<Value>(&l).ok());
     let init = answers.next().unwrap();
     let instructions = init["result"]["instructions"].as_str().unwrap();
-    assert!(instructions.contains("the alpha server"), "{instructions}");
+    assert_contains_all(&instructions, &["the alpha server"]);
     assert!(!instructions.contains("beta"), "{instructions}");
     let found = answers.find(|m| m["id"] == 2).unwrap();
     assert_eq!(hit_servers(&found["result"]), ["alpha"], "{found}");
 
     let unknown = dir.run(&["serve", "--profile", "onee"]);
-    let text = crate::util::stderr(&unknown);
-    assert!(
-        text.contains("no `[profiles.onee]` table; did you mean `one`?"),
-        "{text}"
-    );
+    let text = crate::support::stderr(&unknown);
+    assert_contains_all(&text, &["no `[profiles.onee]` table; did you mean `one`?"]);
 }
 
 #[test]
@@ -552,15 +358,13 @@ fn the_typescript_sdk_sees_its_own_list_per_session() {
         return;
     }
     if !sdk.exists() {
-        crate::util::missing_peer(
+        crate::support::missing_peer(
             &format!("the TypeScript SDK is missing ({})", sdk.display()),
             "run .ci/install-peers",
         );
         return;
     }
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/http_sessions.mjs");
     let out = Command::new("node")
         .arg(script)
@@ -585,4 +389,35 @@ fn the_typescript_sdk_sees_its_own_list_per_session() {
     );
     assert_eq!(seen["b_notifications_before_its_select"], 0, "{seen}");
     assert_eq!(seen["a_notifications"], 1, "{seen}");
+}
+
+#[test]
+fn serve_http_takes_a_host_name() {
+    let dir = Dir::with_config("");
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "localhost:0", "--config"])
+        .arg(dir.file("servers.toml"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines {
+        let line = line.unwrap();
+        let serving = line.contains("serving MCP over Streamable HTTP");
+        seen.push(line);
+        if serving {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let last = seen.last().cloned().unwrap_or_default();
+    assert!(
+        last.contains("url=http://127.0.0.1:"),
+        "localhost resolves to the IPv4 loopback:\n{}",
+        seen.join("\n")
+    );
 }

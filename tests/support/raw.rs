@@ -57,13 +57,7 @@ impl RawClient {
         config: &Path,
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> RawClient {
-        // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
-        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
-        let mut command = tokio::process::Command::new(bin);
-        command.arg("serve").arg("--config").arg(config).env(
-            "RUST_LOG",
-            std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
-        );
+        let mut command = crate::support::serve_command(config);
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -119,8 +113,16 @@ impl RawClient {
         client
     }
 
-    /// `initialize` in protocol `version`, then `notifications/initialized`.
-    pub async fn handshake(&mut self, version: &str) {
+    /// `initialize` in protocol `version`, then `notifications/initialized`; the
+    /// `initialize` result.
+    pub async fn handshake(&mut self, version: &str) -> Value {
+        self.try_handshake(version)
+            .await
+            .unwrap_or_else(|answer| panic!("initialize: {answer}"))
+    }
+
+    /// As [`RawClient::handshake`]; `Err` with the answer when `initialize` fails.
+    pub async fn try_handshake(&mut self, version: &str) -> Result<Value, Value> {
         let init = self
             .request(
                 "initialize",
@@ -128,9 +130,21 @@ impl RawClient {
                        "clientInfo": {"name": "raw", "version": "0"}}),
             )
             .await;
-        assert!(init.get("result").is_some(), "initialize: {init}");
+        let Some(result) = init.get("result").cloned() else {
+            return Err(init);
+        };
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
+        Ok(result)
+    }
+
+    /// `tools/call` of mcp-defer's `call_tool` meta tool, calling `name` with `arguments`.
+    pub async fn call_through(&mut self, name: &str, arguments: Value) -> Value {
+        self.request(
+            "tools/call",
+            json!({"name": "call_tool", "arguments": {"name": name, "arguments": arguments}}),
+        )
+        .await
     }
 
     pub async fn send(&mut self, message: &Value) {

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::session::Session;
-use crate::util::{Dir, fixture};
+use crate::support::session::Session;
+use crate::support::{Dir, fixture};
 
 /// The task of the unit test (`src/search/tests/quality.rs`, `TWO_NEEDS`), from
 /// `benches/data/metatool/queries_multi.jsonl`.

@@ -1,17 +1,41 @@
-//! The shared harness: a temp dir with a `servers.toml`, the built binaries, the real peers.
+//! The shared harness: a temp dir with a `servers.toml`, the built binaries, the real peers;
+//! its modules the clients tests speak through (`session`: rmcp over stdio, `raw`: JSON-RPC
+//! lines, `http`: `serve --http` and plain HTTP) and the OS calls (`os`).
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod http;
 #[cfg(unix)]
 pub mod os;
+pub mod raw;
+pub mod reference;
+pub mod session;
+pub mod wait;
 
 /// The `mcp-defer` binary cargo built for this test run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
 /// The fixture MCP server (flags choose its faults).
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-defer-fixture");
+
+/// The `mcp-defer` the tests run: [`BIN`], or the build `MCP_DEFER_TEST_BIN` names (a base
+/// commit's, to see a test fail before its fix).
+pub fn bin_under_test() -> String {
+    std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| BIN.to_owned())
+}
+
+/// `mcp-defer serve --config <config>` as a client spawns it, logging at `mcp_defer=debug`
+/// (or at `TEST_RUST_LOG` when set).
+pub fn serve_command(config: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(bin_under_test());
+    command.arg("serve").arg("--config").arg(config).env(
+        "RUST_LOG",
+        std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
+    );
+    command
+}
 
 /// A temporary directory holding one `servers.toml`.
 pub struct Dir {
@@ -23,6 +47,13 @@ impl Dir {
         Dir {
             tmp: tempfile::tempdir().expect("temp dir"),
         }
+    }
+
+    /// A new directory whose `servers.toml` is `toml`.
+    pub fn with_config(toml: &str) -> Dir {
+        let dir = Dir::new();
+        dir.config(toml);
+        dir
     }
 
     pub fn path(&self) -> &Path {
@@ -57,6 +88,19 @@ impl Dir {
     pub fn run(&self, args: &[&str]) -> Output {
         self.command(args).output().expect("run mcp-defer")
     }
+
+    /// [`Dir::run`] with `envs` added to its environment.
+    pub fn run_with_env<V: AsRef<std::ffi::OsStr>>(
+        &self,
+        args: &[&str],
+        envs: &[(&str, V)],
+    ) -> Output {
+        let mut command = self.command(args);
+        for (name, value) in envs {
+            command.env(name, value);
+        }
+        command.output().expect("run mcp-defer")
+    }
 }
 
 /// A `[mcp_servers.<name>]` table running the fixture with `args`, plus `extra` lines.
@@ -65,6 +109,16 @@ pub fn fixture(name: &str, args: &[&str], extra: &str) -> String {
         "[mcp_servers.{name}]\ncommand = {}\nargs = {}\n{extra}\n",
         toml_str(FIXTURE),
         toml_list(args)
+    )
+}
+
+/// [`fixture`] whose process writes its pid (and its grandchild's) to `pids`
+/// (`--grandchild-pid-file`), for the tests that watch processes come and go.
+pub fn fixture_with_pids(name: &str, pids: &Path, extra: &str) -> String {
+    fixture(
+        name,
+        &["--grandchild-pid-file", &pids.to_string_lossy()],
+        extra,
     )
 }
 
@@ -82,6 +136,19 @@ pub fn stdout(out: &Output) -> String {
 
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Asserts `text` contains each of `needles`; the failure names the one missing and shows
+/// `text`.
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "no {needle:?} in:\n{text}");
+    }
+}
+
+/// The first line of `text` where `matches` holds; fails the test showing `text` otherwise.
+pub fn line_where(text: &str, matches: impl Fn(&str) -> bool) -> &str {
+    (text.lines().find(|l| matches(l))).unwrap_or_else(|| panic!("no such line in:\n{text}"))
 }
 
 /// The table row of `server` in `check` output, split on runs of two or more spaces.
@@ -211,6 +278,19 @@ impl Peers {
     }
 }
 
+/// How many times `tool` was called, as the fixture's `--record-calls PATH` wrote it (one
+/// name a line, before answering: the call reached the server).
+pub fn recorded_calls(path: &Path, tool: &str) -> usize {
+    (std::fs::read_to_string(path).unwrap_or_default().lines())
+        .filter(|l| *l == tool)
+        .count()
+}
+
+/// Waits until `child` exits (`what`: that it does, for the failure) and returns its status.
+pub fn exited(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    wait::eventually_sync(what, || child.try_wait().expect("wait for a child"))
+}
+
 /// A process killed when dropped, so a failing assertion leaves nothing running.
 pub struct Killed(pub std::process::Child);
 
@@ -219,6 +299,13 @@ impl Drop for Killed {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Waits until `what` accepts connections on loopback `port`.
+pub fn listening(port: u16, what: &str) {
+    wait::eventually_sync(&format!("{what} listens on port {port}"), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
 }
 
 /// A free loopback port, for a server the test starts.
@@ -241,14 +328,7 @@ impl Peers {
                 .spawn()
                 .unwrap_or_else(|e| panic!("start server-everything over HTTP: {e}")),
         );
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "server-everything did not listen on {port}"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        listening(port, "server-everything");
         child
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::util::{Dir, FIXTURE, fixture, row, stderr, stdout, toml_str};
+use crate::support::{Dir, FIXTURE, assert_contains_all, fixture, row, stderr, stdout, toml_str};
 
 /// An executable script named `name` (a launcher's name) in `<dir>/bin`.
 fn script(dir: &Dir, name: &str, body: &str) -> PathBuf {
@@ -13,7 +13,7 @@ fn script(dir: &Dir, name: &str, body: &str) -> PathBuf {
     std::fs::create_dir_all(&bin).unwrap();
     let path = bin.join(name);
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    crate::util::os::set_mode(&path, 0o755);
+    crate::support::os::set_mode(&path, 0o755);
     path
 }
 
@@ -93,15 +93,14 @@ fn the_line_that_explains_a_failed_start_is_kept() {
     assert_eq!(row(&table, "fine")[1], "ready", "{table}");
     assert_eq!(row(&table, "off")[1], "disabled", "{table}");
     assert_eq!(out.status.code(), Some(1), "{table}\n{err}");
-    assert!(err.contains("server not working: broken"), "{err}");
+    assert_contains_all(&err, &["server not working: broken"]);
 }
 
 /// A start past its deadline names the setting to raise; a config whose only trouble is
 /// a disabled server exits 0.
 #[test]
 fn a_timeout_names_startup_timeout_sec() {
-    let dir = Dir::new();
-    dir.config(&fixture(
+    let dir = Dir::with_config(&fixture(
         "hang",
         &["--slow-start-ms", "30000"],
         "startup_timeout_sec = 1",

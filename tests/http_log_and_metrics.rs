@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::http::{Server, open_session, post, result_of, tools_list};
-use crate::util::{Dir, fixture};
+use crate::support::http::{Server, open_session, post, result_of, session_headers, tools_list};
+use crate::support::{Dir, assert_contains_all, fixture};
 
 const TOKEN: &str = "ops-token-cccccccc";
 
@@ -18,8 +18,7 @@ fn search(id: u64, query: &str) -> Value {
 
 #[tokio::test]
 async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings.http]\ntokens_env = \"MCP_DEFER_TEST_TOKENS\"\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -46,8 +45,9 @@ async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids()
         .unwrap();
     assert_eq!(response.status().as_u16(), 202);
     server.wait_for_log("\"tools listed\"");
-    std::thread::sleep(Duration::from_millis(300));
-    let log = server.log();
+    // Its whole log, to its last line: the session's close is in it.
+    let url = server.url.clone();
+    let log = server.stop();
     let mut serving = false;
     for line in log.lines().filter(|l| !l.trim().is_empty()) {
         let value: Value = serde_json::from_str(line)
@@ -56,7 +56,7 @@ async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids()
             assert!(value.get(key).is_some(), "no {key}: {line}");
         }
         serving |= value["fields"]["message"] == "serving MCP over Streamable HTTP"
-            && value["fields"]["url"] == server.url.as_str();
+            && value["fields"]["url"] == url.as_str();
     }
     assert!(serving, "no serving line with its url:\n{log}");
     assert!(log.contains("create new session"), "rmcp logged: {log}");
@@ -69,19 +69,16 @@ async fn json_logs_are_one_object_a_line_and_still_mask_tokens_and_session_ids()
 
 #[test]
 fn an_unknown_log_format_is_refused_with_the_choices() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let out = dir.run(&["--log-format", "yaml", "check"]);
     assert_eq!(out.status.code(), Some(2));
-    let text = crate::util::stderr(&out);
-    assert!(text.contains("[possible values: text, json]"), "{text}");
+    let text = crate::support::stderr(&out);
+    assert_contains_all(&text, &["[possible values: text, json]"]);
 }
 
 #[tokio::test]
 async fn metrics_show_search_latency_and_meta_tool_calls() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], "required = true"));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], "required = true"));
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -91,26 +88,19 @@ async fn metrics_show_search_latency_and_meta_tool_calls() {
         assert_eq!(status, 200, "{body}");
         assert!(result_of(&body, id)["structuredContent"]["tools"].is_array());
     }
-    let base = server.url.trim_end_matches("/mcp");
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    for line in [
-        "# TYPE mcp_defer_search_duration_seconds histogram",
-        "mcp_defer_search_duration_seconds_bucket{le=\"+Inf\"} 2",
-        "mcp_defer_search_duration_seconds_count 2",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"mcp-defer\"} 2",
-        "mcp_defer_http_request_errors_total{method=\"tools/call\",server=\"mcp-defer\"} 0",
-        "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
-        "mcp_defer_downstream_restart_attempt{server=\"fx\"} 0",
-    ] {
-        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
-    }
+    let metrics = server.metrics(&[]).await;
+    assert_contains_all(
+        &metrics,
+        &[
+            "# TYPE mcp_defer_search_duration_seconds histogram",
+            "mcp_defer_search_duration_seconds_bucket{le=\"+Inf\"} 2",
+            "mcp_defer_search_duration_seconds_count 2",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"mcp-defer\"} 2",
+            "mcp_defer_http_request_errors_total{method=\"tools/call\",server=\"mcp-defer\"} 0",
+            "mcp_defer_downstream_up{server=\"fx\",state=\"ready\"} 1",
+            "mcp_defer_downstream_restart_attempt{server=\"fx\"} 0",
+        ],
+    );
 }
 
 fn call(id: u64, name: &str, arguments: Value) -> Value {
@@ -143,10 +133,7 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
     server.wait_for_log(&format!("url={safe}"));
     let client = reqwest::Client::new();
     let session = open_session(&client, &safe, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     // Search: every allowed tool can be found, no filtered one.
     let mut found = Vec::new();
     for (id, query) in [
@@ -232,10 +219,7 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
     assert!(text_of(&added).contains('3'), "{added}");
     // The whole file's view at /mcp still has every tool.
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let (_, _, body) = post(&client, &server.url, &headers, &through).await;
     let result = result_of(&body, 7);
     assert_ne!(result["isError"], true, "{result}");
@@ -246,7 +230,7 @@ async fn a_profile_filter_hides_tools_from_search_select_list_and_call() {
 /// `prefix`ed names, a denied tool is neither found, selected, listed nor called.
 #[tokio::test]
 async fn a_profile_filter_holds_over_stdio_by_the_prefixed_name() {
-    use crate::session::{Session, structured};
+    use crate::support::session::{Session, structured};
     let dir = Dir::new();
     let mut toml = fixture("alpha", &[], "prefix = \"al\"");
     toml += "[profiles.safe]\nservers = [\"alpha\"]\ndeny_tools = [\"al__add\"]\n";
@@ -267,10 +251,7 @@ async fn a_profile_filter_holds_over_stdio_by_the_prefixed_name() {
         .await;
     assert_eq!(selected.is_error, Some(true), "{selected:?}");
     let called = session
-        .call(
-            "call_tool",
-            json!({"name": "al__add", "arguments": {"a": 1, "b": 2}}),
-        )
+        .call_through("al__add", json!({"a": 1, "b": 2}))
         .await;
     assert_eq!(called.is_error, Some(true), "{called:?}");
     let text = format!("{called:?}");
@@ -292,21 +273,30 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
     toml += "[profiles.safe]\nservers = [\"alpha\"]\nallow_tools = [\"alpha/echo\"]\n";
     dir.config(&toml);
     let out = dir.run(&["check"]);
-    assert_eq!(out.status.code(), Some(2), "{}", crate::util::stderr(&out));
-    let text = crate::util::stderr(&out);
-    assert!(
-        text.contains("[profiles.safe] allow_tools: `alpha/echo` has `/`")
-            && text.contains("write `alpha__echo`"),
-        "{text}"
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        crate::support::stderr(&out)
+    );
+    let text = crate::support::stderr(&out);
+    assert_contains_all(
+        &text,
+        &[
+            "[profiles.safe] allow_tools: `alpha/echo` has `/`",
+            "write `alpha__echo`",
+        ],
     );
     toml = fixture("alpha", &[], "");
     toml += "[profiles.safe]\nservers = [\"alpha\"]\ndeny_tools = [\"echo\"]\n";
     dir.config(&toml);
-    let text = crate::util::stderr(&dir.run(&["check"]));
-    assert!(
-        text.contains("`echo` matches no tool of the profile's servers")
-            && text.contains("write e.g. `alpha__echo` or `*__echo`"),
-        "{text}"
+    let text = crate::support::stderr(&dir.run(&["check"]));
+    assert_contains_all(
+        &text,
+        &[
+            "`echo` matches no tool of the profile's servers",
+            "write e.g. `alpha__echo` or `*__echo`",
+        ],
     );
 }
 
@@ -314,16 +304,11 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
 /// (`server/reused_ids.rs`); over HTTP the same client sees the same.
 #[tokio::test]
 async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
-    let server = Server::start(&dir, &[]);
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
     server.wait_for_log("tools listed");
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
-    let headers = [
-        ("mcp-session-id", session.as_str()),
-        ("mcp-protocol-version", "2025-06-18"),
-    ];
+    let headers = session_headers(&session);
     let sleep = call(
         7,
         "call_tool",
@@ -332,7 +317,7 @@ async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
     let mut first = client
         .post(&server.url)
         .header("content-type", "application/json")
-        .header("accept", crate::http::ACCEPT)
+        .header("accept", crate::support::http::ACCEPT)
         .header("mcp-session-id", &session)
         .header("mcp-protocol-version", "2025-06-18")
         .body(sleep.to_string())
@@ -370,13 +355,11 @@ async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
 /// client cannot add labels by inventing names.
 #[tokio::test]
 async fn metrics_label_a_call_with_the_server_that_owns_the_name() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let (_dir, server) = Server::serving(&format!(
         "{}\n{}",
         fixture("bare", &[], "prefix = \"\""),
         fixture("github", &[], "prefix = \"gh\""),
     ));
-    let server = Server::start(&dir, &[]);
     server.wait_for_log_times("tools listed", 2);
     let client = reqwest::Client::new();
     let session = open_session(&client, &server.url, &[]).await;
@@ -396,22 +379,15 @@ async fn metrics_label_a_call_with_the_server_that_owns_the_name() {
         .await;
         assert_eq!(status, 200, "{body}");
     }
-    let base = server.url.trim_end_matches("/mcp");
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    for line in [
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"bare\"} 1",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"github\"} 2",
-        "mcp_defer_http_requests_total{method=\"tools/call\",server=\"unknown\"} 1",
-    ] {
-        assert!(metrics.contains(line), "{line} missing:\n{metrics}");
-    }
+    let metrics = server.metrics(&[]).await;
+    assert_contains_all(
+        &metrics,
+        &[
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"bare\"} 1",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"github\"} 2",
+            "mcp_defer_http_requests_total{method=\"tools/call\",server=\"unknown\"} 1",
+        ],
+    );
     for label in ["server=\"gh\"", "server=\"made\"", "server=\"echo\""] {
         assert!(!metrics.contains(label), "{label}:\n{metrics}");
     }

@@ -2,12 +2,13 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::raw::RawClient;
-use crate::util::{BIN, Dir, fixture};
+use crate::support::raw::RawClient;
+use crate::support::wait::poll_sync;
+use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
 fn code(reply: &Value) -> Option<i64> {
     reply["error"]["code"].as_i64()
@@ -15,8 +16,7 @@ fn code(reply: &Value) -> Option<i64> {
 
 #[tokio::test]
 async fn every_line_gets_exactly_one_answer() {
-    let dir = Dir::new();
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nmax_message_bytes = 65536\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -74,15 +74,14 @@ async fn every_line_gets_exactly_one_answer() {
 /// is answered as usual, and the id is free again once answered (or cancelled).
 #[tokio::test]
 async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let mut raw = RawClient::legacy(&dir.file("servers.toml")).await;
-    let sleep = |ms: u64| {
+    let sleep_request = |ms: u64| {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
             "name": "call_tool", "arguments": {"name": "fx__sleep", "arguments": {"ms": ms}}}})
     };
-    raw.send(&sleep(500)).await;
-    let refused = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    raw.send(&sleep_request(500)).await;
+    let refused = raw.exchange(sleep_request(0).to_string().as_bytes()).await;
     assert_eq!(refused["id"], 7, "{refused}");
     assert_eq!(code(&refused), Some(-32600), "{refused}");
     assert!(
@@ -94,16 +93,16 @@ async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered(
     let first = raw.response(7).await;
     assert!(first.to_string().contains("slept 500 ms"), "{first}");
     // Answered: the id may be used again.
-    let again = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    let again = raw.exchange(sleep_request(0).to_string().as_bytes()).await;
     assert!(again.to_string().contains("slept 0 ms"), "{again}");
     // Cancelled by the client: free again too, with no answer to the cancelled one.
-    raw.send(&sleep(5000)).await;
+    raw.send(&sleep_request(5000)).await;
     raw.send(
         &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                      "params": {"requestId": 7, "reason": "test"}}),
     )
     .await;
-    let after_cancel = raw.exchange(sleep(0).to_string().as_bytes()).await;
+    let after_cancel = raw.exchange(sleep_request(0).to_string().as_bytes()).await;
     assert_eq!(after_cancel["id"], 7, "{after_cancel}");
     assert!(
         after_cancel.to_string().contains("slept 0 ms"),
@@ -117,8 +116,7 @@ async fn a_request_reusing_an_id_in_flight_is_refused_and_the_first_is_answered(
 /// When the client closes its read end, mcp-defer ends instead of writing into a broken pipe.
 #[test]
 fn a_client_that_stops_reading_ends_the_session() {
-    let dir = Dir::new();
-    dir.config(&fixture("fx", &[], ""));
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
     let mut child = Command::new(BIN)
         .args(["serve", "--config"])
         .arg(dir.file("servers.toml"))
@@ -136,7 +134,7 @@ fn a_client_that_stops_reading_ends_the_session() {
     writeln!(stdin, "{init}").unwrap();
     let mut answer = String::new();
     stdout.read_line(&mut answer).unwrap();
-    assert!(answer.contains("\"id\":0"), "{answer}");
+    assert_contains_all(&answer, &["\"id\":0"]);
     writeln!(
         stdin,
         r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
@@ -149,17 +147,11 @@ fn a_client_that_stops_reading_ends_the_session() {
         let _ = stdin.flush();
         std::thread::sleep(Duration::from_millis(50));
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
+    let status =
+        poll_sync(Duration::from_secs(10), || child.try_wait().unwrap()).unwrap_or_else(|_| {
             let _ = child.kill();
             panic!("mcp-defer kept running with nobody reading its stdout");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        });
     let mut log = String::new();
     let _ = child.stderr.take().unwrap().read_to_string(&mut log);
     assert!(status.success(), "{status:?}\n{log}");
@@ -172,11 +164,10 @@ fn a_client_that_stops_reading_ends_the_session() {
 /// it). Progress still reaches the client under its own token before the result.
 #[tokio::test]
 async fn plain_calls_take_the_thin_path_in_both_eras() {
-    use crate::session::{Era, Session, object, text};
+    use crate::support::session::{Era, Session, object, text};
     use rmcp::model::{CallToolRequestParams, ProtocolVersion};
-    let dir = Dir::new();
     // `any`: a 2026-07-28 client is served in its own era.
-    dir.config(&format!(
+    let dir = Dir::with_config(&format!(
         "[settings]\nclient_era = \"any\"\n\n{}",
         fixture("fx", &[], "")
     ));
@@ -199,10 +190,7 @@ async fn plain_calls_take_the_thin_path_in_both_eras() {
         let echoed = session.call("fx__echo", json!({"said": "routed"})).await;
         assert!(text(&echoed).contains("routed"), "{echoed:?}");
         let echoed = session
-            .call(
-                "call_tool",
-                json!({"name": "fx__echo", "arguments": {"said": "by call_tool"}}),
-            )
+            .call_through("fx__echo", json!({"said": "by call_tool"}))
             .await;
         assert!(text(&echoed).contains("by call_tool"), "{echoed:?}");
         // rmcp's client puts its own progress token on the request and routes by it.

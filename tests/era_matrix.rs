@@ -12,9 +12,9 @@
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 
-use crate::raw::{RawClient, claude_envelope, result_text};
-use crate::session::*;
-use crate::util::{BIN, Dir, Peers, fixture, peers};
+use crate::support::raw::{RawClient, claude_envelope, result_text};
+use crate::support::session::*;
+use crate::support::{BIN, Dir, Peers, fixture, peers};
 
 /// One downstream tool of each SDK, and what its real answer contains.
 struct Cell {
@@ -298,10 +298,7 @@ async fn a_handshake_only_mcp_defer_sends_a_2026_07_28_client_back_to_initialize
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
     let echoed = client
-        .request(
-            "tools/call",
-            json!({"name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"back": "home"}}}),
-        )
+        .call_through("fx__echo", json!({"back": "home"}))
         .await;
     assert!(result_text(&echoed).contains("home"), "{echoed}");
     client.close().await;

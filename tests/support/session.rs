@@ -1,7 +1,7 @@
 //! A client session against `mcp-defer serve`, spoken with rmcp's client over real stdio.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProgressNotificationParam,
@@ -12,6 +12,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::support::wait::{eventually_within, poll};
 
 /// Records every list-changed notification; optionally re-lists on each, as Claude Code does.
 #[derive(Clone)]
@@ -114,13 +116,7 @@ impl Session {
         stderr: Option<std::fs::File>,
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> Session {
-        // MCP_DEFER_TEST_BIN: another build (a base commit's, to see a test fail before its fix).
-        let bin = std::env::var("MCP_DEFER_TEST_BIN").unwrap_or_else(|_| crate::util::BIN.into());
-        let mut command = tokio::process::Command::new(bin);
-        command.arg("serve").arg("--config").arg(config).env(
-            "RUST_LOG",
-            std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),
-        );
+        let mut command = crate::support::serve_command(config);
         // What search learns from use stays in the test's directory, so no test ranks by
         // another's choices (or the user's).
         if let Some(dir) = config.parent() {
@@ -190,21 +186,26 @@ impl Session {
             .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
     }
 
+    /// `call_tool` (the meta tool) calling `name` with `arguments`.
+    pub async fn call_through(&self, name: &str, arguments: Value) -> CallToolResult {
+        let arguments = serde_json::json!({"name": name, "arguments": arguments});
+        self.call("call_tool", arguments).await
+    }
+
     /// `search_tools` as a model is told to use it: a search answers within a few seconds
     /// with what is indexed and names the servers still starting ("Search again shortly"),
     /// so a real server slow to start on a loaded machine is searched again (60 s at most).
     pub async fn search(&self, arguments: Value) -> CallToolResult {
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
-        loop {
+        let found = poll(Duration::from_secs(60), async || {
             let found = self.call("search_tools", arguments.clone()).await;
             let starting = structured(&found)["starting"]
                 .as_array()
                 .is_some_and(|s| !s.is_empty());
-            if !starting || tokio::time::Instant::now() >= deadline {
-                return found;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-        }
+            if starting { Err(found) } else { Ok(found) }
+        })
+        .await;
+        // Still starting after that: the caller asserts on what was found so far.
+        found.unwrap_or_else(|found| found)
     }
 
     pub async fn try_call(
@@ -227,14 +228,8 @@ impl Session {
     pub async fn close_and_wait_exit(self, wait: Duration) {
         let pid = self.pid.expect("mcp-defer's pid, taken right after spawn");
         self.close().await;
-        let deadline = Instant::now() + wait;
-        while !crate::util::is_gone(pid as i32) {
-            assert!(
-                Instant::now() < deadline,
-                "mcp-defer (pid {pid}) still runs {wait:?} after its client closed"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let what = format!("mcp-defer (pid {pid}) exits after its client closed");
+        eventually_within(wait, &what, async || crate::support::is_gone(pid as i32)).await;
     }
 
     /// Forgets the `tools/list_changed` notifications received so far, so the next
@@ -280,6 +275,17 @@ pub fn assert_extends(before: &[Tool], after: &[Tool]) {
         after.len() >= before.len() && after[..before.len()] == before[..],
         "the list must only grow at the end:\nbefore: {before:#?}\nafter: {after:#?}"
     );
+}
+
+/// The names of the tools in a `search_tools` answer (its structured content), best first;
+/// fails the test when it has no `tools`.
+pub fn found_names(found: &Value) -> Vec<String> {
+    found["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools in {found:#}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }
 
 pub fn structured(result: &CallToolResult) -> Value {
