@@ -5,7 +5,7 @@
 //! The connect step (spawn or dial, handshake, first lists) is `connect.rs`.
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::Prompt;
@@ -27,6 +27,7 @@ use super::upstream::{ClientLink, InFlight};
 use super::{Event, ServerState};
 use crate::config::{ServerConfig, Start};
 use crate::server_tool::ServerTool;
+use crate::sync::lock;
 
 /// How long a closing connection gets before its process group is terminated.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
@@ -240,16 +241,14 @@ impl Supervisor {
         let peer = running.peer().clone();
         let (ended_tx, ended) = watch::channel(None);
         let listed: Listed = Arc::new(Mutex::new(names(&offer.tools)));
-        if let Ok(mut live) = self.live.lock() {
-            *live = Some(Live {
-                peer: peer.clone(),
-                progress,
-                calls,
-                ended,
-                tool_timeout: self.config.tool_timeout,
-                listed: listed.clone(),
-            });
-        }
+        *lock(&self.live) = Some(Live {
+            peer: peer.clone(),
+            progress,
+            calls,
+            ended,
+            tool_timeout: self.config.tool_timeout,
+            listed: listed.clone(),
+        });
         let ready_after = started.elapsed();
         tracing::info!(
             tools = offer.tools.len(),
@@ -310,9 +309,7 @@ impl Supervisor {
                     // came in meanwhile keeps the server; one that comes after finds no
                     // connection and the server `Idle`, and wakes the next connection.
                     let stopped = self.demand.stop_if_idle(idle_after.unwrap_or_default(), || {
-                        if let Ok(mut live) = self.live.lock() {
-                            *live = None;
-                        }
+                        *lock(&self.live) = None;
                         self.go_idle();
                     });
                     if !stopped {
@@ -328,9 +325,7 @@ impl Supervisor {
                 }
             }
         };
-        if let Ok(mut live) = self.live.lock() {
-            *live = None;
-        }
+        *lock(&self.live) = None;
         if let Some(stop) = cause {
             // Stopping: close gracefully, then make sure the whole group is gone.
             if !closed
@@ -341,11 +336,8 @@ impl Supervisor {
                 tracing::debug!("connection did not close in time");
             }
             ended_tx.send_replace(Some(match stop {
-                Stop::Shutdown => self
-                    .stopped_because
-                    .lock()
-                    .ok()
-                    .and_then(|mut because| because.take())
+                Stop::Shutdown => lock(&self.stopped_because)
+                    .take()
                     .unwrap_or("mcp-defer is shutting down")
                     .to_owned(),
                 Stop::Idle => "stopped while idle".to_owned(),
@@ -363,7 +355,7 @@ impl Supervisor {
             None => None,
         }
         .or_else(|| {
-            let cause = broken.lock().ok().and_then(|mut c| c.take());
+            let cause = lock(&broken).take();
             cause.map(|c| (c.to_string(), None))
         })
         .unwrap_or_else(|| {
@@ -396,7 +388,7 @@ impl Supervisor {
                 let changes = self.changes();
                 match tokio::time::timeout(after, listing::tools(peer, &self.config)).await {
                     Ok(Ok(tools)) => {
-                        *listed.lock().unwrap_or_else(PoisonError::into_inner) = names(&tools);
+                        *lock(listed) = names(&tools);
                         self.publish(tools, instructions.clone(), None, changes);
                     }
                     Ok(Err(err)) => tracing::warn!(cause = %err, "re-listing tools failed"),
@@ -420,10 +412,7 @@ impl Supervisor {
 
     /// Subscribes again, on a new connection, to what the client subscribed to before.
     async fn resubscribe(&self, peer: &rmcp::Peer<RoleClient>) {
-        let uris: Vec<String> = match self.subscriptions.lock() {
-            Ok(uris) => uris.iter().cloned().collect(),
-            Err(_) => return,
-        };
+        let uris: Vec<String> = lock(&self.subscriptions).iter().cloned().collect();
         for uri in uris {
             #[expect(
                 deprecated,

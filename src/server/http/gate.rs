@@ -95,7 +95,7 @@ impl Tokens {
     /// principals.
     pub(super) fn reread(&self, tokens: Vec<Vec<u8>>) -> TokenChange {
         register(&tokens);
-        let mut accepted = self.accepted.write().unwrap_or_else(|p| p.into_inner());
+        let mut accepted = crate::sync::write(&self.accepted);
         let mut change = TokenChange::default();
         for (position, place) in accepted.iter_mut().enumerate() {
             if place.as_ref().is_some_and(|token| !tokens.contains(token)) {
@@ -114,7 +114,7 @@ impl Tokens {
 
     /// How many tokens are accepted now.
     fn live(&self) -> usize {
-        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        let accepted = crate::sync::read(&self.accepted);
         accepted.iter().flatten().count()
     }
 
@@ -126,7 +126,7 @@ impl Tokens {
 
     /// Whose use the holder of the token at `position` learns from (a hash of it).
     fn learner(&self, position: usize) -> crate::search::usage::Principal {
-        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        let accepted = crate::sync::read(&self.accepted);
         (accepted.get(position))
             .and_then(Option::as_ref)
             .map(|token| crate::search::usage::Principal::of_token(token))
@@ -136,7 +136,7 @@ impl Tokens {
     /// Which of the tokens `offered` is, comparing with every one of them in time that
     /// depends only on the lengths.
     fn position(&self, offered: &[u8]) -> Option<usize> {
-        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        let accepted = crate::sync::read(&self.accepted);
         let mut found = None;
         for (position, token) in accepted.iter().enumerate() {
             if let Some(token) = token
