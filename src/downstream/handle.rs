@@ -26,6 +26,7 @@ use super::demand::Demand;
 use super::progress::{ProgressRoute, ProgressRoutes};
 use super::upstream::{CallOrigin, InFlight};
 use super::{DownstreamError, ServerState};
+use crate::protocol::method;
 use crate::sync::lock;
 
 /// How long a call that saw its connection drop waits for the supervisor to learn why
@@ -269,7 +270,7 @@ impl ServerHandle {
         request: CompleteRequestParams,
         cancel: CancellationToken,
     ) -> Result<CompleteResult, DownstreamError> {
-        let what = "completion/complete".to_owned();
+        let what = method::COMPLETION_COMPLETE.to_owned();
         let request = ClientRequest::CompleteRequest(CompleteRequest::new(request));
         match self.request(request, &what, cancel.into()).await? {
             ServerResult::CompleteResult(result) => Ok(result),
@@ -449,7 +450,7 @@ fn called_tool(request: &ClientRequest) -> Option<&str> {
     match request {
         ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),
         // No name: none the server lists either.
-        ClientRequest::CustomRequest(custom) if custom.method == "tools/call" => Some(
+        ClientRequest::CustomRequest(custom) if custom.method == method::TOOLS_CALL => Some(
             (custom.params.as_ref())
                 .and_then(|p| p.get("name"))
                 .and_then(serde_json::Value::as_str)
