@@ -335,7 +335,7 @@ impl ServerHandler for DeferServer {
         let state = &self.state;
         state.shared.client.note(&context);
         state.learn_as(&context);
-        super::arrivals::lift_approved(&state.shared).await;
+        super::publish::lift_approved(&state.shared).await;
         if let Some(request_state) = request.request_state.as_deref() {
             return state
                 .shared

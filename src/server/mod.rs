@@ -8,7 +8,7 @@
 //!   over [`meta::Context`], which [`meta_context`] implements for the request state.
 //! - [`route`]: where every other `tools/call` goes downstream; [`output_limit`] bounds
 //!   what comes back.
-//! - [`arrivals`]: what [`crate::ingest`] learnt becomes appends and list-changed.
+//! - [`publish`]: what [`crate::ingest`] learnt becomes appends and list-changed.
 //! - [`usage`]: which tool a session chose after which search, for search to learn from.
 //! - [`passthrough`]: prompts, resources, completions and the requests servers send their
 //!   client, forwarded as they would be directly.
@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-mod arrivals;
+mod publish;
 mod error;
 mod handler;
 mod http;

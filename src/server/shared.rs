@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 use super::passthrough::{ClientRequests, Subscription, release_ended};
 use super::session::Session;
 use super::view::{Servers, Unknown};
-use super::{ServeError, arrivals, instructions, meta};
+use super::{ServeError, publish, instructions, meta};
 use crate::config::{AlwaysLoad, Config};
 use crate::downstream::{Event, ServerHandle, ServerState};
 use crate::ingest::Registry;
@@ -50,7 +50,7 @@ pub(crate) struct Shared {
     pub(super) client: ClientRequests,
     /// Downstream resource subscriptions, counted across every session's holds.
     pub(super) subscriptions: Mutex<BTreeMap<String, Subscription>>,
-    /// Live sessions, for arrivals to append to and notify. A session that ended is
+    /// Live sessions, for publish to append to and notify. A session that ended is
     /// pruned on the next walk.
     pub(super) sessions: Mutex<Vec<Weak<Session>>>,
     /// Handed to each session to release its subscriptions when it is dropped.
@@ -66,7 +66,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Builds the shared state and starts the one task that takes `events` in
-    /// ([`arrivals::take_events`]) and the one that releases ended sessions'
+    /// ([`publish::take_events`]) and the one that releases ended sessions'
     /// subscriptions. `client` is the table the downstream connections ask clients through.
     ///
     /// # Errors
@@ -119,7 +119,7 @@ impl Shared {
             reload_problem: Mutex::new(None),
             learning,
         });
-        tokio::spawn(arrivals::take_events(shared.clone(), events));
+        tokio::spawn(publish::take_events(shared.clone(), events));
         tokio::spawn(release_ended(Arc::downgrade(&shared), released));
         Ok(shared)
     }
