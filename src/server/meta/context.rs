@@ -49,9 +49,6 @@ pub(in crate::server) trait Context {
     /// The enabled servers still starting whose tools are not searchable yet.
     fn starting_servers(&self) -> Vec<String>;
 
-    /// Times a search for `/metrics` until the returned guard drops.
-    fn time_search(&self) -> impl Sized;
-
     /// When a search stops waiting for servers still starting.
     fn search_deadlines(&self) -> SearchDeadlines;
 
@@ -64,9 +61,6 @@ pub(in crate::server) trait Context {
 
     /// Why each of `names` resolved to nothing, worked out off the runtime thread.
     async fn explain_unknown(&self, names: Vec<String>) -> Vec<Unknown>;
-
-    /// The error text for a call of `name`, which resolved to nothing.
-    async fn unknown_message(&self, name: &str) -> String;
 
     /// Sends a call of the catalog entry `id` to its server, the one path a direct
     /// `tools/call` takes too; `client_tool` is the name the client called.
