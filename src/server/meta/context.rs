@@ -2,11 +2,11 @@
 //!
 //! The meta tools are the part of the server a contributor changes most, and they need a
 //! dozen things from it (the registry, the session's list and notifier, the waits for
-//! starting servers, the route a call takes). Naming them here, as a trait the request
-//! state implements (`server/meta_context.rs`), keeps `meta/` free of the handler and its
-//! state: `.ci/check-imports` fails when a file of `meta/` imports the rest of `server/`.
-//! A meta tool is generic over its context, so a test or a new transport can drive one
-//! without building a whole session.
+//! starting servers, the route a call takes). Naming them here, as a trait the handler
+//! implements (`server/handler.rs`), keeps `meta/` free of the handler and its state:
+//! `.ci/check-imports` fails when a file of `meta/` imports the rest of `server/`. A meta
+//! tool is generic over its context, so a test drives one without building a whole
+//! session (`context/tests.rs`: a real registry, and a session that is only this trait).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -105,3 +105,6 @@ pub(crate) struct SearchDeadlines {
     /// Until here it waits while nothing it found fits.
     pub nothing_fits: tokio::time::Instant,
 }
+
+#[cfg(test)]
+mod tests;

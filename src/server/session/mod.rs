@@ -30,7 +30,7 @@ pub(crate) use notify::{Change, Notifier};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     /// A connection that lives across requests: stdio, or an HTTP session opened by
-    /// `initialize` (`Mcp-Session-Id`). Its list grows as `select_tools` and arrivals say.
+    /// `initialize` (`Mcp-Session-Id`). Its list grows as `select_tools` and what is published say.
     Connection,
     /// A 2026-07-28 HTTP request without a session: nothing of it outlives the request, so
     /// an append would be lost. It gets the `proxy` behaviour: the fixed list (meta tools
