@@ -30,13 +30,14 @@
 //!   answers from them).
 //! - [`server`]: the MCP server the client talks to, one room per idea:
 //!   - `server/handler.rs`: the thin rmcp `ServerHandler`, delegating each request;
-//!   - `server/shared.rs`: what every session shares (config, downstream handles, registry);
-//!     `server/session/`: one client's lists, notifier and `select_tools` hold;
+//!   - `server/shared.rs`: what every session shares (config, downstream handles, registry)
+//!     and the sessions it opened; `server/session/`: one client's lists and notifier, and
+//!     each feature's private part (`mod.rs` is only the folder's face: no child imports it);
 //!   - `server/meta/<tool>.rs`: each meta tool end to end (`call_tool.rs`: resolve,
 //!     validate, call), over `meta/context.rs`, all a meta tool sees of the server
-//!     (implemented in `server/meta_context.rs`; `meta/` imports no other part of `server`);
+//!     (implemented by the handler; `meta/` imports no other part of `server` but `view`);
 //!   - `server/route.rs`: where a call is routed downstream; `server/output_limit.rs`;
-//!   - `server/arrivals.rs`: what was ingested becomes appends and list-changed;
+//!   - `server/publish.rs`: what was ingested becomes appends and list-changed;
 //!   - `server/passthrough/`: prompts, resources, completions, MCP logging, and the
 //!     requests servers send their client (sampling, elicitation, roots), with each
 //!     connection's envelope;
@@ -61,6 +62,9 @@
 //! - [`platform`]: every line that differs between Linux, macOS and Windows (process trees,
 //!   signals, file modes, launcher lookup, config/cache/data directories); nothing outside
 //!   it names `libc` or `std::os::{unix,windows}` (`.ci/check-platform`).
+//! - A tool takes eight shapes on its way (`Tool`, `ServerTool`, `ToolJson`, `CatalogEntry`,
+//!   `Indexed`, `ToolDoc`, `ListedTool`, `Value`): docs/design.md, "Shapes of a tool", says
+//!   which is which, where each lives and where one becomes the next.
 //! - Leaves every layer may use: [`server_tool`] (a tool as its server lists it, JSON text),
 //!   [`lines`] (bounded JSON-RPC lines for both sides), [`redact`] (the one rule for masking
 //!   secrets in whatever we show), [`printable`] (control characters from elsewhere shown,

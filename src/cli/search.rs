@@ -65,22 +65,21 @@ async fn search(config: &Arc<Config>, args: Args) -> anyhow::Result<ExitCode> {
     };
     let found = {
         let index = registry.index();
-        let ranker = search_tools::Ranker {
-            index: &index,
-            model_query: None,
-            usage: usage.as_deref(),
+        let search = search_tools::Search {
+            catalog: &registry.catalog(),
+            ranker: search_tools::Ranker {
+                index: &index,
+                model_query: None,
+                usage: usage.as_deref(),
+            },
+            exposed: &ExposedList::new(),
+            default_limit: config.settings.search_limit,
+            removed: &[],
         };
-        search_tools::run(
-            &registry.catalog(),
-            ranker,
-            &ExposedList::new(),
-            &request,
-            config.settings.search_limit,
-            &[],
-        )
+        search.run(&request)
     };
     pool.shutdown().await;
-    let found = found.map_err(anyhow::Error::msg)?;
+    let found = found?;
     let out = if args.json {
         let mut out = serde_json::to_string_pretty(&found)?;
         out.push('\n');

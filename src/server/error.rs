@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use super::HttpError;
+use super::http::HttpError;
 use crate::config::ConfigError;
 use crate::search::SearchError;
 

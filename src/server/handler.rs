@@ -2,6 +2,7 @@
 //! its request to the module that owns the behaviour (meta tools, routing, passthrough).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::JsonObject;
 #[expect(deprecated, reason = "handshake-era clients set a log level")]
@@ -18,24 +19,34 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
+use super::error::ServeError;
+use super::meta::Relists;
+use super::meta::validate::Validators;
 use super::meta::{self, MetaTool};
-use super::passthrough::ClientRequests;
+use super::passthrough::{ClientRequests, completions, prompts, resources, set_level};
 use super::session::{Mode, Session};
 use super::shared::Shared;
 use super::stdio::ToolLists;
-use super::{ServeError, State};
-use crate::config::Config;
+use super::view::{Servers, Unknown};
+use super::{latency, publish, route, tasks};
+use crate::catalog::EntryId;
+use crate::config::{Config, ExposureMode};
 use crate::downstream::{Event, ServerHandle};
-use crate::sync::lock;
+use crate::exposure::ExposedList;
+use crate::ingest::Registry;
+use crate::search::usage::{Kind, Usage};
 
 /// The handler rmcp drives: one client session over the shared state; cheap to clone.
+/// Each request sees both, named where they are used (`self.shared`, `self.session`), so a
+/// reader sees which one a line reads.
 #[derive(Clone)]
 pub(crate) struct DeferServer {
-    pub(super) state: State,
+    shared: Arc<Shared>,
+    session: Arc<Session>,
 }
 
 impl DeferServer {
-    /// Builds the shared state and the one stdio session over it (see [`Shared::new`]).
+    /// Builds the shared state and the one stdio session over it (see [`publish::start`]).
     ///
     /// # Errors
     /// When the search index cannot be created.
@@ -46,7 +57,7 @@ impl DeferServer {
         client: ClientRequests,
         tool_lists: ToolLists,
     ) -> Result<DeferServer, ServeError> {
-        let shared = Shared::new(config, handles, events, client)?;
+        let shared = publish::start(config, handles, events, client)?;
         Ok(DeferServer::session(
             &shared,
             Some(Mode::Connection),
@@ -54,36 +65,29 @@ impl DeferServer {
         ))
     }
 
-    /// A new session over `shared`; `mode` `None` lets its first request decide
-    /// ([`session::Mode`]). With `tool_lists`, its transport writes `tools/list` answers
-    /// from the listed bytes (stdio, `stdio::Framed`).
+    /// A new session over `shared` ([`Shared::open_session`]); `mode` `None` lets its
+    /// first request decide ([`Mode`]). With `tool_lists`, its transport writes
+    /// `tools/list` answers from the listed bytes (stdio, [`super::stdio::Framed`]).
     pub(crate) fn session(
         shared: &Arc<Shared>,
         mode: Option<Mode>,
         tool_lists: Option<ToolLists>,
     ) -> DeferServer {
-        let session = Arc::new(Session::new(
-            &shared.config().settings,
-            mode,
-            tool_lists,
-            shared.release.clone(),
-        ));
-        let mut sessions = lock(&shared.sessions);
-        sessions.retain(|s| s.strong_count() > 0);
-        sessions.push(Arc::downgrade(&session));
-        drop(sessions);
         DeferServer {
-            state: State {
-                shared: shared.clone(),
-                session,
-            },
+            shared: shared.clone(),
+            session: shared.open_session(mode, tool_lists),
         }
+    }
+
+    /// The state every session of this one's shares.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
     }
 }
 
 impl ServerHandler for DeferServer {
     fn get_info(&self) -> ServerConfig {
-        self.state.shared.info.clone()
+        self.shared.info().clone()
     }
 
     async fn initialize(
@@ -92,19 +96,14 @@ impl ServerHandler for DeferServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
-        self.state.session.bind_connection();
-        self.state
-            .session
-            .notifier
-            .set_legacy_peer(context.peer.clone());
-        self.state
-            .session
-            .notifier
-            .client_named(&request.client_info.name);
-        self.state.shared.client.initialized(
+        self.session.bind_connection();
+        let notifier = self.session.notifier();
+        notifier.set_legacy_peer(context.peer.clone());
+        notifier.client_named(&request.client_info.name);
+        self.shared.client().initialized(
             context.peer.clone(),
             request.capabilities.clone(),
-            self.state.session.log_level.clone(),
+            self.session.log_level().clone(),
         );
         let mut result = self.negotiate_initialize(&request)?;
         // Handshake-era clients have MCP logging; servers' messages reach them
@@ -119,7 +118,7 @@ impl ServerHandler for DeferServer {
         request: SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.state.set_log_level(request.level).await
+        set_level::set_level(&self.shared, self.session.log_level(), request.level).await
     }
 
     async fn discover(
@@ -130,13 +129,13 @@ impl ServerHandler for DeferServer {
         // and Qwen Code do, DESIGN.md 7c): where tools load on request (`client_era =
         // "auto"` and a deferred connection), or always (`"handshake"`), when servers may
         // then ask it for roots and the like outside a call too.
-        let settings = &self.state.shared.config().settings;
-        if settings.refuses_discover(self.state.session.is_connection()) {
+        let settings = &self.shared.config().settings;
+        if settings.refuses_discover(self.session.is_connection()) {
             return Err(McpError::method_not_found::<DiscoverRequestMethod>());
         }
-        self.state.session.fix_list();
+        self.session.fix_list();
         // A 2026-07-28 client declares its capabilities here first.
-        self.state.shared.client.note(&context);
+        self.shared.client().note(&context);
         let mut info = self.get_info();
         // Deprecated in 2026-07-28 yet there: a request's `_meta` level asks for the log
         // messages of that request, which reach it on its own stream, over stdio and HTTP
@@ -152,7 +151,7 @@ impl ServerHandler for DeferServer {
     /// servers decide what they may touch from them, so a stale list is a safety matter.
     async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
         tracing::debug!("client roots changed; telling every server");
-        for handle in self.state.shared.handles().iter() {
+        for handle in self.shared.handles().iter() {
             handle.notify_roots_list_changed().await;
         }
     }
@@ -161,14 +160,14 @@ impl ServerHandler for DeferServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(requested.supported_by(&self.state.shared.info.capabilities))
+        Some(requested.supported_by(&self.shared.info().capabilities))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let state = &self.state;
-        state.shared.client.note(context.request_context());
+        self.shared.client().note(context.request_context());
         let id = context.sink().id().clone();
-        state.session.notifier.subscribe(context.sink().clone());
+        let notifier = self.session.notifier();
+        notifier.subscribe(context.sink().clone());
         // The stream's resource subscriptions hold downstream subscriptions while it is open.
         let uris = context
             .accepted()
@@ -177,7 +176,7 @@ impl ServerHandler for DeferServer {
             .unwrap_or_default();
         let mut held = Vec::with_capacity(uris.len());
         for uri in uris {
-            match state.subscribe(&uri).await {
+            match resources::subscribe(&self.shared, self.session.holds(), &uri).await {
                 Ok(()) => held.push(uri),
                 Err(err) => {
                     tracing::warn!(%uri, error = %err.message, "cannot subscribe downstream")
@@ -185,9 +184,10 @@ impl ServerHandler for DeferServer {
             }
         }
         context.cancelled().await;
-        state.session.notifier.unsubscribe(&id);
+        notifier.unsubscribe(&id);
         for uri in held {
-            if let Err(err) = state.unsubscribe(&uri).await {
+            if let Err(err) = resources::unsubscribe(&self.shared, self.session.holds(), &uri).await
+            {
                 tracing::debug!(%uri, error = %err.message, "unsubscribing downstream failed");
             }
         }
@@ -199,8 +199,8 @@ impl ServerHandler for DeferServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.state.shared.wait_for_first_list().await;
-        let prompts = self.state.list_prompts();
+        self.shared.wait_for_first_list().await;
+        let prompts = (self.session.prompts()).list(&self.shared.registry().prompts());
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
@@ -209,7 +209,7 @@ impl ServerHandler for DeferServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let result = self.state.get_prompt(request, &context).await?;
+        let result = prompts::get(&self.shared, request, &context).await?;
         Ok(result.into())
     }
 
@@ -218,8 +218,8 @@ impl ServerHandler for DeferServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.state.shared.wait_for_first_list().await;
-        let resources = self.state.list_resources();
+        self.shared.wait_for_first_list().await;
+        let resources = (self.session.resources()).list(&self.shared.registry().resources());
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -228,8 +228,9 @@ impl ServerHandler for DeferServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.state.shared.wait_for_first_list().await;
-        let templates = self.state.list_resource_templates();
+        self.shared.wait_for_first_list().await;
+        let catalog = self.shared.registry().resources();
+        let templates = self.session.resources().list_templates(&catalog);
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
@@ -238,7 +239,7 @@ impl ServerHandler for DeferServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let result = self.state.read_resource(request, &context).await?;
+        let result = resources::read(&self.shared, request, &context).await?;
         Ok(result.into())
     }
 
@@ -248,7 +249,7 @@ impl ServerHandler for DeferServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.state.subscribe(&request.uri).await
+        resources::subscribe(&self.shared, self.session.holds(), &request.uri).await
     }
 
     async fn unsubscribe(
@@ -256,7 +257,7 @@ impl ServerHandler for DeferServer {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.state.unsubscribe(&request.uri).await
+        resources::unsubscribe(&self.shared, self.session.holds(), &request.uri).await
     }
 
     async fn complete(
@@ -264,7 +265,7 @@ impl ServerHandler for DeferServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.state.complete(request, &context).await
+        completions::complete(&self.shared, request, &context).await
     }
 
     async fn list_tools(
@@ -272,25 +273,24 @@ impl ServerHandler for DeferServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let state = &self.state;
-        state.shared.client.note(&context);
-        let first = !state.session.exposed().listed;
+        let (shared, session) = (&self.shared, &self.session);
+        shared.client().note(&context);
+        let first = !session.exposed().listed;
         if first {
-            state.shared.wait_for_core().await;
+            shared.wait_for_core().await;
         }
         let listed = {
-            let catalog = state.shared.registry.catalog();
-            let mut exposed = state.session.exposed();
+            let config = shared.config();
+            let catalog = shared.registry().catalog();
+            let mut exposed = session.exposed();
             if !exposed.listed {
                 exposed.listed = true;
-                let exposure = state.session.exposure();
-                state
-                    .shared
-                    .expose_pending(&catalog, &mut exposed.list, None, exposure);
+                let exposure = session.exposure();
+                publish::expose_pending(&config, &catalog, &mut exposed.list, None, exposure);
             }
             exposed.list.snapshot()
         };
-        state.session.notifier.listed();
+        session.notifier().listed();
         // Over stdio the transport writes the listed bytes into the answer; over HTTP rmcp
         // serializes typed tools, parsed back from those bytes. A handshake-era client is not
         // shown a non-object output schema (rmcp strips it from typed tools), so a list
@@ -299,7 +299,7 @@ impl ServerHandler for DeferServer {
             .protocol_version()
             .is_none_or(|v| v.as_str() < ProtocolVersion::V_2026_07_28.as_str());
         let as_is = !handshake_era || listed.iter().all(|t| t.same_for_handshake_era());
-        let tools: Vec<Tool> = match &state.session.tool_lists {
+        let tools: Vec<Tool> = match session.tool_lists() {
             Some(lists) if as_is => {
                 lists.put(context.id.clone(), listed);
                 Vec::new()
@@ -317,7 +317,7 @@ impl ServerHandler for DeferServer {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        match self.state.task_request(&request, &context).await {
+        match tasks::answer(&self.shared, self.session.tasks(), &request, &context).await {
             Some(answer) => answer,
             None => Err(McpError::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -332,20 +332,109 @@ impl ServerHandler for DeferServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let state = &self.state;
-        state.shared.client.note(&context);
-        state.learn_as(&context);
-        super::arrivals::lift_approved(&state.shared).await;
+        let (shared, session) = (&self.shared, &self.session);
+        shared.client().note(&context);
+        session.usage().learn_as(shared.learning(), &context);
+        publish::lift_approved(shared).await;
         if let Some(request_state) = request.request_state.as_deref() {
-            return state
-                .shared
-                .client
+            return shared
+                .client()
                 .resume(&request, request_state, &context)
                 .await;
         }
         match MetaTool::from_name(&request.name) {
-            Some(tool) => Ok(meta::apply(state, tool, request, &context).await),
-            None => state.call_direct(request, &context).await,
+            Some(tool) => {
+                let _timer = (tool == MetaTool::SearchTools).then(|| latency::SEARCH.start());
+                Ok(meta::apply(self, tool, request, &context).await)
+            }
+            None => route::call_direct(shared, session, request, &context).await,
         }
+    }
+}
+
+/// What a meta tool sees of a request ([`meta::Context`]): each method hands over to the
+/// shared state, the session or the route.
+impl meta::Context for DeferServer {
+    fn registry(&self) -> &Arc<Registry> {
+        self.shared.registry()
+    }
+
+    fn view(&self) -> Servers {
+        self.shared.view()
+    }
+
+    fn validators(&self) -> &Validators {
+        self.shared.validators()
+    }
+
+    fn exposure(&self) -> ExposureMode {
+        self.session.exposure()
+    }
+
+    fn with_exposed<R>(&self, f: impl FnOnce(&mut ExposedList) -> R) -> R {
+        f(&mut self.session.exposed().list)
+    }
+
+    fn reload_problem(&self) -> Option<String> {
+        self.shared.reload_problem()
+    }
+
+    fn starting_servers(&self) -> Vec<String> {
+        self.shared.starting_servers()
+    }
+
+    fn search_deadlines(&self) -> meta::SearchDeadlines {
+        self.shared.search_deadlines()
+    }
+
+    async fn wait_for_arrival(&self, before: &[String], deadline: tokio::time::Instant) {
+        self.shared.wait_for_arrival(before, deadline).await;
+    }
+
+    async fn wait_for_servers_unless(&self, found: impl Fn() -> bool) {
+        self.shared.wait_for_servers_unless(found).await;
+    }
+
+    async fn explain_unknown(&self, names: Vec<String>) -> Vec<Unknown> {
+        self.shared.explain_unknown(names).await
+    }
+
+    async fn route(
+        &self,
+        id: EntryId,
+        request: CallToolRequestParams,
+        client_tool: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let level = self.session.log_level();
+        route::route(&self.shared, level, id, request, client_tool, context).await
+    }
+
+    fn relist_count(&self) -> u64 {
+        self.session.notifier().relist_count()
+    }
+
+    async fn tools_changed(&self) -> bool {
+        self.session.notifier().tools_changed().await
+    }
+
+    async fn hold_until_relist(&self, seen: u64, max: Duration) -> bool {
+        self.session.notifier().hold_until_relist(seen, max).await
+    }
+
+    fn relists(&self) -> Relists {
+        self.session.notifier().relists()
+    }
+
+    fn note_search(&self, query: &str, listed: Vec<String>) {
+        (self.session.usage()).note_search(self.shared.learning(), query, listed);
+    }
+
+    fn note_choice(&self, name: &str, kind: Kind) {
+        (self.session.usage()).note_choice(self.shared.learning(), name, kind, true);
+    }
+
+    fn usage(&self) -> Option<Arc<Usage>> {
+        self.session.usage().store(self.shared.learning())
     }
 }

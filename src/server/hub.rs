@@ -20,11 +20,13 @@ use tokio::io::BufReader;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::error::ServeError;
+use super::handler::DeferServer;
 use super::passthrough::ClientRequests;
 use super::reload::{Reloader, Source, View};
 use super::session::Mode;
+use super::shared::Shared;
 use super::stdio::{Framed, ToolLists};
-use super::{DeferServer, ServeError, Shared};
 use crate::config::Config;
 use crate::downstream::Pool;
 use crate::platform::hub::{Channel, ChannelError, Listener};
@@ -59,7 +61,7 @@ pub(crate) async fn serve_hub(
         profile,
     };
     let started = config.clone();
-    let shared = Shared::new(config, handles, events, client)?;
+    let shared = super::publish::start(config, handles, events, client)?;
     let pool = Arc::new(tokio::sync::Mutex::new(pool));
     let view = View {
         shared: shared.clone(),

@@ -9,7 +9,7 @@
 //! a name that comes back takes its old slot, so its tools keep their names. Every view
 //! (stdio's one, or each HTTP path) takes the new running config before the new servers
 //! start, so their lists reach the catalog through the one ingest path and every session
-//! that shows them is told (`arrivals`). `[settings]` and `[profiles]` apply at start
+//! that shows them is told (`publish`). `[settings]` and `[profiles]` apply at start
 //! only: a change to them is named in the log with "restart to apply".
 
 use std::path::{Path, PathBuf};

@@ -11,159 +11,161 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::sync::mpsc;
 
-use super::passthrough::envelope;
-use super::{State, meta, output_limit, view};
+use super::passthrough::{LogLevel, envelope};
+use super::session::Session;
+use super::shared::Shared;
+use super::{meta, output_limit, view};
 use crate::catalog::EntryId;
 use crate::downstream::{CallOptions, DownstreamError, ProgressRoute};
 use crate::search::usage::Kind;
 
-impl State {
-    /// A direct `tools/call` of a downstream tool by its qualified name. A name we do not
-    /// know yet waits for starting servers first (an early call sees what is coming).
-    ///
-    /// # Errors
-    /// `invalid_params` for an empty, over-long or unknown name, with what to do instead.
-    pub(super) async fn call_direct(
-        &self,
-        request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let name = meta::clean_name(&request.name)
-            .map_err(|err| McpError::invalid_params(err.to_string(), None))?
-            .to_owned();
-        match self.entry_waiting(&name).await {
-            Some(id) => {
-                self.note_choice(&name, Kind::Called, false);
-                Ok(self.route(id, request, &name, context).await)
-            }
-            None => {
-                let message = self.shared.unknown_message(&name).await;
-                Err(McpError::invalid_params(
-                    format!("{message} Then select_tools or call_tool."),
-                    None,
-                ))
-            }
+/// A direct `tools/call` of a downstream tool by its qualified name, from `session`. A
+/// name we do not know yet waits for starting servers first (an early call sees what is
+/// coming).
+///
+/// # Errors
+/// `invalid_params` for an empty, over-long or unknown name, with what to do instead.
+pub(super) async fn call_direct(
+    shared: &Shared,
+    session: &Session,
+    request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, McpError> {
+    let name = meta::clean_name(&request.name)
+        .map_err(|err| McpError::invalid_params(err.to_string(), None))?
+        .to_owned();
+    match entry_waiting(shared, &name).await {
+        Some(id) => {
+            (session.usage()).note_choice(shared.learning(), &name, Kind::Called, false);
+            Ok(route(shared, session.log_level(), id, request, &name, context).await)
         }
-    }
-
-    /// The catalog entry named `name`; a name not known yet waits for starting servers,
-    /// and only until it is known: a tool of a server that is ready goes at once.
-    pub(super) async fn entry_waiting(&self, name: &str) -> Option<EntryId> {
-        let id = || self.shared.registry.catalog().by_name(name).map(|e| e.id);
-        if let Some(id) = id() {
-            return Some(id);
-        }
-        self.shared.wait_for_servers_unless(|| id().is_some()).await;
-        id()
-    }
-
-    /// Sends one call to the tool's server and returns its result unchanged; a failure of
-    /// the server becomes an error result naming it (DESIGN.md invariant 4). `client_tool`
-    /// is the name the client called (a retry after `InputRequiredResult` must repeat it).
-    pub(super) async fn route(
-        &self,
-        id: EntryId,
-        mut request: CallToolRequestParams,
-        client_tool: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        // A change the server just announced is listed and screened before its call goes.
-        let announced = (self.shared.registry.catalog())
-            .get(id)
-            .map(|e| e.server_index);
-        if let Some(server) = announced
-            && let Err(message) = self.shared.await_screened(server).await
-        {
-            return meta::error_result(message).into();
-        }
-        let Some((server, server_name, qualified, original, gone)) =
-            (self.shared.registry.catalog()).get(id).map(|e| {
-                let name = e.name.to_string();
-                (
-                    e.server_index,
-                    e.server.clone(),
-                    name,
-                    e.original_name().to_owned(),
-                    e.gone,
-                )
-            })
-        else {
-            return meta::error_result("Unknown tool.").into();
-        };
-        // Held by trust (its definition changed since approved): nothing reaches the server.
-        if gone && let Some(held) = self.shared.registry.trust().held(&server_name, &original) {
-            return meta::error_result(held.message(&qualified)).into();
-        }
-        let servers = self.shared.view();
-        let Some(handle) = servers.handles.get(server).cloned() else {
-            return meta::error_result("Unknown server.").into();
-        };
-        if servers.is_removed(server) {
-            let message = view::removed_message(client_tool, handle.name());
-            return meta::error_result(message).into();
-        }
-        if gone {
-            return meta::error_result(format!(
-                "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
-                handle.name()
+        None => {
+            let message = shared.unknown_message(&name).await;
+            Err(McpError::invalid_params(
+                format!("{message} Then select_tools or call_tool."),
+                None,
             ))
-            .into();
         }
-        request.name = original.into();
-        // The client's `_meta` reaches rmcp in the context, not in the params.
-        let client_meta = request.meta.take().unwrap_or_else(|| context.meta.clone());
-        request.meta = envelope::forwarded_meta(&client_meta);
-        let mut forwarding = None;
-        let progress = client_meta.get_progress_token().map(|client_token| {
-            let (tx, mut rx) = mpsc::unbounded_channel();
-            let peer = context.peer.clone();
-            forwarding = Some(tokio::spawn(async move {
-                while let Some(param) = rx.recv().await {
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
-                    }
-                }
-            }));
-            ProgressRoute { tx, client_token }
-        });
-        // The next round of a 2026-07-28 retry is not the downstream's business.
-        request.input_responses = None;
-        request.request_state = None;
-        let max_output_tokens = servers.config.max_output_tokens(server);
-        let level = self.session.log_level.clone();
-        self.shared
-            .client
-            .run(
-                context,
-                client_tool,
-                level,
-                move |origin, cancel| async move {
-                    let options = CallOptions {
-                        cancel,
-                        progress,
-                        origin: Some(origin),
-                    };
-                    let mut result = match handle.call(request, options).await {
-                        Ok(result) => result,
-                        Err(err @ DownstreamError::Cancelled) => {
-                            meta::error_result(err.to_string())
-                        }
-                        // A server's error message may quote a URL or a token back at us.
-                        Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
-                    };
-                    envelope::mark_complete(&mut result.result_type);
-                    output_limit::apply(&mut result, max_output_tokens);
-                    // The call has dropped its end of the channel: once the forwarder has
-                    // written the last progress, the result may follow. A client drops progress
-                    // that arrives after the result of its request (the Python SDK does).
-                    if let Some(forwarding) = forwarding
-                        && let Err(err) = forwarding.await
-                    {
-                        tracing::warn!(error = %err, "progress forwarding failed");
-                    }
-                    result
-                },
-            )
-            .await
     }
+}
+
+/// The catalog entry named `name`; a name not known yet waits for starting servers, and
+/// only until it is known: a tool of a server that is ready goes at once.
+pub(super) async fn entry_waiting(shared: &Shared, name: &str) -> Option<EntryId> {
+    let id = || shared.registry().catalog().by_name(name).map(|e| e.id);
+    if let Some(id) = id() {
+        return Some(id);
+    }
+    shared.wait_for_servers_unless(|| id().is_some()).await;
+    id()
+}
+
+/// Sends one call to the tool's server and returns its result unchanged; a failure of the
+/// server becomes an error result naming it (DESIGN.md invariant 4). `client_tool` is the
+/// name the client called (a retry after `InputRequiredResult` must repeat it); `level`
+/// the calling session's, for the server's log messages during the call.
+pub(super) async fn route(
+    shared: &Shared,
+    level: &LogLevel,
+    id: EntryId,
+    mut request: CallToolRequestParams,
+    client_tool: &str,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResponse {
+    // A change the server just announced is listed and screened before its call goes.
+    let announced = (shared.registry().catalog())
+        .get(id)
+        .map(|e| e.server_index);
+    if let Some(server) = announced
+        && let Err(message) = shared.await_screened(server).await
+    {
+        return meta::error_result(message).into();
+    }
+    let Some((server, server_name, qualified, original, gone)) =
+        (shared.registry().catalog()).get(id).map(|e| {
+            let name = e.name.to_string();
+            (
+                e.server_index,
+                e.server.clone(),
+                name,
+                e.original_name().to_owned(),
+                e.gone,
+            )
+        })
+    else {
+        return meta::error_result("Unknown tool.").into();
+    };
+    // Held by trust (its definition changed since approved): nothing reaches the server.
+    if gone && let Some(held) = shared.registry().trust().held(&server_name, &original) {
+        return meta::error_result(held.message(&qualified)).into();
+    }
+    let servers = shared.view();
+    let Some(handle) = servers.handles.get(server).cloned() else {
+        return meta::error_result("Unknown server.").into();
+    };
+    if servers.is_removed(server) {
+        let message = view::removed_message(client_tool, handle.name());
+        return meta::error_result(message).into();
+    }
+    if gone {
+        return meta::error_result(format!(
+            "Server '{}' no longer offers the tool '{original}'. Use search_tools to find another.",
+            handle.name()
+        ))
+        .into();
+    }
+    request.name = original.into();
+    // The client's `_meta` reaches rmcp in the context, not in the params.
+    let client_meta = request.meta.take().unwrap_or_else(|| context.meta.clone());
+    request.meta = envelope::forwarded_meta(&client_meta);
+    let mut forwarding = None;
+    let progress = client_meta.get_progress_token().map(|client_token| {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let peer = context.peer.clone();
+        forwarding = Some(tokio::spawn(async move {
+            while let Some(param) = rx.recv().await {
+                if peer.notify_progress(param).await.is_err() {
+                    break;
+                }
+            }
+        }));
+        ProgressRoute { tx, client_token }
+    });
+    // The next round of a 2026-07-28 retry is not the downstream's business.
+    request.input_responses = None;
+    request.request_state = None;
+    let max_output_tokens = servers.config.max_output_tokens(server);
+    let level = level.clone();
+    shared
+        .client()
+        .run(
+            context,
+            client_tool,
+            level,
+            move |origin, cancel| async move {
+                let options = CallOptions {
+                    cancel,
+                    progress,
+                    origin: Some(origin),
+                };
+                let mut result = match handle.call(request, options).await {
+                    Ok(result) => result,
+                    Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
+                    // A server's error message may quote a URL or a token back at us.
+                    Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
+                };
+                envelope::mark_complete(&mut result.result_type);
+                output_limit::apply(&mut result, max_output_tokens);
+                // The call has dropped its end of the channel: once the forwarder has
+                // written the last progress, the result may follow. A client drops progress
+                // that arrives after the result of its request (the Python SDK does).
+                if let Some(forwarding) = forwarding
+                    && let Err(err) = forwarding.await
+                {
+                    tracing::warn!(error = %err, "progress forwarding failed");
+                }
+                result
+            },
+        )
+        .await
 }

@@ -9,9 +9,10 @@ use rmcp::ServiceExt;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::error::ServeError;
+use super::handler::DeferServer;
 use super::passthrough::ClientRequests;
 use super::reload::{Reloader, Source, View};
-use super::{DeferServer, ServeError};
 use crate::config::Config;
 use crate::downstream::{ClientLink, Pool};
 
@@ -55,7 +56,7 @@ pub(crate) async fn serve(config: Config, profile: Option<String>) -> Result<(),
     let server = DeferServer::new(config, handles, events, client, tool_lists.clone())?;
     let pool = Arc::new(tokio::sync::Mutex::new(pool));
     let view = View {
-        shared: server.state.shared.clone(),
+        shared: server.shared().clone(),
         positions: None,
     };
     Reloader::new(source, &started, pool.clone(), vec![view])

@@ -1,7 +1,6 @@
 //! What every session shares ([`Shared`]): one config, one set of downstream handles, one
 //! registry; and the waits a request makes for servers that are still starting.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -10,12 +9,16 @@ use rmcp::model::{
 };
 use tokio::sync::mpsc;
 
-use super::passthrough::{ClientRequests, Subscription, release_ended};
-use super::session::Session;
+use super::error::ServeError;
+use super::instructions;
+use super::meta::SearchDeadlines;
+use super::meta::validate::Validators;
+use super::passthrough::{ClientRequests, Subscriptions};
+use super::session::{Mode, Session};
+use super::stdio::ToolLists;
 use super::view::{Servers, Unknown};
-use super::{ServeError, arrivals, instructions, meta};
 use crate::config::{AlwaysLoad, Config};
-use crate::downstream::{Event, ServerHandle, ServerState, StateChanges};
+use crate::downstream::{ServerHandle, ServerState, StateChanges};
 use crate::ingest::Registry;
 use crate::search::usage::Stores;
 use crate::sync::lock;
@@ -36,44 +39,45 @@ pub(crate) struct Shared {
     /// The running servers by position, and their handles: one snapshot, swapped whole by
     /// a reload ([`Shared::set_running`]) so a reader never sees a config without its
     /// handle. Read through [`Shared::view`], [`Shared::config`] and [`Shared::handles`].
-    pub(super) running: std::sync::RwLock<Servers>,
+    running: std::sync::RwLock<Servers>,
     /// Built once from the config: `get_info` is called often and must not vary.
-    pub(super) info: ServerConfig,
+    info: ServerConfig,
     /// The catalog, the search index and what else the servers' lists told us.
-    pub(super) registry: Arc<Registry>,
+    registry: Arc<Registry>,
     /// `call_tool`'s compiled input schemas.
-    pub(super) validators: meta::validate::Validators,
+    validators: Validators,
     /// Requests downstream servers send to their client, routed to the session whose
     /// call they came during, and the capabilities clients declared.
-    pub(super) client: ClientRequests,
-    /// Downstream resource subscriptions, counted across every session's holds.
-    pub(super) subscriptions: Mutex<BTreeMap<String, Subscription>>,
-    /// Live sessions, for arrivals to append to and notify. A session that ended is
-    /// pruned on the next walk.
-    pub(super) sessions: Mutex<Vec<Weak<Session>>>,
+    client: ClientRequests,
+    /// Downstream resource subscriptions, counted across every session's holds
+    /// (`passthrough/resources.rs`).
+    subscriptions: Subscriptions,
+    /// Live sessions, for what is published to reach each ([`Shared::open_session`],
+    /// [`Shared::live_sessions`]). A session that ended is pruned on the next walk.
+    sessions: Mutex<Vec<Weak<Session>>>,
     /// Handed to each session to release its subscriptions when it is dropped.
-    pub(super) release: mpsc::UnboundedSender<String>,
+    release: mpsc::UnboundedSender<String>,
     /// Why the config file on disk could not be reloaded, while it cannot: the model is
     /// told in each `search_tools` and `select_tools` answer (the log alone is not
     /// where a user who asked the agent looks).
-    pub(super) reload_problem: Mutex<Option<String>>,
+    reload_problem: Mutex<Option<String>>,
     /// What search learnt from use, one store per principal unless shared
     /// (`server/usage.rs`).
-    pub(super) learning: Stores,
+    learning: Stores,
 }
 
 impl Shared {
-    /// Builds the shared state and starts the one task that takes `events` in
-    /// ([`arrivals::take_events`]) and the one that releases ended sessions'
-    /// subscriptions. `client` is the table the downstream connections ask clients through.
+    /// Builds the shared state; `client` is the table the downstream connections ask
+    /// clients through, `release` where ended sessions' subscriptions go. What keeps it
+    /// current is started by [`publish::start`](super::publish::start), its one builder.
     ///
     /// # Errors
     /// When the search index cannot be created.
-    pub(crate) fn new(
+    pub(super) fn new(
         config: Config,
         handles: Vec<ServerHandle>,
-        events: mpsc::UnboundedReceiver<Event>,
         client: ClientRequests,
+        release: mpsc::UnboundedSender<String>,
     ) -> Result<Arc<Shared>, ServeError> {
         let config = Arc::new(config);
         let mut capabilities = ServerCapabilities::builder()
@@ -99,13 +103,12 @@ impl Shared {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(instructions::build(&config));
-        let (release, released) = mpsc::unbounded_channel();
         let registry = Registry::new(&config)?;
         let learning = Stores::new(config.settings.learn);
-        let shared = Arc::new(Shared {
+        Ok(Arc::new(Shared {
             registry: Arc::new(registry),
-            validators: meta::validate::Validators::default(),
-            subscriptions: Mutex::new(BTreeMap::new()),
+            validators: Validators::default(),
+            subscriptions: Subscriptions::default(),
             sessions: Mutex::new(Vec::new()),
             release,
             client,
@@ -116,10 +119,58 @@ impl Shared {
             }),
             reload_problem: Mutex::new(None),
             learning,
-        });
-        tokio::spawn(arrivals::take_events(shared.clone(), events));
-        tokio::spawn(release_ended(Arc::downgrade(&shared), released));
-        Ok(shared)
+        }))
+    }
+
+    /// Opens a session over this state; `mode` `None` lets its first request decide
+    /// ([`Mode`]). With `tool_lists`, its transport writes `tools/list` answers from the
+    /// listed bytes (stdio). The session is live, and reached by what is published, until
+    /// its last handle drops: that closes it, and the next walk prunes it.
+    pub(crate) fn open_session(
+        &self,
+        mode: Option<Mode>,
+        tool_lists: Option<ToolLists>,
+    ) -> Arc<Session> {
+        let session = Arc::new(Session::new(
+            &self.config().settings,
+            mode,
+            tool_lists,
+            self.release.clone(),
+        ));
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(&session));
+        session
+    }
+
+    /// The catalog, the search index and what else the servers' lists told us.
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// What `initialize` and `server/discover` answer with: built once, never varies.
+    pub(crate) fn info(&self) -> &ServerConfig {
+        &self.info
+    }
+
+    /// `call_tool`'s compiled input schemas.
+    pub(crate) fn validators(&self) -> &Validators {
+        &self.validators
+    }
+
+    /// The requests servers send their client, and the capabilities clients declared.
+    pub(crate) fn client(&self) -> &ClientRequests {
+        &self.client
+    }
+
+    /// The downstream resource subscriptions of every session.
+    pub(crate) fn subscriptions(&self) -> &Subscriptions {
+        &self.subscriptions
+    }
+
+    /// What search learnt from use, by principal.
+    pub(crate) fn learning(&self) -> &Stores {
+        &self.learning
     }
 
     /// The running servers as one snapshot: the config and the handles that run it, and
@@ -201,9 +252,9 @@ impl Shared {
     /// When a search stops waiting for servers still starting: after [`SEARCH_GRACE`]
     /// whatever it found, and after [`SEARCH_WAIT`] when nothing fits; never past the
     /// longest `startup_timeout`.
-    pub(super) fn search_deadlines(&self) -> super::meta::SearchDeadlines {
+    pub(super) fn search_deadlines(&self) -> SearchDeadlines {
         let longest = self.longest_startup();
-        super::meta::SearchDeadlines {
+        SearchDeadlines {
             grace: deadline_after(longest.min(SEARCH_GRACE)),
             nothing_fits: deadline_after(longest.min(SEARCH_WAIT)),
         }
@@ -358,7 +409,7 @@ impl Shared {
     /// The error text for a call of `name`, which resolved to nothing.
     pub(super) async fn unknown_message(&self, name: &str) -> String {
         let explained = self.explain_unknown(vec![name.to_owned()]).await;
-        (explained.first()).map_or_else(|| format!("Unknown tool '{name}'."), |u| u.message(name))
+        super::view::unknown_message(explained.first(), name)
     }
 }
 

@@ -5,104 +5,56 @@
 //! rmcp 3.11 knows none of these shapes (its tasks are the 2026-07-28 SEP-2663 ones, its
 //! `CallToolRequestParams` has no `task`), so each request reaches the handler as rmcp's
 //! `CustomRequest` with the client's method and params as written (`stdio/` frames them
-//! so, [`as_custom`]; over HTTP the gate renames the method, `http/tasks.rs`), and each
+//! so, [`as_custom`](super::task_wire::as_custom); over HTTP the gate renames the method, `http/tasks.rs`), and each
 //! answer leaves as `CustomResult`, the server's JSON with only task ids changed. The
 //! `tasks` capability is added to a 2025-11-25 `initialize` answer on the same wire
-//! ([`offer`], `http/tasks.rs`): rmcp's `ServerCapabilities` has no field for it.
+//! ([`offer`](super::task_wire::offer), `http/tasks.rs`): rmcp's `ServerCapabilities` has no field for it.
 //!
 //! Over HTTP many clients share one connection to each server, so one task space on it: a
-//! session reaches only the tasks it created (`Session::tasks`); over stdio the one client
+//! session reaches only the tasks it created ([`Tasks`](super::task_wire::Tasks)); over stdio the one client
 //! reaches every task. Status notifications reach the stdio client only (they are
 //! optional in SEP-1686; over HTTP a client polls `tasks/get`).
 //!
-//! A task id is `<server>:<the server's id>` ([`outward`]): the client's id names the server
+//! A task id is `<server>:<the server's id>` ([`outward`](super::task_wire::outward)): the client's id names the server
 //! that holds the task, so `tasks/get` after a reload, for a task listed by `tasks/list`
 //! and never created through this session, or from another session routes without a
 //! table to keep, expire or lose. Server names have no `:` (config validation), so the
 //! first `:` splits it.
 
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, CustomNotification, CustomRequest, CustomResult,
-    ErrorCode, JsonRpcMessage, JsonRpcRequest, ProtocolVersion, ServerNotification, ServerResult,
-};
-use rmcp::service::{RequestContext, TxJsonRpcMessage};
-use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use rmcp::model::{CustomRequest, CustomResult, ErrorCode};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
 use super::passthrough::downstream_error;
-use super::{State, meta};
+use super::shared::Shared;
+use super::task_wire::{RELATED_TASK, TASK_METHOD_PREFIX, Tasks, inward, rename};
+use super::{meta, route};
 use crate::downstream::tasks::TASK_METHODS;
 use crate::downstream::{DownstreamError, ServerHandle};
-use crate::sync::lock;
-
-/// The method a task request has on its way through rmcp's HTTP transport, which would
-/// decode `tools/call`, `tasks/get` and `tasks/cancel` into its own shapes
-/// (`http/tasks.rs`): this prefix and the client's method.
-pub(super) const TASK_METHOD_PREFIX: &str = "mcp-defer/task:";
-
-/// The `tasks` capability mcp-defer offers a 2025-11-25 client, as JSON text.
-pub(super) const TASKS_CAPABILITY: &str =
-    r#"{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}"#;
-
-/// The `_meta` key of a `tasks/result` answer naming its task (SEP-1686).
-const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
-/// How long a status notification may wait for a client that is not reading.
-const FORWARD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most `tasks/list` pages read from one server for one client `tasks/list`.
 const MAX_LIST_PAGES: usize = 100;
 
-/// `message` as a request rmcp hands on as it is, when it is one of the task requests:
-/// a `tools/call` with `task`, or a `tasks/*` method of 2025-11-25.
-pub(super) fn as_custom(message: &Value) -> Option<ClientJsonRpcMessage> {
-    let method = message.get("method")?.as_str()?;
-    let params = message.get("params");
-    let task_call = method == "tools/call" && params.and_then(|p| p.get("task")).is_some();
-    if !task_call && !TASK_METHODS.contains(&method) {
-        return None;
-    }
-    let id = message.get("id").and_then(crate::lines::id_of)?;
-    Some(JsonRpcMessage::Request(JsonRpcRequest::new(
-        id,
-        ClientRequest::CustomRequest(CustomRequest::new(method, params.cloned())),
-    )))
+/// A task request of the session whose tasks are `mine`.
+struct Asked<'a> {
+    shared: &'a Shared,
+    mine: &'a Tasks,
 }
 
-/// The `initialize` answer of a 2025-11-25 session with the `tasks` capability in it;
-/// `None` for every other message.
-pub(super) fn offer(item: &TxJsonRpcMessage<RoleServer>) -> Option<Vec<u8>> {
-    let JsonRpcMessage::Response(response) = item else {
-        return None;
-    };
-    let ServerResult::InitializeResult(init) = &response.result else {
-        return None;
-    };
-    if init.protocol_version != ProtocolVersion::V_2025_11_25 {
-        return None;
-    }
-    let mut value = serde_json::to_value(item).ok()?;
-    let capabilities = value.pointer_mut("/result/capabilities")?.as_object_mut()?;
-    capabilities.insert(
-        "tasks".to_owned(),
-        serde_json::from_str(TASKS_CAPABILITY).ok()?,
-    );
-    serde_json::to_vec(&value).ok()
+/// Answers a task request ([`as_custom`](super::task_wire::as_custom)) of the session whose tasks are `mine`; `None`
+/// for any other custom method.
+pub(super) async fn answer(
+    shared: &Shared,
+    mine: &Tasks,
+    request: &CustomRequest,
+    context: &RequestContext<RoleServer>,
+) -> Option<Result<CustomResult, McpError>> {
+    Asked { shared, mine }.answer(request, context).await
 }
 
-/// The client's id of the task `id` of `server`.
-pub(super) fn outward(server: &str, id: &str) -> String {
-    format!("{server}:{id}")
-}
-
-/// The server and the server's own id of the client's task id.
-fn inward(id: &str) -> Option<(&str, &str)> {
-    id.split_once(':')
-}
-
-impl State {
-    /// Answers a task request ([`as_custom`]); `None` for any other custom method.
-    pub(super) async fn task_request(
+impl Asked<'_> {
+    async fn answer(
         &self,
         request: &CustomRequest,
         context: &RequestContext<RoleServer>,
@@ -143,11 +95,13 @@ impl State {
                 None,
             ));
         }
-        let entry = self.entry_waiting(&name).await.and_then(|id| {
-            let catalog = self.shared.registry.catalog();
-            let entry = catalog.get(id).filter(|e| !e.gone)?;
-            Some((entry.server_index, entry.original_name().to_owned()))
-        });
+        let entry = route::entry_waiting(self.shared, &name)
+            .await
+            .and_then(|id| {
+                let catalog = self.shared.registry().catalog();
+                let entry = catalog.get(id).filter(|e| !e.gone)?;
+                Some((entry.server_index, entry.original_name().to_owned()))
+            });
         let Some((server, original)) = entry else {
             let message = self.shared.unknown_message(&name).await;
             return Err(McpError::invalid_params(message, None));
@@ -175,7 +129,7 @@ impl State {
         if let Some(id) = answer.pointer_mut("/task/taskId") {
             rename(id, handle.name());
             if let Value::String(id) = id {
-                lock(&self.session.tasks).insert(id.clone());
+                self.mine.insert(id.clone());
             }
         }
         Ok(answer)
@@ -282,7 +236,7 @@ impl State {
     /// client); over HTTP, where many clients share one connection to each server (and so
     /// one task space on it), only the tasks this session created.
     fn sees_task(&self, ours: &str) -> bool {
-        self.shared.client.one_client() || lock(&self.session.tasks).contains(ours)
+        self.shared.client().one_client() || self.mine.contains(ours)
     }
 
     fn handle_named(&self, name: &str) -> Option<ServerHandle> {
@@ -298,61 +252,5 @@ impl State {
 fn set(params: &mut Value, key: &str, value: String) {
     if let Some(object) = params.as_object_mut() {
         object.insert(key.to_owned(), Value::String(value));
-    }
-}
-
-/// Sends a server's `notifications/tasks/status` to a 2025-11-25 client, the task named
-/// as the client knows it.
-pub(super) async fn forward_status(peer: Peer<RoleServer>, server: String, mut task: Value) {
-    let era = peer.peer_info().map(|info| info.protocol_version.clone());
-    if era != Some(ProtocolVersion::V_2025_11_25) {
-        return;
-    }
-    if let Some(id) = task.get_mut("taskId") {
-        rename(id, &server);
-    }
-    let notification = ServerNotification::CustomNotification(CustomNotification::new(
-        "notifications/tasks/status",
-        Some(task),
-    ));
-    match tokio::time::timeout(FORWARD_TIMEOUT, peer.send_notification(notification)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(err)) => tracing::debug!(%server, error = %err, "task status not delivered"),
-        Err(_) => tracing::debug!(%server, "task status dropped: the client is not reading"),
-    }
-}
-
-/// Makes the server's task id `id` ours ([`outward`]).
-fn rename(id: &mut Value, server: &str) {
-    if let Value::String(theirs) = id {
-        *theirs = outward(server, theirs);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_task_id_names_its_server_and_splits_at_the_first_colon() {
-        let ours = outward("everything", "a:b-1");
-        assert_eq!(ours, "everything:a:b-1");
-        assert_eq!(inward(&ours), Some(("everything", "a:b-1")));
-        assert_eq!(inward("no-server"), None);
-    }
-
-    #[test]
-    fn only_task_requests_are_taken_as_they_are() {
-        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": "x", "task": {"ttl": 1000}}});
-        assert!(as_custom(&call).is_some());
-        let plain = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                           "params": {"name": "x"}});
-        assert!(as_custom(&plain).is_none());
-        for method in TASK_METHODS {
-            let request = json!({"jsonrpc": "2.0", "id": "a", "method": method,
-                                 "params": {"taskId": "s:1"}});
-            assert!(as_custom(&request).is_some(), "{method}");
-        }
     }
 }

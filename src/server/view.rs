@@ -4,8 +4,9 @@
 //!
 //! A search leaves out the tools of removed servers and names those that are down, a
 //! selection refuses them, a call answers that the server was removed, and a name that
-//! resolves to nothing is explained ([`Unknown`]): all from a server's handle state read
-//! here, by position, so the four can never disagree. Causes are
+//! resolves to nothing is explained ([`Unknown`], as a sentence or as a clause after the
+//! name): all from a server's handle state read here, by position, so the four can never
+//! disagree. Causes are
 //! [`ServerState::for_model`]: no stderr of the child.
 //!
 //! A leaf of `server/`: it imports no other part of it, so the meta tools may use it.
@@ -115,8 +116,16 @@ impl Servers {
             .collect()
     }
 
-    /// Why `name` loads nothing: held by trust, gone from its server, or [`Servers::unknown`].
+    /// Why `name` loads nothing: its server was removed, it is held by trust, gone from its
+    /// server, or [`Servers::unknown`].
     pub(crate) fn explain(&self, catalog: &Catalog, trust: &Trust, name: &str) -> Unknown {
+        if let Resolution::Found(entry) = catalog.resolve(name)
+            && self.is_removed(entry.server_index)
+        {
+            return Unknown::ServerRemoved {
+                server: entry.server.to_string(),
+            };
+        }
         if let Some(message) = self.held(catalog, trust, name) {
             return Unknown::Held { message };
         }
@@ -190,6 +199,22 @@ impl Servers {
 }
 
 impl Unknown {
+    /// Why, as a clause after the name in a list of names (`select_tools`); `None` for a
+    /// name no tool has, whose suggestion (if any) says the rest.
+    pub(crate) fn reason(&self) -> Option<String> {
+        match self {
+            Unknown::ServerDown { server, state } => {
+                Some(format!("server '{server}' is not available: {state}"))
+            }
+            Unknown::ServerRemoved { server } => {
+                Some(format!("server '{server}' was removed from servers.toml"))
+            }
+            Unknown::Tool { .. } => None,
+            Unknown::Held { message } => Some(message.clone()),
+            Unknown::Gone { server } => Some(format!("server '{server}' no longer offers it")),
+        }
+    }
+
     /// One sentence for an error result.
     pub(crate) fn message(&self, name: &str) -> String {
         match self {
@@ -213,6 +238,12 @@ impl Unknown {
             ),
         }
     }
+}
+
+/// The error text for a call of `name`, which resolved to nothing, by `why` (`None`:
+/// nothing explained it).
+pub(crate) fn unknown_message(why: Option<&Unknown>, name: &str) -> String {
+    why.map_or_else(|| format!("Unknown tool '{name}'."), |u| u.message(name))
 }
 
 /// The configured server that `name` addresses by its prefix, its table name, or

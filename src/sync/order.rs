@@ -10,10 +10,11 @@
 //! fails when a lock is not named here, so a new one is placed in the order when it is
 //! added.
 //!
-//! 1. `Shared::sessions`, the live sessions: held to read each one's `LogLevel`
-//!    (`passthrough/logging.rs`).
-//! 2. `Shared::subscriptions`, the downstream subscriptions of all sessions: held while a
-//!    session counts its hold (`Session::subscribed`, `passthrough/resources.rs`).
+//! 1. `Shared::sessions`, the live sessions: held only to clone them out
+//!    (`Shared::live_sessions`; each one's `LogLevel` is read after).
+//! 2. `Subscriptions`, the downstream subscriptions of all sessions
+//!    (`passthrough/subscriptions.rs`): held while a session counts its hold
+//!    (`Holds::subscribed`).
 //! 3. The registry's catalogs (`ingest::Registry`): `Registry::catalog`, then
 //!    `Registry::index` (a search holds both) or `Registry::trust` (a name that resolved
 //!    to nothing is explained from both: `Shared::explain_unknown`); `Registry::prompts`;
@@ -22,12 +23,13 @@
 //!    alone, let go before `Registry::catalog` is taken.
 //! 4. One session's lists (`server/session/`), each after its registry catalog:
 //!    `Session::exposed` (after `Registry::catalog` and `Registry::index`:
-//!    `meta/search_tools.rs`, `meta/select_tools.rs`, `arrivals.rs`, `handler.rs`'s
-//!    `tools/list`), `Session::prompts`, `Session::resources`, `Session::subscribed`.
+//!    `meta/search_tools.rs`, `meta/select_tools.rs`, `publish.rs`, `handler.rs`'s
+//!    `tools/list`), then the lists it was shown (`passthrough/shown.rs`): `Prompts`,
+//!    `ResourceLists`; and its subscriptions, `Holds::subscribed`.
 //! 5. Innermost, nothing is taken while one is held:
 //!    - server: `Shared::running` (a snapshot, cloned out at once: `view::Servers`),
-//!      `Shared::reload_problem`, `LogLevel`, `Session::tasks`, `Session::trail` (what
-//!      search learns from the session, `usage.rs`), the `Notifier`'s `Notifier::legacy`,
+//!      `Shared::reload_problem`, `LogLevel`, `Tasks` (`task_wire.rs`),
+//!      `SessionUsage::trail` (what search learns from the session, `usage.rs`), the `Notifier`'s `Notifier::legacy`,
 //!      `Notifier::subscriptions` and `Notifier::relists_how`, `ClientRequests`'
 //!      `Inner::session`, `Inner::downstream_level`, `Inner::calls` and `Inner::parked`,
 //!      `Validators` (`meta/validate.rs`), `ToolLists` (`stdio/tool_lists.rs`) and
@@ -170,7 +172,7 @@ mod tests {
         for known in [
             "Shared::sessions",
             "Registry::catalog",
-            "Session::trail",
+            "SessionUsage::trail",
             "PIPE",
         ] {
             assert!(all.iter().any(|l| l == known), "{known} not found: {all:?}");

@@ -31,8 +31,10 @@ mod token_file;
 
 pub(crate) use error::HttpError;
 
+use super::error::ServeError;
+use super::handler::DeferServer;
 use super::reload::{Reloader, Source, View as ReloadedView};
-use super::{DeferServer, ServeError, Shared};
+use super::shared::Shared;
 use crate::config::{Config, Settings, TokenSource};
 use crate::downstream::{Event, Pool, ServerHandle};
 use expiry::{Holdings, Sessions};
@@ -102,8 +104,8 @@ pub(crate) async fn serve_http(
             Some(positions) => positions.iter().map(|&i| handles[i].clone()).collect(),
             None => handles.clone(),
         };
-        let shared = Shared::new(view, subset, rx, client.clone())?;
-        registries.push(shared.registry.clone());
+        let shared = super::publish::start(view, subset, rx, client.clone())?;
+        registries.push(shared.registry().clone());
         reloaded.push(ReloadedView {
             shared: shared.clone(),
             positions: positions.clone(),
@@ -216,7 +218,7 @@ impl View<'_> {
             // Reachable from elsewhere under names we cannot know; tokens guard it.
             http.disable_allowed_hosts()
         };
-        let registry = shared.registry.clone();
+        let registry = shared.registry().clone();
         let service = StreamableHttpService::new(
             move || Ok(DeferServer::session(&shared, None, None)),
             sessions.clone(),

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::exposure::EXTRA_KEY;
 use crate::protocol::method;
-use crate::server::tasks::{TASK_METHOD_PREFIX, TASKS_CAPABILITY};
+use crate::server::task_wire::{TASK_METHOD_PREFIX, TASKS_CAPABILITY};
 
 /// The body with its method renamed, when it is a task request rmcp would decode as
 /// something else; `None` otherwise.

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use super::{Context, MetaTool, error_result};
 use crate::catalog::{Catalog, EntryId, Resolution, ToolJson};
 use crate::search::usage::Kind;
+use crate::server::view::unknown_message;
 
 pub(crate) const DESCRIPTION: &str = "Call any tool found with search_tools by name, whether or not it \
 is loaded in your tool list. Arguments are checked against the tool's input schema first; errors \
@@ -57,7 +58,8 @@ pub(in crate::server) async fn apply(
         Ok(found) => found,
         Err(Unresolved::Refused(message)) => return error_result(message).into(),
         Err(Unresolved::Unknown(name)) => {
-            return error_result(state.unknown_message(&name).await).into();
+            let explained = state.explain_unknown(vec![name.clone()]).await;
+            return error_result(unknown_message(explained.first(), &name)).into();
         }
     };
     let arguments = args.arguments.unwrap_or_default();

@@ -2,11 +2,11 @@
 //!
 //! The meta tools are the part of the server a contributor changes most, and they need a
 //! dozen things from it (the registry, the session's list and notifier, the waits for
-//! starting servers, the route a call takes). Naming them here, as a trait the request
-//! state implements (`server/meta_context.rs`), keeps `meta/` free of the handler and its
-//! state: `.ci/check-imports` fails when a file of `meta/` imports the rest of `server/`.
-//! A meta tool is generic over its context, so a test or a new transport can drive one
-//! without building a whole session.
+//! starting servers, the route a call takes). Naming them here, as a trait the handler
+//! implements (`server/handler.rs`), keeps `meta/` free of the handler and its state:
+//! `.ci/check-imports` fails when a file of `meta/` imports the rest of `server/`. A meta
+//! tool is generic over its context, so a test drives one without building a whole
+//! session (`context/tests.rs`: a real registry, and a session that is only this trait).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,9 +49,6 @@ pub(in crate::server) trait Context {
     /// The enabled servers still starting whose tools are not searchable yet.
     fn starting_servers(&self) -> Vec<String>;
 
-    /// Times a search for `/metrics` until the returned guard drops.
-    fn time_search(&self) -> impl Sized;
-
     /// When a search stops waiting for servers still starting.
     fn search_deadlines(&self) -> SearchDeadlines;
 
@@ -64,9 +61,6 @@ pub(in crate::server) trait Context {
 
     /// Why each of `names` resolved to nothing, worked out off the runtime thread.
     async fn explain_unknown(&self, names: Vec<String>) -> Vec<Unknown>;
-
-    /// The error text for a call of `name`, which resolved to nothing.
-    async fn unknown_message(&self, name: &str) -> String;
 
     /// Sends a call of the catalog entry `id` to its server, the one path a direct
     /// `tools/call` takes too; `client_tool` is the name the client called.
@@ -111,3 +105,6 @@ pub(crate) struct SearchDeadlines {
     /// Until here it waits while nothing it found fits.
     pub nothing_fits: tokio::time::Instant,
 }
+
+#[cfg(test)]
+mod tests;

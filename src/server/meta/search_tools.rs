@@ -113,7 +113,6 @@ pub(crate) fn output_schema() -> Value {
 /// the transformer tier the query is embedded first, on the blocking pool and before any
 /// lock is taken.
 pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallToolResult {
-    let _timer = state.time_search();
     let encoder = state.registry().index().query_encoder();
     let model_query = match encoder {
         Some(encoder) => {
@@ -143,9 +142,9 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     let config_problem = state.reload_problem();
     let mut found = match found {
         Ok(found) => found,
-        Err(message) => {
+        Err(refused) => {
             return error_result(
-                message
+                refused.to_string()
                     + &unavailable_line(&unavailable)
                     + &problem_line(config_problem.as_deref()),
             );
@@ -165,31 +164,30 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     .result()
 }
 
-/// One ranking of what is indexed now, for the session's list ([`run`]).
+/// One ranking of what is indexed now, for the session's list ([`Search::run`]).
 fn rank(
     state: &impl Context,
     args: &Args,
     model_query: Option<&QueryVectors>,
-) -> Result<Found, String> {
+) -> Result<Found, SearchRefused> {
     let servers = state.view();
     let removed = servers.removed();
     let usage = state.usage();
     let catalog = state.registry().catalog();
     let index = state.registry().index();
     state.with_exposed(|exposed| {
-        let ranker = Ranker {
-            index: &index,
-            model_query,
-            usage: usage.as_deref(),
-        };
-        run(
-            &catalog,
-            ranker,
+        Search {
+            catalog: &catalog,
+            ranker: Ranker {
+                index: &index,
+                model_query,
+                usage: usage.as_deref(),
+            },
             exposed,
-            args,
-            servers.config.settings.search_limit,
-            &removed,
-        )
+            default_limit: servers.config.settings.search_limit,
+            removed: &removed,
+        }
+        .run(args)
     })
 }
 
@@ -303,94 +301,119 @@ pub(crate) struct Ranker<'a> {
     pub usage: Option<&'a Usage>,
 }
 
-/// Runs a search. Pure over its inputs, so it is tested without a server. Tools of the servers at the positions in `removed` (taken out of the config file by a
-/// reload, [`Servers::removed`](crate::server::view::Servers::removed)) stay in the
-/// index, so a re-added server's come back under the same names, but are not offered;
-/// nor are tools gone from their server's list.
-///
-/// # Errors
-/// A message for the model when `server` names no server with tools.
-pub(crate) fn run(
-    catalog: &Catalog,
-    ranker: Ranker<'_>,
-    exposed: &ExposedList,
-    args: &Args,
-    default_limit: usize,
-    removed: &[usize],
-) -> Result<Found, String> {
-    let limit = args
-        .limit
-        .unwrap_or(default_limit)
-        .clamp(1, MAX_SEARCH_LIMIT);
-    if let Some(server) = &args.server
-        && !catalog.iter().any(|e| &*e.server == server)
-    {
-        let known: Vec<&str> = catalog
-            .iter()
-            .map(|e| &*e.server)
-            .fold(Vec::new(), |mut v, s| {
-                if v.last() != Some(&s) {
-                    v.push(s);
-                }
-                v
+/// What one search ranks and may offer, besides the query.
+pub(crate) struct Search<'a> {
+    pub catalog: &'a Catalog,
+    pub ranker: Ranker<'a>,
+    /// The session's list, to mark the hits it has.
+    pub exposed: &'a ExposedList,
+    /// How many hits when the query names no `limit` (`search_limit`).
+    pub default_limit: usize,
+    /// The positions of servers a reload took out of the config file
+    /// ([`Servers::removed`](crate::server::view::Servers::removed)): their tools stay in
+    /// the index, so a re-added server's come back under the same names, but are not
+    /// offered.
+    pub removed: &'a [usize],
+}
+
+/// Why a search has no ranking to give; the message says what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SearchRefused {
+    /// `server` names no server with tools; `known` are those that have some.
+    #[error("No server named '{server}' has tools. Servers with tools: {}.", .known.join(", "))]
+    NoSuchServer { server: String, known: Vec<String> },
+}
+
+impl Search<'_> {
+    /// Runs a search for `args`. Pure over its inputs, so it is tested without a server.
+    /// Tools of removed servers are not offered, nor are tools gone from their server's
+    /// list.
+    ///
+    /// # Errors
+    /// [`SearchRefused`] when `args.server` names no server with tools.
+    pub(crate) fn run(&self, args: &Args) -> Result<Found, SearchRefused> {
+        let Search {
+            catalog,
+            ranker,
+            exposed,
+            default_limit,
+            removed,
+        } = *self;
+        let limit = args
+            .limit
+            .unwrap_or(default_limit)
+            .clamp(1, MAX_SEARCH_LIMIT);
+        if let Some(server) = &args.server
+            && !catalog.iter().any(|e| &*e.server == server)
+        {
+            let known: Vec<&str> =
+                catalog
+                    .iter()
+                    .map(|e| &*e.server)
+                    .fold(Vec::new(), |mut v, s| {
+                        if v.last() != Some(&s) {
+                            v.push(s);
+                        }
+                        v
+                    });
+            return Err(SearchRefused::NoSuchServer {
+                server: server.clone(),
+                known: known.into_iter().map(str::to_owned).collect(),
             });
-        return Err(format!(
-            "No server named '{server}' has tools. Servers with tools: {}.",
-            known.join(", ")
-        ));
-    }
-    let ranking = ranker.index.rank_learnt(
-        &args.query,
-        limit,
-        args.server.as_deref(),
-        ranker.model_query,
-        ranker.usage,
-    );
-    let mut hits = ranking.hits;
-    let floor = hits
-        .first()
-        .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
-    hits.retain(|hit| hit.score >= floor);
-    let offered: Vec<_> = hits
-        .iter()
-        .filter_map(|hit| {
-            (catalog.get(hit.id))
-                .filter(|e| !e.gone && !removed.contains(&e.server_index))
-                .map(|e| (e, hit))
-        })
-        .collect();
-    let mut nearest_servers: Vec<String> = Vec::new();
-    if !ranking.fits {
-        for (entry, _) in &offered {
-            if nearest_servers.len() < NEAREST_SERVERS
-                && !nearest_servers.contains(&entry.server.to_string())
-            {
-                nearest_servers.push(entry.server.to_string());
+        }
+        let ranking = ranker.index.rank_learnt(
+            &args.query,
+            limit,
+            args.server.as_deref(),
+            ranker.model_query,
+            ranker.usage,
+        );
+        let mut hits = ranking.hits;
+        let floor = hits
+            .first()
+            .map_or(0.0, |best| best.score * MIN_RELATIVE_SCORE);
+        hits.retain(|hit| hit.score >= floor);
+        let offered: Vec<_> = hits
+            .iter()
+            .filter_map(|hit| {
+                (catalog.get(hit.id))
+                    .filter(|e| !e.gone && !removed.contains(&e.server_index))
+                    .map(|e| (e, hit))
+            })
+            .collect();
+        let mut nearest_servers: Vec<String> = Vec::new();
+        if !ranking.fits {
+            for (entry, _) in &offered {
+                if nearest_servers.len() < NEAREST_SERVERS
+                    && !nearest_servers.contains(&entry.server.to_string())
+                {
+                    nearest_servers.push(entry.server.to_string());
+                }
             }
         }
-    }
-    let no_tool_fits = !ranking.fits && !offered.is_empty();
-    let tools = offered
-        .into_iter()
-        .filter(|_| !no_tool_fits)
-        .map(|(entry, hit)| Hit {
-            name: entry.name.to_string(),
-            server: entry.server.to_string(),
-            tool: entry.original_name().to_owned(),
-            description: excerpt(&entry.tool.description().unwrap_or_default()),
-            score: (f64::from(hit.confidence) * 100.0).round() / 100.0,
-            loaded: exposed.contains(entry.name.as_str()),
-            input_schema: None,
+        let no_tool_fits = !ranking.fits && !offered.is_empty();
+        let tools = offered
+            .into_iter()
+            .filter(|_| !no_tool_fits)
+            .map(|(entry, hit)| Hit {
+                name: entry.name.to_string(),
+                server: entry.server.to_string(),
+                tool: entry.original_name().to_owned(),
+                description: excerpt(&entry.tool.description().unwrap_or_default()),
+                score: (f64::from(hit.confidence) * 100.0).round() / 100.0,
+                loaded: exposed.contains(entry.name.as_str()),
+                input_schema: None,
+            })
+            .collect();
+        Ok(Found {
+            tools,
+            ranked_by: ranking.tier.as_str(),
+            vectors_pending: ranking.waiting,
+            no_tool_fits,
+            nearest_servers,
+            ..Found::default()
         })
-        .collect();
-    Ok(Found {
-        tools,
-        ranked_by: ranking.tier.as_str(),
-        vectors_pending: ranking.waiting,
-        no_tool_fits,
-        nearest_servers,
-        ..Found::default()
-    })
+    }
 }
 
 impl Found {
@@ -532,12 +555,18 @@ mod tests {
             limit: None,
             server: None,
         };
-        let ranker = Ranker {
-            index: &index,
-            model_query: None,
-            usage: None,
+        let search = Search {
+            catalog: &catalog,
+            ranker: Ranker {
+                index: &index,
+                model_query: None,
+                usage: None,
+            },
+            exposed: &ExposedList::new(),
+            default_limit: 8,
+            removed: &[],
         };
-        let result = run(&catalog, ranker, &ExposedList::new(), &args, 8, &[])
+        let result = (search.run(&args))
             .unwrap_or_else(|e| panic!("{e}"))
             .result();
         let tools = result.structured_content.unwrap_or_default()["tools"].clone();

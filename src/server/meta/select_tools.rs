@@ -67,7 +67,7 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
     let seen = state.relist_count();
     // By position in this view, as the catalog knows them.
     let removed = servers.removed();
-    let (selection, appended) = {
+    let selected = {
         let catalog = state.registry().catalog();
         state.with_exposed(|exposed| {
             run(
@@ -80,8 +80,9 @@ pub(in crate::server) async fn apply(state: &impl Context, args: &Args) -> CallT
             )
         })
     };
-    let selection = match selection {
-        Ok(mut selection) => {
+    let appended = selected.as_ref().map_or(0, |s| s.appended);
+    let selection = match selected {
+        Ok(Selected { mut selection, .. }) => {
             let listed = selection.loaded.iter().map(String::as_str);
             for name in listed.chain(selection.already_loaded.iter().map(String::as_str)) {
                 state.note_choice(name, Kind::Selected);
@@ -151,29 +152,17 @@ pub(crate) struct UnknownName {
 }
 
 impl UnknownName {
-    /// A name that resolved to nothing, with why.
+    /// A name that resolved to nothing, with why ([`Unknown::reason`]: the one answer).
     fn of(name: &str, why: Unknown) -> UnknownName {
-        match why {
-            Unknown::ServerDown { server, state } => UnknownName {
-                reason: Some(format!("server '{server}' is not available: {state}")),
-                ..UnknownName::new(name)
-            },
-            Unknown::ServerRemoved { server } => UnknownName {
-                reason: Some(format!("server '{server}' was removed from servers.toml")),
-                ..UnknownName::new(name)
-            },
-            Unknown::Tool { suggestion } => UnknownName {
-                did_you_mean: suggestion.map(|s| s.to_string()),
-                ..UnknownName::new(name)
-            },
-            Unknown::Held { message } => UnknownName {
-                reason: Some(message),
-                ..UnknownName::new(name)
-            },
-            Unknown::Gone { server } => UnknownName {
-                reason: Some(format!("server '{server}' no longer offers it")),
-                ..UnknownName::new(name)
-            },
+        let reason = why.reason();
+        let did_you_mean = match why {
+            Unknown::Tool { suggestion } => suggestion.map(|s| s.to_string()),
+            _ => None,
+        };
+        UnknownName {
+            did_you_mean,
+            reason,
+            ..UnknownName::new(name)
         }
     }
 
@@ -186,10 +175,19 @@ impl UnknownName {
     }
 }
 
-/// Resolves the names and, unless in proxy mode, appends what is new to `exposed`. Returns
-/// the selection (or why the arguments are refused) and how many tools were appended.
+/// What [`run`] did: the answer, and how many tools it appended to the list.
+#[derive(Debug)]
+pub(crate) struct Selected {
+    pub selection: Selection,
+    pub appended: usize,
+}
+
+/// Resolves the names and, unless in proxy mode, appends what is new to `exposed`.
 /// Tools of the servers in `removed` (taken out of the config file by a reload) load
 /// nothing: they would only answer that their server is gone.
+///
+/// # Errors
+/// [`Refused`] arguments, before any work.
 pub(crate) fn run(
     catalog: &Catalog,
     exposed: &mut ExposedList,
@@ -197,25 +195,15 @@ pub(crate) fn run(
     exposure: ExposureMode,
     claude_always_load: bool,
     removed: &[usize],
-) -> (Result<Selection, Refused>, usize) {
-    if let Err(refused) = check_names(&args.names) {
-        return (Err(refused), 0);
-    }
+) -> Result<Selected, Refused> {
+    check_names(&args.names)?;
     let mut selection = Selection::default();
     let mut appended = 0;
     for name in dedup(&args.names) {
         match catalog.resolve(name) {
-            Resolution::Found(entry) if removed.contains(&entry.server_index) => {
-                selection.unknown.push(UnknownName {
-                    reason: Some(format!(
-                        "server '{}' was removed from servers.toml",
-                        entry.server
-                    )),
-                    ..UnknownName::new(name)
-                })
-            }
-            // Gone, or held by trust: `apply` says which (`Unknown::Gone`, `Unknown::Held`).
-            Resolution::Found(entry) if entry.gone => {
+            // Its server removed, gone, or held by trust: `apply` asks the view which
+            // (`Unknown::ServerRemoved`, `Unknown::Gone`, `Unknown::Held`).
+            Resolution::Found(entry) if removed.contains(&entry.server_index) || entry.gone => {
                 selection.unknown.push(UnknownName::new(name))
             }
             Resolution::Found(entry) if exposed.contains(entry.name.as_str()) => {
@@ -257,7 +245,10 @@ pub(crate) fn run(
             }
         });
     }
-    (Ok(selection), appended)
+    Ok(Selected {
+        selection,
+        appended,
+    })
 }
 
 impl Selection {
@@ -388,8 +379,12 @@ mod tests {
         let args = Args {
             names: names.iter().map(|n| (*n).to_owned()).collect(),
         };
-        let (selection, appended) = run(catalog, exposed, &args, exposure, true, &[]);
-        (selection.unwrap_or_else(|e| panic!("{e}")), appended)
+        let selected = run(catalog, exposed, &args, exposure, true, &[]);
+        let Selected {
+            selection,
+            appended,
+        } = selected.unwrap_or_else(|e| panic!("{e}"));
+        (selection, appended)
     }
 
     #[test]
@@ -440,7 +435,7 @@ mod tests {
             Some(true)
         );
         let args = Args { names: Vec::new() };
-        let (refused, _) = run(
+        let refused = run(
             &catalog,
             &mut exposed,
             &args,

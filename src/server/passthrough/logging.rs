@@ -1,8 +1,8 @@
 //! MCP logging through mcp-defer, the client half (docs/design.md section 12).
 //!
 //! A handshake-era client is offered the `logging` capability, as each server offers it
-//! directly. Its `logging/setLevel` is the session's level ([`LogLevel`]) and goes on to
-//! every connected server that declares `logging`; a server that connects later is asked
+//! directly. Its `logging/setLevel` (`set_level.rs`) is the session's level ([`LogLevel`])
+//! and goes on to every connected server that declares `logging`; a server that connects later is asked
 //! in its handshake, at the most verbose level any session set (`downstream/logging.rs`).
 //! Each server's `notifications/message` comes back to the session of the call it came
 //! during (over stdio, the one session) with its `logger` tagged by the server's name:
@@ -21,15 +21,14 @@
     reason = "MCP logging is deprecated by SEP-2577, yet handshake-era clients and servers use it"
 )]
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
     LoggingLevel, LoggingMessageNotification, LoggingMessageNotificationParam, ServerNotification,
 };
-use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use rmcp::{Peer, RoleServer};
 
-use crate::server::State;
 use crate::sync::lock;
 
 /// Longest a forwarded log message waits for the client's transport: the downstream
@@ -53,7 +52,7 @@ impl LogLevel {
         LogLevel(Arc::new(Mutex::new(Some(level))))
     }
 
-    fn set(&self, level: LoggingLevel) {
+    pub(super) fn set(&self, level: LoggingLevel) {
         *lock(&self.0) = Some(level);
     }
 
@@ -64,7 +63,7 @@ impl LogLevel {
 }
 
 /// Severity order, RFC 5424's as the spec says: debug is the least severe.
-fn rank(level: LoggingLevel) -> u8 {
+pub(super) fn rank(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,
@@ -102,32 +101,6 @@ pub(super) async fn forward(
         Ok(Ok(())) => {}
         Ok(Err(err)) => tracing::debug!(%server, error = %err, "log message not delivered"),
         Err(_) => tracing::debug!(%server, "log message dropped: the client is not reading"),
-    }
-}
-
-impl State {
-    /// `logging/setLevel`: the session's level, and every connected server's (the most
-    /// verbose any live session set, so each session still gets what it asked for).
-    /// Answered once each server has answered or timed out, so what the client reads
-    /// next is logged at the new level.
-    pub(crate) async fn set_log_level(&self, level: LoggingLevel) -> Result<(), McpError> {
-        self.session.log_level.set(level);
-        let most_verbose = lock(&self.shared.sessions)
-            .iter()
-            .filter_map(Weak::upgrade)
-            .filter_map(|session| session.log_level.get())
-            .min_by_key(|level| rank(*level));
-        self.shared.client.set_downstream_level(most_verbose);
-        let Some(downstream) = most_verbose else {
-            return Ok(());
-        };
-        let mut asked = tokio::task::JoinSet::new();
-        for handle in self.shared.handles().iter() {
-            let handle = handle.clone();
-            asked.spawn(async move { handle.set_log_level(downstream).await });
-        }
-        while asked.join_next().await.is_some() {}
-        Ok(())
     }
 }
 

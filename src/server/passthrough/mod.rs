@@ -1,6 +1,11 @@
 //! What passes through as it would directly: prompts, resources and templates, completions,
 //! and the requests downstream servers send their client (sampling, elicitation, roots),
 //! each with the protocol envelope of the connection it goes over ([`envelope`]).
+//!
+//! Two floors: what a session or the shared state holds ([`shown`]: the lists a client was
+//! shown; [`subscriptions`]; [`logging`]'s level; [`client_requests`]) imports neither;
+//! the requests ([`prompts`], [`resources`], [`completions`], [`set_level`]) take the
+//! shared state and the session's part they need.
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CompleteResult, ErrorCode, GetPromptResult, ReadResourceResult, ResultType};
@@ -8,16 +13,19 @@ use rmcp::model::{CompleteResult, ErrorCode, GetPromptResult, ReadResourceResult
 use crate::downstream::DownstreamError;
 
 mod client_requests;
-mod completions;
+pub(super) mod completions;
 pub(super) mod envelope;
 mod logging;
-mod prompts;
-mod resources;
+pub(super) mod prompts;
+pub(super) mod resources;
+pub(super) mod set_level;
+mod shown;
+mod subscriptions;
 
 pub(crate) use client_requests::ClientRequests;
 pub(crate) use logging::LogLevel;
-pub(super) use prompts::Prompts;
-pub(super) use resources::{Resources, Subscription, release_ended};
+pub(super) use shown::{Prompts, ResourceLists};
+pub(super) use subscriptions::{Holds, Subscriptions};
 
 /// A result a server answers a forwarded request with: it carries the `resultType` a
 /// 2026-07-28 client requires ([`envelope::mark_complete`]).

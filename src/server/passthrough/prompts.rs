@@ -8,113 +8,74 @@
 
 use rmcp::ErrorData as McpError;
 use rmcp::RoleServer;
-use rmcp::model::{GetPromptRequestParams, GetPromptResult, Prompt};
+use rmcp::model::{GetPromptRequestParams, GetPromptResult};
 use rmcp::service::RequestContext;
 
 use super::answered;
 use super::envelope::forwarded_meta;
 use crate::catalog::PromptCatalog;
-use crate::exposure::ClientList;
-use crate::server::State;
-use crate::sync::lock;
+use crate::server::shared::Shared;
 
-/// The prompt list the client sees (the catalog is [`crate::ingest`]'s).
-#[derive(Default)]
-pub(crate) struct Prompts(ClientList<Prompt>);
-
-impl Prompts {
-    pub(crate) fn new() -> Prompts {
-        Prompts::default()
+/// `prompts/get`: the owning server answers, asked with the prompt's original name.
+pub(crate) async fn get(
+    shared: &Shared,
+    mut request: GetPromptRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<GetPromptResult, McpError> {
+    let mut found = owner(&shared.registry().prompts(), &request.name);
+    if found.is_none() {
+        shared.wait_for_servers().await;
+        found = owner(&shared.registry().prompts(), &request.name);
     }
-
-    /// Appends the live prompts of `server` the client has not seen; returns how many
-    /// (none before its first `prompts/list`).
-    pub(crate) fn append_server(&mut self, catalog: &PromptCatalog, server: usize) -> usize {
-        (self.0).arrive(
-            (catalog.server_entries(server))
-                .filter(|entry| !entry.gone)
-                .map(|entry| entry.listed_form()),
-        )
+    let Some((server, original, gone)) = found else {
+        return Err(McpError::invalid_params(
+            format!(
+                "Unknown prompt '{}'. prompts/list has the names.",
+                request.name
+            ),
+            None,
+        ));
+    };
+    let Some(handle) = shared.handle(server) else {
+        return Err(McpError::internal_error("Unknown server.", None));
+    };
+    if gone {
+        return Err(McpError::invalid_params(
+            format!(
+                "Server '{}' no longer offers the prompt '{original}'.",
+                handle.name()
+            ),
+            None,
+        ));
     }
-
-    /// The client's list; the first call fills it with every prompt known, in config order.
-    pub(crate) fn list(&mut self, catalog: &PromptCatalog) -> Vec<Prompt> {
-        (self.0).list(|| {
-            (catalog.iter())
-                .filter(|e| !e.gone)
-                .map(|e| e.listed_form())
-        })
-    }
+    request.name = original;
+    request.meta = forwarded_meta(&context.meta);
+    answered(handle.get_prompt(request, context.ct.child_token()).await)
 }
 
-impl State {
-    /// `prompts/list`.
-    pub(crate) fn list_prompts(&self) -> Vec<Prompt> {
-        let catalog = self.shared.registry.prompts();
-        lock(&self.session.prompts).list(&catalog)
-    }
+/// The server, original name and gone flag of a prompt by its qualified name.
+fn owner(catalog: &PromptCatalog, name: &str) -> Option<(usize, String, bool)> {
+    let entry = catalog.by_name(name)?;
+    Some((
+        entry.server_index,
+        entry.original_name().to_owned(),
+        entry.gone,
+    ))
+}
 
-    /// `prompts/get`: the owning server answers, asked with the prompt's original name.
-    pub(crate) async fn get_prompt(
-        &self,
-        mut request: GetPromptRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<GetPromptResult, McpError> {
-        let mut found = self.prompt_owner(&request.name);
-        if found.is_none() {
-            self.shared.wait_for_servers().await;
-            found = self.prompt_owner(&request.name);
-        }
-        let Some((server, original, gone)) = found else {
-            return Err(McpError::invalid_params(
-                format!(
-                    "Unknown prompt '{}'. prompts/list has the names.",
-                    request.name
-                ),
-                None,
-            ));
-        };
-        let Some(handle) = self.shared.handle(server) else {
-            return Err(McpError::internal_error("Unknown server.", None));
-        };
-        if gone {
-            return Err(McpError::invalid_params(
-                format!(
-                    "Server '{}' no longer offers the prompt '{original}'.",
-                    handle.name()
-                ),
-                None,
-            ));
-        }
-        request.name = original;
-        request.meta = forwarded_meta(&context.meta);
-        answered(handle.get_prompt(request, context.ct.child_token()).await)
-    }
-
-    /// The server, original name and gone flag of a prompt by its qualified name.
-    fn prompt_owner(&self, name: &str) -> Option<(usize, String, bool)> {
-        let prompts = self.shared.registry.prompts();
-        let entry = prompts.by_name(name)?;
-        Some((
-            entry.server_index,
-            entry.original_name().to_owned(),
-            entry.gone,
-        ))
-    }
-
-    /// The server and original name of a live prompt, for `completion/complete`.
-    pub(crate) fn prompt_for_completion(&self, name: &str) -> Option<(usize, String)> {
-        self.prompt_owner(name)
-            .map(|(server, original, _)| (server, original))
-    }
+/// The server and original name of a prompt, for `completion/complete`.
+pub(super) fn for_completion(catalog: &PromptCatalog, name: &str) -> Option<(usize, String)> {
+    owner(catalog, name).map(|(server, original, _)| (server, original))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalog::ServerKey;
+    use crate::server::passthrough::shown::Prompts;
+    use rmcp::model::Prompt;
 
-    /// The prompt catalog and the client's list, applied as `ingest` and `arrivals` do.
+    /// The prompt catalog and the client's list, applied as `ingest` and `publish` do.
     struct Harness {
         catalog: PromptCatalog,
         shown: Prompts,
@@ -156,7 +117,7 @@ mod tests {
     fn the_first_list_is_in_config_order_and_later_ones_only_append() {
         let mut prompts = Harness {
             catalog: PromptCatalog::new(64),
-            shown: Prompts::new(),
+            shown: Prompts::default(),
         };
         assert_eq!(prompts.apply(key(1), vec![prompt("late", "b")]), 0);
         prompts.apply(key(0), vec![prompt("early", "a")]);

@@ -14,54 +14,15 @@ use std::sync::{Arc, Weak};
 
 use rmcp::ErrorData as McpError;
 use rmcp::RoleServer;
-use rmcp::model::{ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate};
+use rmcp::model::{ReadResourceRequestParams, ReadResourceResult};
 use rmcp::service::RequestContext;
+use tokio::sync::mpsc;
 
 use super::envelope::forwarded_meta;
+use super::subscriptions::Holds;
 use super::{Tried, answered, downstream_error, first_that_answers};
 use crate::catalog::{ResourceCatalog, Route};
-use crate::exposure::ClientList;
-use crate::server::{Shared, State};
-use crate::sync::lock;
-
-/// The two lists the client sees (the catalog is [`crate::ingest`]'s).
-#[derive(Default)]
-pub(crate) struct Resources {
-    resources: ClientList<Resource>,
-    templates: ClientList<ResourceTemplate>,
-}
-
-/// One URI some client subscribed to.
-pub(crate) struct Subscription {
-    /// The server we subscribed on.
-    server: usize,
-    /// How many channels of all sessions want it.
-    count: usize,
-}
-
-impl Resources {
-    pub(crate) fn new() -> Resources {
-        Resources::default()
-    }
-
-    /// Appends the resources and templates of `server` the client has not seen. Returns
-    /// whether either list the client has seen grew.
-    pub(crate) fn append_server(&mut self, catalog: &ResourceCatalog, server: usize) -> bool {
-        let resources = (self.resources).arrive(catalog.server_resources(server).cloned());
-        let templates = (self.templates).arrive(catalog.server_templates(server).cloned());
-        resources + templates > 0
-    }
-
-    /// The client's resource list; the first call fills it in config order.
-    pub(crate) fn list(&mut self, catalog: &ResourceCatalog) -> Vec<Resource> {
-        (self.resources).list(|| catalog.resources().cloned())
-    }
-
-    /// The client's template list; the first call fills it in config order.
-    pub(crate) fn list_templates(&mut self, catalog: &ResourceCatalog) -> Vec<ResourceTemplate> {
-        (self.templates).list(|| catalog.templates().cloned())
-    }
-}
+use crate::server::shared::Shared;
 
 /// The servers to ask about `uri`, in the order to ask them.
 fn candidates(catalog: &ResourceCatalog, uri: &str) -> Vec<usize> {
@@ -72,7 +33,7 @@ fn candidates(catalog: &ResourceCatalog, uri: &str) -> Vec<usize> {
 }
 
 /// The server of a template (or, failing that, of a listed URI), for completions.
-fn completion_owner(catalog: &ResourceCatalog, uri: &str) -> Option<usize> {
+pub(super) fn for_completion(catalog: &ResourceCatalog, uri: &str) -> Option<usize> {
     catalog
         .template_owner(uri)
         .or_else(|| match catalog.route(uri) {
@@ -81,119 +42,83 @@ fn completion_owner(catalog: &ResourceCatalog, uri: &str) -> Option<usize> {
         })
 }
 
-impl State {
-    /// `resources/list`.
-    pub(crate) fn list_resources(&self) -> Vec<Resource> {
-        let catalog = self.shared.registry.resources();
-        lock(&self.session.resources).list(&catalog)
+/// The servers to ask about `uri`; waits for starting servers first when nothing
+/// known claims it, as a call by an unknown tool name does.
+async fn candidates_waiting(shared: &Shared, uri: &str) -> Vec<usize> {
+    let unclaimed = shared.registry().resources().route(uri) == Route::Unclaimed;
+    if unclaimed {
+        shared.wait_for_servers().await;
     }
+    candidates(&shared.registry().resources(), uri)
+}
 
-    /// `resources/templates/list`.
-    pub(crate) fn list_resource_templates(&self) -> Vec<ResourceTemplate> {
-        let catalog = self.shared.registry.resources();
-        lock(&self.session.resources).list_templates(&catalog)
-    }
-
-    /// The servers to ask about `uri`; waits for starting servers first when nothing
-    /// known claims it, as a call by an unknown tool name does.
-    async fn resource_candidates(&self, uri: &str) -> Vec<usize> {
-        let unclaimed = self.shared.registry.resources().route(uri) == Route::Unclaimed;
-        if unclaimed {
-            self.shared.wait_for_servers().await;
-        }
-        candidates(&self.shared.registry.resources(), uri)
-    }
-
-    /// `resources/read`, routed as the module doc says. With several candidates the first
-    /// success wins; when all fail, the error names the URI and each server's answer.
-    pub(crate) async fn read_resource(
-        &self,
-        mut request: ReadResourceRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResult, McpError> {
-        let candidates = self.resource_candidates(&request.uri).await;
-        request.meta = forwarded_meta(&context.meta);
-        let read = first_that_answers(&candidates, |server| {
-            let handle = self.shared.handle(server)?;
-            let (request, ct) = (request.clone(), context.ct.child_token());
-            Some(async move { handle.read_resource(request, ct).await })
-        });
-        match read.await {
-            Ok(result) => answered(Ok(result)),
-            Err(Tried::Only(err)) => Err(err),
-            Err(Tried::None(reason)) => Err(McpError::resource_not_found(
-                format!("Cannot read the resource '{}': {reason}.", request.uri),
-                None,
-            )),
-        }
-    }
-
-    /// Subscribes the session to `uri`: the first subscription of any session subscribes
-    /// on the server the URI routes to (the first that accepts, when nothing claims it).
-    pub(crate) async fn subscribe(&self, uri: &str) -> Result<(), McpError> {
-        if let Some(known) = lock(&self.shared.subscriptions).get_mut(uri) {
-            known.count += 1;
-            self.session.hold(uri);
-            return Ok(());
-        }
-        let candidates = self.resource_candidates(uri).await;
-        let subscribed = first_that_answers(&candidates, |server| {
-            let handle = self.shared.handle(server)?;
-            Some(async move { handle.subscribe(uri).await.map(|()| server) })
-        });
-        match subscribed.await {
-            Ok(server) => {
-                lock(&self.shared.subscriptions)
-                    .entry(uri.to_owned())
-                    .and_modify(|s| s.count += 1)
-                    .or_insert(Subscription { server, count: 1 });
-                self.session.hold(uri);
-                Ok(())
-            }
-            Err(Tried::Only(err)) => Err(err),
-            Err(Tried::None(reason)) => Err(McpError::resource_not_found(
-                format!("Cannot subscribe to the resource '{uri}': {reason}."),
-                None,
-            )),
-        }
-    }
-
-    /// Drops one of the session's subscriptions to `uri`; the last one of all sessions
-    /// unsubscribes on the server. Unsubscribing from what this session never subscribed
-    /// to is not an error (and touches no other session's).
-    pub(crate) async fn unsubscribe(&self, uri: &str) -> Result<(), McpError> {
-        if !self.session.unhold(uri) {
-            return Ok(());
-        }
-        self.shared.release(uri).await
-    }
-
-    /// The server that answers completions for a template (or resource) URI.
-    pub(crate) fn resource_for_completion(&self, uri: &str) -> Option<usize> {
-        completion_owner(&self.shared.registry.resources(), uri)
+/// `resources/read`, routed as the module doc says. With several candidates the first
+/// success wins; when all fail, the error names the URI and each server's answer.
+pub(crate) async fn read(
+    shared: &Shared,
+    mut request: ReadResourceRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<ReadResourceResult, McpError> {
+    let candidates = candidates_waiting(shared, &request.uri).await;
+    request.meta = forwarded_meta(&context.meta);
+    let read = first_that_answers(&candidates, |server| {
+        let handle = shared.handle(server)?;
+        let (request, ct) = (request.clone(), context.ct.child_token());
+        Some(async move { handle.read_resource(request, ct).await })
+    });
+    match read.await {
+        Ok(result) => answered(Ok(result)),
+        Err(Tried::Only(err)) => Err(err),
+        Err(Tried::None(reason)) => Err(McpError::resource_not_found(
+            format!("Cannot read the resource '{}': {reason}.", request.uri),
+            None,
+        )),
     }
 }
 
-impl Shared {
-    /// Gives back one hold on `uri`; the last one unsubscribes on its server.
-    async fn release(&self, uri: &str) -> Result<(), McpError> {
-        let server = {
-            let mut subscriptions = lock(&self.subscriptions);
-            let Some(known) = subscriptions.get_mut(uri) else {
-                return Ok(());
-            };
-            known.count -= 1;
-            if known.count > 0 {
-                return Ok(());
-            }
-            let server = known.server;
-            subscriptions.remove(uri);
-            server
-        };
-        match self.handle(server) {
-            Some(handle) => handle.unsubscribe(uri).await.map_err(downstream_error),
-            None => Ok(()),
+/// Subscribes the session whose holds are `mine` to `uri`: the first subscription of any
+/// session subscribes on the server the URI routes to (the first that accepts, when
+/// nothing claims it).
+pub(crate) async fn subscribe(shared: &Shared, mine: &Holds, uri: &str) -> Result<(), McpError> {
+    if shared.subscriptions().join(uri, mine) {
+        return Ok(());
+    }
+    let candidates = candidates_waiting(shared, uri).await;
+    let subscribed = first_that_answers(&candidates, |server| {
+        let handle = shared.handle(server)?;
+        Some(async move { handle.subscribe(uri).await.map(|()| server) })
+    });
+    match subscribed.await {
+        Ok(server) => {
+            shared.subscriptions().add(uri, server, mine);
+            Ok(())
         }
+        Err(Tried::Only(err)) => Err(err),
+        Err(Tried::None(reason)) => Err(McpError::resource_not_found(
+            format!("Cannot subscribe to the resource '{uri}': {reason}."),
+            None,
+        )),
+    }
+}
+
+/// Drops one of the session's subscriptions to `uri`; the last one of all sessions
+/// unsubscribes on the server. Unsubscribing from what this session never subscribed
+/// to is not an error (and touches no other session's).
+pub(crate) async fn unsubscribe(shared: &Shared, mine: &Holds, uri: &str) -> Result<(), McpError> {
+    if !mine.unhold(uri) {
+        return Ok(());
+    }
+    release(shared, uri).await
+}
+
+/// Gives back one hold on `uri`; the last one unsubscribes on its server.
+async fn release(shared: &Shared, uri: &str) -> Result<(), McpError> {
+    let Some(server) = shared.subscriptions().release(uri) else {
+        return Ok(());
+    };
+    match shared.handle(server) {
+        Some(handle) => handle.unsubscribe(uri).await.map_err(downstream_error),
+        None => Ok(()),
     }
 }
 
@@ -201,13 +126,13 @@ impl Shared {
 /// subscription outlives the sessions that wanted it. Ends with the shared state.
 pub(crate) async fn release_ended(
     shared: Weak<Shared>,
-    mut released: tokio::sync::mpsc::UnboundedReceiver<String>,
+    mut released: mpsc::UnboundedReceiver<String>,
 ) {
     while let Some(uri) = released.recv().await {
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        if let Err(err) = shared.release(&uri).await {
+        if let Err(err) = release(&shared, &uri).await {
             tracing::debug!(%uri, error = %err.message, "unsubscribing downstream failed");
         }
         drop::<Arc<Shared>>(shared);
@@ -217,18 +142,20 @@ pub(crate) async fn release_ended(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::passthrough::shown::ResourceLists;
+    use rmcp::model::{Resource, ResourceTemplate};
 
-    /// The resource catalog and the client's lists, applied as `ingest` and `arrivals` do.
+    /// The resource catalog and the client's lists, applied as `ingest` and `publish` do.
     struct Harness {
         catalog: ResourceCatalog,
-        shown: Resources,
+        shown: ResourceLists,
     }
 
     impl Harness {
         fn new() -> Harness {
             Harness {
                 catalog: ResourceCatalog::new(),
-                shown: Resources::new(),
+                shown: ResourceLists::default(),
             }
         }
 
@@ -255,7 +182,7 @@ mod tests {
         }
 
         fn completion_owner(&self, uri: &str) -> Option<usize> {
-            completion_owner(&self.catalog, uri)
+            for_completion(&self.catalog, uri)
         }
     }
 

@@ -1,34 +1,36 @@
 //! One client session's state: what this client has been shown and how to tell it.
 //!
 //! Everything the servers told us (catalog, index, prompt and resource catalogs) and the
-//! downstream connections are shared by every session ([`super::Shared`]); each session
+//! downstream connections are shared by every session ([`Shared`](super::shared::Shared)); each session
 //! owns its append-only tool, prompt and resource lists (DESIGN.md invariant 1 holds per
 //! session), its [`Notifier`] (a list_changed reaches only the session whose list grew),
 //! its `select_tools` hold and its resource subscriptions. Over stdio there is one session
 //! for the life of the process; over HTTP one per `Mcp-Session-Id`, dropped when it ends or
 //! expires, and one per 2026-07-28 stateless request ([`Mode::Stateless`]).
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use tokio::sync::mpsc;
 
 use super::meta::MetaTool;
+use super::passthrough::{Holds, LogLevel, Prompts, ResourceLists};
 use super::stdio::ToolLists;
-mod notify;
-
-use super::passthrough::{LogLevel, Prompts, Resources};
+use super::task_wire::Tasks;
+use super::usage::SessionUsage;
 use crate::config::{ExposureMode, Settings};
 use crate::exposure::{ExposedList, ListedTool};
 use crate::sync::lock;
+
+mod notify;
+
 pub(crate) use notify::{Change, Notifier};
 
 /// What kind of client connection a session serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     /// A connection that lives across requests: stdio, or an HTTP session opened by
-    /// `initialize` (`Mcp-Session-Id`). Its list grows as `select_tools` and arrivals say.
+    /// `initialize` (`Mcp-Session-Id`). Its list grows as `select_tools` and what is published say.
     Connection,
     /// A 2026-07-28 HTTP request without a session: nothing of it outlives the request, so
     /// an append would be lost. It gets the `proxy` behaviour: the fixed list (meta tools
@@ -44,6 +46,11 @@ pub(crate) struct Exposed {
     pub listed: bool,
 }
 
+/// One client session: its lists, its notifier and each feature's part of it, every
+/// field private to this file; a feature reaches its part through the accessor of the
+/// same name and owns the behaviour in its own file. Opened by
+/// [`Shared::open_session`](super::shared::Shared::open_session), closed when the last
+/// handle of it drops.
 pub(crate) struct Session {
     /// Set at construction over stdio, by `initialize` over HTTP; a session whose first
     /// request is anything else is [`Mode::Stateless`].
@@ -58,31 +65,27 @@ pub(crate) struct Session {
     search_loads: usize,
     exposed: Mutex<Exposed>,
     /// Over stdio, where `tools/list` answers are written from the listed bytes (see
-    /// `stdio::tool_lists::ToolLists`); `None` over HTTP, where rmcp writes typed results.
-    pub tool_lists: Option<ToolLists>,
-    pub notifier: Notifier,
+    /// `stdio::ToolLists`); `None` over HTTP, where rmcp writes typed results.
+    tool_lists: Option<ToolLists>,
+    notifier: Notifier,
     /// The level this session set with `logging/setLevel` (`passthrough/logging.rs`).
-    pub log_level: LogLevel,
-    pub prompts: Mutex<Prompts>,
-    pub resources: Mutex<Resources>,
-    /// URIs this session holds subscriptions to, counted across its channels (legacy
-    /// `resources/subscribe` and 2026-07-28 listen streams). `resources/updated` goes only
-    /// to sessions that hold the URI, and a session that ends gives its counts back.
-    subscribed: Mutex<BTreeMap<String, usize>>,
-    /// Where the subscriptions of a dropped session go to be released downstream.
-    release: mpsc::UnboundedSender<String>,
-    /// The 2025-11-25 tasks this session created, by our id: over HTTP a session reaches
-    /// only its own (`server/tasks.rs`).
-    pub tasks: Mutex<std::collections::HashSet<String>>,
-    /// This session's searches and choices, which say what search learns (`server/usage.rs`).
-    pub trail: Mutex<crate::search::usage::Trail>,
-    /// The store this session's searches are lifted by and its choices recorded in: its
-    /// principal's, fixed by its first call (`server/usage.rs`); `None` with `learn = false`.
-    pub usage: OnceLock<Option<std::sync::Arc<crate::search::usage::Usage>>>,
+    log_level: LogLevel,
+    /// The prompt list this session was shown (`passthrough/prompts.rs`).
+    prompts: Prompts,
+    /// The resource lists this session was shown (`passthrough/resources.rs`).
+    resources: ResourceLists,
+    /// The resource subscriptions this session holds (`passthrough/subscriptions.rs`).
+    holds: Holds,
+    /// The 2025-11-25 tasks this session created (`server/tasks.rs`).
+    tasks: Tasks,
+    /// This session's searches and choices, and the store they teach (`server/usage.rs`).
+    usage: SessionUsage,
 }
 
 impl Session {
-    pub(crate) fn new(
+    /// A session served with `settings`; `mode` `None` lets its first request decide.
+    /// `release` takes the resource subscriptions it still holds when it drops.
+    pub(super) fn new(
         settings: &Settings,
         mode: Option<Mode>,
         tool_lists: Option<ToolLists>,
@@ -101,13 +104,11 @@ impl Session {
             tool_lists,
             notifier: Notifier::new(),
             log_level: LogLevel::default(),
-            prompts: Mutex::new(Prompts::new()),
-            resources: Mutex::new(Resources::new()),
-            subscribed: Mutex::new(BTreeMap::new()),
-            release,
-            tasks: Mutex::default(),
-            trail: Mutex::default(),
-            usage: OnceLock::new(),
+            prompts: Prompts::default(),
+            resources: ResourceLists::default(),
+            holds: Holds::new(release),
+            tasks: Tasks::default(),
+            usage: SessionUsage::default(),
         };
         if let Some(mode) = mode {
             let _ = session.mode.set(mode);
@@ -172,44 +173,50 @@ impl Session {
         lock(&self.exposed).listed
     }
 
-    /// Counts one more channel of this session holding `uri`.
-    pub(crate) fn hold(&self, uri: &str) {
-        *lock(&self.subscribed).entry(uri.to_owned()).or_default() += 1;
+    /// Over stdio, where this session's `tools/list` answers are written from the listed
+    /// bytes; `None` over HTTP.
+    pub(crate) fn tool_lists(&self) -> Option<&ToolLists> {
+        self.tool_lists.as_ref()
     }
 
-    /// Gives back one of this session's holds on `uri`; false when it held none.
-    pub(crate) fn unhold(&self, uri: &str) -> bool {
-        let mut subscribed = lock(&self.subscribed);
-        let Some(count) = subscribed.get_mut(uri) else {
-            return false;
-        };
-        *count -= 1;
-        if *count == 0 {
-            subscribed.remove(uri);
-        }
-        true
+    /// How this session's client is told that a list grew.
+    pub(crate) fn notifier(&self) -> &Notifier {
+        &self.notifier
     }
 
-    /// Whether this session holds a subscription to `uri`.
-    pub(crate) fn holds(&self, uri: &str) -> bool {
-        lock(&self.subscribed).contains_key(uri)
+    /// The MCP logging level this session set.
+    pub(crate) fn log_level(&self) -> &LogLevel {
+        &self.log_level
+    }
+
+    /// The prompts this session was shown.
+    pub(crate) fn prompts(&self) -> &Prompts {
+        &self.prompts
+    }
+
+    /// The resources and templates this session was shown.
+    pub(crate) fn resources(&self) -> &ResourceLists {
+        &self.resources
+    }
+
+    /// The resource subscriptions this session holds.
+    pub(crate) fn holds(&self) -> &Holds {
+        &self.holds
+    }
+
+    /// The tasks this session created.
+    pub(crate) fn tasks(&self) -> &Tasks {
+        &self.tasks
+    }
+
+    /// What this session's searches and choices teach search.
+    pub(crate) fn usage(&self) -> &SessionUsage {
+        &self.usage
     }
 }
 
 impl Drop for Session {
-    /// Nothing of a session outlives it: its resource subscriptions are released (the
-    /// downstream unsubscribe is async, so it goes to the shared state's release task).
     fn drop(&mut self) {
-        let subscribed = std::mem::take(
-            self.subscribed
-                .get_mut()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        );
-        for (uri, count) in subscribed {
-            for _ in 0..count {
-                let _ = self.release.send(uri.clone());
-            }
-        }
         tracing::debug!(mode = ?self.mode.get(), "session state dropped");
     }
 }

@@ -132,7 +132,7 @@ pub(super) fn judge(line: Line, max: usize) -> Verdict {
         .get("method")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    if let Some(task) = crate::server::tasks::as_custom(&value) {
+    if let Some(task) = crate::server::task_wire::as_custom(&value) {
         return Verdict::Pass(Box::new(task));
     }
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {

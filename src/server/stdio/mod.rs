@@ -194,7 +194,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
             }
             _ => {}
         }
-        let encoded = match super::tasks::offer(&item) {
+        let encoded = match super::task_wire::offer(&item) {
             Some(bytes) => Ok(bytes),
             None => encode(item, tools),
         };

@@ -421,11 +421,9 @@ impl Upstream for ClientRequests {
     /// Over stdio only: that one client is the one offered tasks (`server/tasks.rs`).
     fn task_status(&self, server: &str, task: serde_json::Value) -> LogFuture {
         match lock(&self.inner.session).clone() {
-            Some((peer, _)) if self.one_client() => Box::pin(crate::server::tasks::forward_status(
-                peer,
-                server.into(),
-                task,
-            )),
+            Some((peer, _)) if self.one_client() => Box::pin(
+                crate::server::task_wire::forward_status(peer, server.into(), task),
+            ),
             _ => Box::pin(std::future::ready(())),
         }
     }
