@@ -9,7 +9,7 @@
 //!
 //! A tool is kept as the bytes it is listed with ([`ListedTool`]), serialized once when it
 //! is appended: `tools/list` over stdio writes those bytes as they are (see
-//! `server::framing`), so a list of 1,000 tools is a copy, not 1,000 re-serializations, and
+//! `server::stdio`), so a list of 1,000 tools is a copy, not 1,000 re-serializations, and
 //! the list holds ~1 KB of text per tool instead of a ~6 KB `Tool` tree.
 
 use std::collections::HashSet;

@@ -64,7 +64,9 @@
 //! - Leaves every layer may use: [`server_tool`] (a tool as its server lists it, JSON text),
 //!   [`lines`] (bounded JSON-RPC lines for both sides), [`redact`] (the one rule for masking
 //!   secrets in whatever we show), [`printable`] (control characters from elsewhere shown,
-//!   never obeyed by the terminal).
+//!   never obeyed by the terminal), [`protocol`] (MCP's method and header names, for code
+//!   that reads messages as JSON or bytes), [`sync`] (the one lock policy: how a lock is
+//!   taken, and the order of every lock, checked by a test).
 //!
 //! The arrows that must never exist: `catalog`, `search` and `exposure` never import
 //! `downstream`; `downstream` never imports `catalog`, `search` or `exposure` (it hands
@@ -88,6 +90,7 @@ pub(crate) mod lines;
 pub(crate) mod oauth;
 pub mod platform;
 pub(crate) mod printable;
+pub(crate) mod protocol;
 pub(crate) mod redact;
 pub(crate) mod relay;
 pub(crate) mod report;

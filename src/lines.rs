@@ -1,5 +1,5 @@
 //! Newline-delimited JSON-RPC, read with a bound: the pieces both sides share (the client's
-//! stdin in `server::framing`, each server's stdout in `downstream::child_transport`).
+//! stdin in `server::stdio`, each server's stdout in `downstream::child_transport`).
 //!
 //! rmcp's codec reads a line of any content and drops what it cannot decode without an
 //! answer, and an over-long line is only a log entry; a caller then waits forever (or for

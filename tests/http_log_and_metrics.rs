@@ -301,7 +301,7 @@ fn a_profile_pattern_that_cannot_match_is_a_config_error_with_the_fix() {
 }
 
 /// Over stdio a request may reuse the id of one the client cancelled
-/// (`server/reused_ids.rs`); over HTTP the same client sees the same.
+/// (`server/reused_ids/`); over HTTP the same client sees the same.
 #[tokio::test]
 async fn a_request_reusing_a_cancelled_id_gets_its_own_answer() {
     let (_dir, server) = Server::serving(&fixture("fx", &[], ""));

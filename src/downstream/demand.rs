@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::{DownstreamError, ServerState};
+use crate::sync::lock;
 
 /// What a server is asked for: shared by its handle (which counts calls and wakes it) and
 /// its supervisor (which stops it when idle and waits for the wake-up).
@@ -20,6 +21,9 @@ use super::{DownstreamError, ServerState};
 #[derive(Debug)]
 pub(crate) struct Demand {
     wake: tokio::sync::Notify,
+    /// Notified when the last request in flight ends: what an idle wait that saw a request
+    /// in flight waits for.
+    quiet: tokio::sync::Notify,
     counts: Mutex<Counts>,
 }
 
@@ -34,6 +38,7 @@ impl Demand {
     pub(super) fn new() -> Demand {
         Demand {
             wake: tokio::sync::Notify::new(),
+            quiet: tokio::sync::Notify::new(),
             counts: Mutex::new(Counts {
                 busy: 0,
                 last: tokio::time::Instant::now(),
@@ -43,23 +48,21 @@ impl Demand {
 
     /// A request starts; it counts until the guard drops.
     pub(super) fn begin(self: &Arc<Self>) -> Busy {
-        if let Ok(mut counts) = self.counts.lock() {
-            counts.busy += 1;
-            counts.last = tokio::time::Instant::now();
-        }
+        let mut counts = lock(&self.counts);
+        counts.busy += 1;
+        counts.last = tokio::time::Instant::now();
+        drop(counts);
         Busy(self.clone())
     }
 
     /// Now counts as the last activity (a connection that just came up is not idle).
     pub(crate) fn touch(&self) {
-        if let Ok(mut counts) = self.counts.lock() {
-            counts.last = tokio::time::Instant::now();
-        }
+        lock(&self.counts).last = tokio::time::Instant::now();
     }
 
     /// How long no request has been in flight; `None` while one is.
     pub(crate) fn idle_for(&self) -> Option<Duration> {
-        let counts = self.counts.lock().ok()?;
+        let counts = lock(&self.counts);
         (counts.busy == 0).then(|| counts.last.elapsed())
     }
 
@@ -67,10 +70,14 @@ impl Demand {
     /// [`Demand::stop_if_idle`]).
     pub(crate) async fn idle(&self, idle: Duration) {
         loop {
+            // Listening before looking: a request that ends meanwhile still wakes us.
+            let quiet = self.quiet.notified();
+            let mut quiet = std::pin::pin!(quiet);
+            quiet.as_mut().enable();
             match self.idle_for() {
                 Some(elapsed) if elapsed >= idle => return,
                 Some(elapsed) => tokio::time::sleep(idle - elapsed).await,
-                None => tokio::time::sleep(idle.max(Duration::from_millis(100))).await,
+                None => quiet.await,
             }
         }
     }
@@ -79,9 +86,7 @@ impl Demand {
     /// been in flight for `idle`, under the lock every request counts itself with; `true`
     /// when it ran.
     pub(crate) fn stop_if_idle(&self, idle: Duration, stop: impl FnOnce()) -> bool {
-        let Ok(counts) = self.counts.lock() else {
-            return false;
-        };
+        let counts = lock(&self.counts);
         if counts.busy > 0 || counts.last.elapsed() < idle {
             return false;
         }
@@ -100,9 +105,13 @@ pub(super) struct Busy(Arc<Demand>);
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        if let Ok(mut counts) = self.0.counts.lock() {
-            counts.busy = counts.busy.saturating_sub(1);
-            counts.last = tokio::time::Instant::now();
+        let mut counts = lock(&self.0.counts);
+        counts.busy = counts.busy.saturating_sub(1);
+        counts.last = tokio::time::Instant::now();
+        let quiet = counts.busy == 0;
+        drop(counts);
+        if quiet {
+            self.0.quiet.notify_waiters();
         }
     }
 }

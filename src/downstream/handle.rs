@@ -26,6 +26,8 @@ use super::demand::Demand;
 use super::progress::{ProgressRoute, ProgressRoutes};
 use super::upstream::{CallOrigin, InFlight};
 use super::{DownstreamError, ServerState};
+use crate::protocol::method;
+use crate::sync::lock;
 
 /// How long a call that saw its connection drop waits for the supervisor to learn why
 /// (the exit status arrives a moment after the pipe closes).
@@ -102,6 +104,36 @@ pub(crate) type Subscriptions = Arc<Mutex<BTreeSet<String>>>;
 /// call path can tell a change announced but not yet listed (and screened) from one taken in.
 pub(crate) type ToolChanges = Arc<std::sync::atomic::AtomicU64>;
 
+/// The states of some servers, to wait for the next change of any of them: what a wait
+/// for servers re-checks on instead of polling.
+pub(crate) struct StateChanges(Vec<watch::Receiver<ServerState>>);
+
+impl StateChanges {
+    /// Watches `handles`; the states they have now count as seen.
+    pub(crate) fn of<'a>(handles: impl IntoIterator<Item = &'a ServerHandle>) -> StateChanges {
+        let mut states: Vec<_> = handles.into_iter().map(ServerHandle::watch).collect();
+        for state in &mut states {
+            state.mark_unchanged();
+        }
+        StateChanges(states)
+    }
+
+    /// Resolves at the next change of state of any of the servers since the last one this
+    /// saw (or since [`StateChanges::of`]). A server whose supervisor and pool are gone
+    /// changes no more; with all gone, this never resolves (the caller's deadline ends it).
+    pub(crate) async fn next(&mut self) {
+        use futures::StreamExt;
+        let mut changes: futures::stream::FuturesUnordered<_> =
+            self.0.iter_mut().map(watch::Receiver::changed).collect();
+        while let Some(changed) = changes.next().await {
+            if changed.is_ok() {
+                return;
+            }
+        }
+        std::future::pending::<()>().await;
+    }
+}
+
 impl fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServerHandle")
@@ -152,7 +184,7 @@ impl ServerHandle {
     }
 
     pub(super) fn live(&self) -> Option<Live> {
-        self.live.lock().ok().and_then(|live| live.clone())
+        lock(&self.live).clone()
     }
 
     /// The capabilities the server declared in its handshake, while it is connected.
@@ -238,7 +270,7 @@ impl ServerHandle {
         request: CompleteRequestParams,
         cancel: CancellationToken,
     ) -> Result<CompleteResult, DownstreamError> {
-        let what = "completion/complete".to_owned();
+        let what = method::COMPLETION_COMPLETE.to_owned();
         let request = ClientRequest::CompleteRequest(CompleteRequest::new(request));
         match self.request(request, &what, cancel.into()).await? {
             ServerResult::CompleteResult(result) => Ok(result),
@@ -260,9 +292,7 @@ impl ServerHandle {
             SubscribeRequestParams::new(uri),
         ));
         self.request(request, &what, CallOptions::default()).await?;
-        if let Ok(mut subscribed) = self.subscriptions.lock() {
-            subscribed.insert(uri.to_owned());
-        }
+        lock(&self.subscriptions).insert(uri.to_owned());
         Ok(())
     }
 
@@ -276,9 +306,7 @@ impl ServerHandle {
         reason = "downstream connections use the handshake era's subscribe"
     )]
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), DownstreamError> {
-        if let Ok(mut subscribed) = self.subscriptions.lock() {
-            subscribed.remove(uri);
-        }
+        lock(&self.subscriptions).remove(uri);
         let what = format!("resources/unsubscribe {uri}");
         let request = ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
             UnsubscribeRequestParams::new(uri),
@@ -322,11 +350,7 @@ impl ServerHandle {
         // A call goes only to a tool the running server lists, plain or task-augmented
         // (`tasks.rs`): a name from the tool cache or a stale catalog is refused here.
         if let Some(tool) = called_tool(&request) {
-            let listed = live
-                .listed
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .contains(tool);
+            let listed = lock(&live.listed).contains(tool);
             if !listed {
                 return Err(DownstreamError::NotListed {
                     server: self.name.to_string(),
@@ -426,7 +450,7 @@ fn called_tool(request: &ClientRequest) -> Option<&str> {
     match request {
         ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),
         // No name: none the server lists either.
-        ClientRequest::CustomRequest(custom) if custom.method == "tools/call" => Some(
+        ClientRequest::CustomRequest(custom) if custom.method == method::TOOLS_CALL => Some(
             (custom.params.as_ref())
                 .and_then(|p| p.get("name"))
                 .and_then(serde_json::Value::as_str)

@@ -33,6 +33,7 @@ use tokio::sync::mpsc;
 
 use super::Event;
 use super::upstream::{ClientLink, InFlight, input_method};
+use crate::protocol::method;
 
 /// Which of a server's lists changed and must be fetched again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -108,7 +109,7 @@ impl ClientHandler for Handler {
         let request = InputRequest::CreateMessage(CreateMessageRequest::new(params));
         match self.ask(request, context).await? {
             ClientResult::CreateMessageResult(result) => Ok(*result),
-            _ => Err(unexpected("sampling/createMessage")),
+            _ => Err(unexpected(method::SAMPLING_CREATE_MESSAGE)),
         }
     }
 
@@ -120,7 +121,7 @@ impl ClientHandler for Handler {
         let request = InputRequest::Elicitation(ElicitRequest::new(params));
         match self.ask(request, context).await? {
             ClientResult::ElicitResult(result) => Ok(result),
-            _ => Err(unexpected("elicitation/create")),
+            _ => Err(unexpected(method::ELICITATION_CREATE)),
         }
     }
 
@@ -135,7 +136,7 @@ impl ClientHandler for Handler {
         let request = InputRequest::ListRoots(ListRootsRequest::default());
         match self.ask(request, context).await? {
             ClientResult::ListRootsResult(result) => Ok(result),
-            _ => Err(unexpected("roots/list")),
+            _ => Err(unexpected(method::ROOTS_LIST)),
         }
     }
 
@@ -183,7 +184,7 @@ impl ClientHandler for Handler {
         notification: CustomNotification,
         _context: NotificationContext<RoleClient>,
     ) {
-        if notification.method == "notifications/tasks/status"
+        if notification.method == method::TASKS_STATUS
             && let Some(task) = notification.params
         {
             self.link.upstream().task_status(&self.server, task).await;

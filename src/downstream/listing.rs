@@ -21,6 +21,7 @@ use rmcp::service::{RoleClient, ServiceError};
 use serde_json::Value;
 
 use crate::config::ServerConfig;
+use crate::protocol::method;
 use crate::server_tool::{Extra, ServerTool, split_extra};
 
 /// A server paginating past this many pages is looping on its cursor.
@@ -39,7 +40,7 @@ pub(super) async fn tools(
 ) -> Result<Vec<ServerTool>, ServiceError> {
     all_pages(
         peer,
-        "tools/list",
+        method::TOOLS_LIST,
         |params| ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params)),
         |result| {
             let (tools, next_cursor) = match result {
@@ -75,7 +76,7 @@ pub(super) async fn prompts(peer: &rmcp::Peer<RoleClient>) -> Option<Vec<Prompt>
     peer.peer_info()?.capabilities.prompts.as_ref()?;
     let listed = all_pages(
         peer,
-        "prompts/list",
+        method::PROMPTS_LIST,
         |params| ClientRequest::ListPromptsRequest(ListPromptsRequest::with_param(params)),
         |result| match result {
             ServerResult::ListPromptsResult(page) => Some((page.prompts, page.next_cursor)),
@@ -95,7 +96,7 @@ pub(super) async fn resources(peer: &rmcp::Peer<RoleClient>) -> Option<Resources
     peer.peer_info()?.capabilities.resources.as_ref()?;
     let resources = all_pages(
         peer,
-        "resources/list",
+        method::RESOURCES_LIST,
         |params| ClientRequest::ListResourcesRequest(ListResourcesRequest::with_param(params)),
         |result| match result {
             ServerResult::ListResourcesResult(page) => Some((page.resources, page.next_cursor)),
@@ -109,7 +110,7 @@ pub(super) async fn resources(peer: &rmcp::Peer<RoleClient>) -> Option<Resources
     });
     let templates = all_pages(
         peer,
-        "resources/templates/list",
+        method::RESOURCES_TEMPLATES_LIST,
         |params| {
             ClientRequest::ListResourceTemplatesRequest(ListResourceTemplatesRequest::with_param(
                 params,

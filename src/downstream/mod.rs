@@ -45,6 +45,7 @@ pub use backoff::{Backoff, InvalidBackoff, Restarts, SplitMix};
 pub use environment::{ChildEnv, DEFAULT_ENV_VARS, NETWORK_ENV_VARS, STARTED_AS_VAR, started_as};
 pub use error::DownstreamError;
 pub use event::Event;
+pub(crate) use handle::StateChanges;
 pub use handle::{CallOptions, ServerHandle};
 pub use pool::{Pool, REMOVED_BY_RELOAD, RESTARTED_BY_RELOAD};
 pub use process::STDERR_CAP_BYTES;

@@ -13,6 +13,7 @@ use super::demand::Demand;
 use super::supervisor::{self, StopCause};
 use super::{ClientLink, Event, ServerHandle, ServerState};
 use crate::config::{Config, ServerConfig};
+use crate::sync::lock;
 
 /// All servers of a config, by their position in `Config::servers`. A position is stable
 /// for the life of the pool: a server removed by a reload keeps its slot (its handle says
@@ -154,13 +155,11 @@ impl Pool {
         let Some(slot) = self.slots.get_mut(index) else {
             return;
         };
-        if let Ok(mut because) = slot.stopped_because.lock() {
-            *because = Some(if state == ServerState::Removed {
-                REMOVED_BY_RELOAD
-            } else {
-                RESTARTED_BY_RELOAD
-            });
-        }
+        *lock(&slot.stopped_because) = Some(if state == ServerState::Removed {
+            REMOVED_BY_RELOAD
+        } else {
+            RESTARTED_BY_RELOAD
+        });
         if let Some((task, stop)) = slot.running.take() {
             stop.cancel();
             if let Err(err) = task.await {

@@ -20,6 +20,7 @@ use tracing::Instrument;
 
 use super::child_transport::ChildTransport;
 use super::environment::ChildEnv;
+use crate::sync::lock;
 
 /// Stderr kept per process for error messages; older lines are dropped first.
 pub const STDERR_CAP_BYTES: usize = 16 * 1024;
@@ -185,9 +186,7 @@ struct StderrLines {
 
 impl StderrLog {
     fn push(&self, line: String) {
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
+        let mut inner = lock(&self.inner);
         inner.bytes += line.len();
         inner.lines.push_back(line);
         while inner.bytes > STDERR_CAP_BYTES {
@@ -208,7 +207,7 @@ impl StderrLog {
     /// The last few lines, joined for a one-line cause, with the line that explains
     /// (see [`super::stderr_cause`]); `None` when silent.
     pub(super) fn tail(&self) -> Option<String> {
-        let inner = self.inner.lock().ok()?;
+        let inner = lock(&self.inner);
         super::stderr_cause::cause(inner.lines.iter().map(String::as_str), CAUSE_LINES)
     }
 }

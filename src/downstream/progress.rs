@@ -25,6 +25,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use tokio::sync::mpsc;
 
 use super::tap::Hook;
+use crate::sync::lock;
 
 /// Where one call's downstream progress goes: each notification is re-tagged with the
 /// client's own token (the downstream request carries a token of its connection's).
@@ -53,7 +54,7 @@ enum Slot {
 impl ProgressRoutes {
     /// The call's route for `token`; progress that arrived before it goes first.
     pub(super) fn insert(&self, token: ProgressToken, route: ProgressRoute) {
-        let Ok(mut map) = self.0.lock() else { return };
+        let mut map = lock(&self.0);
         if let Some(Slot::Expected(early)) = map.remove(&token) {
             for mut params in early {
                 params.progress_token = route.client_token.clone();
@@ -65,25 +66,20 @@ impl ProgressRoutes {
 
     /// The call is over (every request removes its token, routed or not).
     pub(super) fn remove(&self, token: &ProgressToken) {
-        if let Ok(mut map) = self.0.lock() {
-            map.remove(token);
-        }
+        lock(&self.0).remove(token);
     }
 
     /// A `tools/call` with `token` is going out: its progress is kept until its route is
     /// installed or the call removes it.
     fn expect(&self, token: ProgressToken) {
-        if let Ok(mut map) = self.0.lock() {
-            map.entry(token)
-                .or_insert_with(|| Slot::Expected(Vec::new()));
-        }
+        lock(&self.0)
+            .entry(token)
+            .or_insert_with(|| Slot::Expected(Vec::new()));
     }
 
     /// Routes one notification: `false` when no call expects it.
     fn forward(&self, mut params: ProgressNotificationParam) -> bool {
-        let Ok(mut map) = self.0.lock() else {
-            return false;
-        };
+        let mut map = lock(&self.0);
         match map.get_mut(&params.progress_token) {
             Some(Slot::Routed(route)) => {
                 params.progress_token = route.client_token.clone();

@@ -19,6 +19,7 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
 use super::cause::chain;
+use crate::sync::lock;
 
 /// Where the cause of a broken connection is left for the supervisor.
 pub(super) type BrokenCause = Arc<Mutex<Option<Broken>>>;
@@ -96,9 +97,7 @@ where
                 Some(JsonRpcMessage::Error(JsonRpcError { id: None, error, .. })) => {
                     let cause = crate::redact::redact(&error.message).into_owned();
                     tracing::warn!(%cause, "the server refused the session; reconnecting");
-                    if let Ok(mut slot) = self.cause.lock() {
-                        slot.get_or_insert_with(|| Broken::Refused(cause.clone()));
-                    }
+                    lock(&self.cause).get_or_insert_with(|| Broken::Refused(cause.clone()));
                     self.ended = true;
                     None
                 }
@@ -106,9 +105,7 @@ where
             },
             Some((id, cause)) = self.failed.recv() => {
                 tracing::warn!(%cause, "a message could not be sent; the connection is dead");
-                if let Ok(mut slot) = self.cause.lock() {
-                    slot.get_or_insert_with(|| Broken::SendFailed(cause.clone()));
-                }
+                lock(&self.cause).get_or_insert_with(|| Broken::SendFailed(cause.clone()));
                 self.ended = true;
                 id.map(|id| {
                     JsonRpcMessage::Error(JsonRpcError {

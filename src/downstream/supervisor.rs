@@ -5,7 +5,7 @@
 //! The connect step (spawn or dial, handshake, first lists) is `connect.rs`.
 
 use std::collections::{BTreeSet, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::Prompt;
@@ -27,6 +27,7 @@ use super::upstream::{ClientLink, InFlight};
 use super::{Event, ServerState};
 use crate::config::{ServerConfig, Start};
 use crate::server_tool::ServerTool;
+use crate::sync::lock;
 
 /// How long a closing connection gets before its process group is terminated.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
@@ -73,6 +74,62 @@ enum Stop {
     Idle,
 }
 
+/// What a connection is made for.
+#[derive(Clone, Copy, PartialEq)]
+enum Purpose {
+    /// Serving calls; stopped when idle for `idle_stop_sec`, if set.
+    Serve,
+    /// Listing once: a lazy server without a cached tool list starts to fill the cache,
+    /// and stops as soon as it is idle.
+    List,
+}
+
+impl Purpose {
+    /// How long the connection may be idle before it stops; `None`: never.
+    fn idle_after(self, config: &ServerConfig) -> Option<Duration> {
+        match self {
+            Purpose::List => Some(Duration::ZERO),
+            Purpose::Serve => config.idle_stop,
+        }
+    }
+}
+
+/// How [`Supervisor::attend`] let go of a connection.
+enum Until {
+    /// It ended by itself: a crash, or a server that quit.
+    Crashed,
+    /// We stop it; `closed`: it had already ended.
+    Stopped { stop: Stop, closed: bool },
+}
+
+/// What [`Supervisor::attend`] answers re-list requests with.
+struct Attended<'a> {
+    relist: &'a mut mpsc::UnboundedReceiver<Relist>,
+    peer: &'a rmcp::Peer<RoleClient>,
+    instructions: &'a Option<String>,
+    listed: &'a Listed,
+}
+
+/// Why a connection that ended by itself ended: the child's exit and stderr, what broke
+/// an HTTP session, or that the connection closed.
+async fn crash_cause(child: Option<&mut Child>, broken: &BrokenCause) -> (String, Option<String>) {
+    let gone = child.is_some();
+    let cause = match child {
+        Some(child) => child.cause().await,
+        None => None,
+    };
+    cause
+        .or_else(|| lock(broken).take().map(|c| (c.to_string(), None)))
+        .unwrap_or_else(|| {
+            let cause = if gone {
+                "closed its stdout (the connection) while still running"
+            } else {
+                "the connection closed"
+            };
+            (cause.to_owned(), None)
+        })
+}
+
 /// A cause for the state and the log: redacted, the stderr tail apart.
 fn redacted(cause: &str, stderr: Option<String>) -> (String, Option<String>) {
     (
@@ -104,8 +161,12 @@ impl Supervisor {
         // starts now to fill the cache and stops once it has listed.
         let lazy = self.config.start == Start::Lazy;
         let mut on_demand = lazy && self.publish_cached().await;
-        let mut fill = lazy && !on_demand;
-        if fill {
+        let mut purpose = if lazy && !on_demand {
+            Purpose::List
+        } else {
+            Purpose::Serve
+        };
+        if purpose == Purpose::List {
             tracing::info!("lazy server without a cached tool list: starting it once to list");
         }
         let link = tokio::select! {
@@ -147,11 +208,11 @@ impl Supervisor {
                     return;
                 }
                 Err(err) => redacted(&err.to_string(), err.stderr()),
-                Ok(connection) => match self.serve(connection, started, fill).await {
+                Ok(connection) => match self.serve(connection, started, purpose).await {
                     Ended::Crashed(cause, stderr) => redacted(&cause, stderr),
                     Ended::Stopped => return,
                     Ended::Idle => {
-                        fill = false;
+                        purpose = Purpose::Serve;
                         on_demand = true;
                         continue;
                     }
@@ -222,9 +283,9 @@ impl Supervisor {
     }
 
     /// Publishes the connection, answers re-list requests, and says how it ended: by
-    /// itself (the cause and the child's stderr tail), told to stop, or idle for
-    /// `idle_stop_sec` (at once after listing when `fill`: a lazy server's first start).
-    async fn serve(&self, connection: Connection, started: Instant, fill: bool) -> Ended {
+    /// itself (the cause and the child's stderr tail), told to stop, or idle (see
+    /// [`Purpose`]).
+    async fn serve(&self, connection: Connection, started: Instant, purpose: Purpose) -> Ended {
         let Connection {
             running,
             ct,
@@ -240,17 +301,71 @@ impl Supervisor {
         let peer = running.peer().clone();
         let (ended_tx, ended) = watch::channel(None);
         let listed: Listed = Arc::new(Mutex::new(names(&offer.tools)));
-        if let Ok(mut live) = self.live.lock() {
-            *live = Some(Live {
-                peer: peer.clone(),
-                progress,
-                calls,
-                ended,
-                tool_timeout: self.config.tool_timeout,
-                listed: listed.clone(),
-            });
+        *lock(&self.live) = Some(Live {
+            peer: peer.clone(),
+            progress,
+            calls,
+            ended,
+            tool_timeout: self.config.tool_timeout,
+            listed: listed.clone(),
+        });
+        self.publish_offer(offer, instructions.clone(), started.elapsed(), changes);
+        self.resubscribe(&peer).await;
+        self.demand.touch();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        let attended = Attended {
+            relist: &mut relist,
+            peer: &peer,
+            instructions: &instructions,
+            listed: &listed,
+        };
+        let until = self.attend(waiting.as_mut(), attended, &ct, purpose).await;
+        *lock(&self.live) = None;
+        let cause = match until {
+            Until::Crashed => crash_cause(child.as_mut(), &broken).await,
+            Until::Stopped { stop, closed } => {
+                // Stopping: close gracefully, then make sure the whole group is gone.
+                if !closed && tokio::time::timeout(CLOSE_GRACE, waiting).await.is_err() {
+                    tracing::debug!("connection did not close in time");
+                }
+                ended_tx.send_replace(Some(self.stop_reason(stop)));
+                if let Some(child) = child {
+                    child.group.terminate().await;
+                }
+                return match stop {
+                    Stop::Shutdown => Ended::Stopped,
+                    Stop::Idle => Ended::Idle,
+                };
+            }
+        };
+        ended_tx.send_replace(Some(crate::redact::redact(&cause.0).into_owned()));
+        if let Some(child) = child {
+            // A crashed server's grandchildren must not outlive it.
+            child.group.terminate().await;
         }
-        let ready_after = started.elapsed();
+        Ended::Crashed(cause.0, cause.1)
+    }
+
+    /// What the calls still waiting on a connection we stopped are told.
+    fn stop_reason(&self, stop: Stop) -> String {
+        match stop {
+            Stop::Shutdown => lock(&self.stopped_because)
+                .take()
+                .unwrap_or("mcp-defer is shutting down")
+                .to_owned(),
+            Stop::Idle => "stopped while idle".to_owned(),
+        }
+    }
+
+    /// Logs the server ready and publishes what its first listing offered.
+    fn publish_offer(
+        &self,
+        offer: Offer,
+        instructions: Option<String>,
+        ready_after: Duration,
+        changes: u64,
+    ) {
         tracing::info!(
             tools = offer.tools.len(),
             prompts = offer.prompts.as_ref().map(Vec::len),
@@ -265,32 +380,36 @@ impl Supervisor {
         if let Some(resources) = offer.resources {
             self.publish_resources(resources);
         }
-        self.publish(
-            offer.tools,
-            instructions.clone(),
-            Some(ready_after),
-            changes,
-        );
-        self.resubscribe(&peer).await;
-        self.demand.touch();
-        let idle_after = if fill {
-            Some(Duration::ZERO)
-        } else {
-            self.config.idle_stop
-        };
+        self.publish(offer.tools, instructions, Some(ready_after), changes);
+    }
 
-        let waiting = running.waiting();
-        tokio::pin!(waiting);
-        // Whether `waiting` has completed (it must not be polled again).
-        let mut closed = false;
-        let cause = loop {
+    /// Attends a live connection until it ends by itself, the pool stops it, or it is
+    /// stopped for idleness: answers the server's re-list requests meanwhile.
+    async fn attend<F: Future<Output: std::fmt::Debug>>(
+        &self,
+        mut waiting: std::pin::Pin<&mut F>,
+        attended: Attended<'_>,
+        ct: &CancellationToken,
+        purpose: Purpose,
+    ) -> Until {
+        let Attended {
+            relist,
+            peer,
+            instructions,
+            listed,
+        } = attended;
+        let idle_after = purpose.idle_after(&self.config);
+        loop {
             tokio::select! {
                 quit = &mut waiting => {
                     tracing::debug!(?quit, "connection ended");
-                    closed = true;
                     // Stopping cancels the connection too (its token is a child of ours):
                     // when it ends first, this is still a stop, not a crash to restart.
-                    break self.stop.is_cancelled().then_some(Stop::Shutdown);
+                    return if self.stop.is_cancelled() {
+                        Until::Stopped { stop: Stop::Shutdown, closed: true }
+                    } else {
+                        Until::Crashed
+                    };
                 }
                 Some(first) = relist.recv() => {
                     let mut due = BTreeSet::from([first]);
@@ -298,88 +417,42 @@ impl Supervisor {
                         due.insert(more);
                     }
                     for kind in due {
-                        self.relist(kind, &peer, &instructions, &listed).await;
+                        self.relist(kind, peer, instructions, listed).await;
                     }
                 }
                 () = self.stop.cancelled() => {
                     ct.cancel();
-                    break Some(Stop::Shutdown);
+                    return Until::Stopped { stop: Stop::Shutdown, closed: false };
                 }
                 () = self.demand.idle(idle_after.unwrap_or_default()), if idle_after.is_some() => {
-                    // Decided under the lock requests count themselves with: a request that
-                    // came in meanwhile keeps the server; one that comes after finds no
-                    // connection and the server `Idle`, and wakes the next connection.
-                    let stopped = self.demand.stop_if_idle(idle_after.unwrap_or_default(), || {
-                        if let Ok(mut live) = self.live.lock() {
-                            *live = None;
-                        }
-                        self.go_idle();
-                    });
-                    if !stopped {
-                        continue;
+                    if self.stop_if_idle(idle_after.unwrap_or_default(), purpose) {
+                        ct.cancel();
+                        return Until::Stopped { stop: Stop::Idle, closed: false };
                     }
-                    if fill {
-                        tracing::info!("listed; a lazy server stops until its first call");
-                    } else {
-                        tracing::info!(idle_stop_sec = self.config.idle_stop.map(|d| d.as_secs_f64()), "idle; stopping until the next call");
-                    }
-                    ct.cancel();
-                    break Some(Stop::Idle);
                 }
             }
-        };
-        if let Ok(mut live) = self.live.lock() {
-            *live = None;
         }
-        if let Some(stop) = cause {
-            // Stopping: close gracefully, then make sure the whole group is gone.
-            if !closed
-                && tokio::time::timeout(CLOSE_GRACE, &mut waiting)
-                    .await
-                    .is_err()
-            {
-                tracing::debug!("connection did not close in time");
-            }
-            ended_tx.send_replace(Some(match stop {
-                Stop::Shutdown => self
-                    .stopped_because
-                    .lock()
-                    .ok()
-                    .and_then(|mut because| because.take())
-                    .unwrap_or("mcp-defer is shutting down")
-                    .to_owned(),
-                Stop::Idle => "stopped while idle".to_owned(),
-            }));
-            if let Some(child) = child {
-                child.group.terminate().await;
-            }
-            return match stop {
-                Stop::Shutdown => Ended::Stopped,
-                Stop::Idle => Ended::Idle,
-            };
-        }
-        let (cause, stderr) = match child.as_mut() {
-            Some(child) => child.cause().await,
-            None => None,
-        }
-        .or_else(|| {
-            let cause = broken.lock().ok().and_then(|mut c| c.take());
-            cause.map(|c| (c.to_string(), None))
-        })
-        .unwrap_or_else(|| {
-            let cause = if child.is_some() {
-                "closed its stdout (the connection) while still running"
-            } else {
-                "the connection closed"
-            };
-            (cause.to_owned(), None)
+    }
+
+    /// Takes the connection away and says `Idle` when no request came in for `idle`;
+    /// decided under the lock requests count themselves with: a request that came in
+    /// meanwhile keeps the server; one that comes after finds no connection and the server
+    /// `Idle`, and wakes the next connection.
+    fn stop_if_idle(&self, idle: Duration, purpose: Purpose) -> bool {
+        let stopped = self.demand.stop_if_idle(idle, || {
+            *lock(&self.live) = None;
+            self.go_idle();
         });
-        ended_tx.send_replace(Some(crate::redact::redact(&cause).into_owned()));
-        if let Some(child) = child {
-            // A crashed server's grandchildren must not outlive it.
-            child.group.terminate().await;
+        if stopped {
+            match purpose {
+                Purpose::List => tracing::info!("listed; a lazy server stops until its first call"),
+                Purpose::Serve => tracing::info!(
+                    idle_stop_sec = self.config.idle_stop.map(|d| d.as_secs_f64()),
+                    "idle; stopping until the next call"
+                ),
+            }
         }
-        Ended::Crashed(cause, stderr)
+        stopped
     }
 
     /// Fetches one list again after the server said it changed, and publishes it.
@@ -396,7 +469,7 @@ impl Supervisor {
                 let changes = self.changes();
                 match tokio::time::timeout(after, listing::tools(peer, &self.config)).await {
                     Ok(Ok(tools)) => {
-                        *listed.lock().unwrap_or_else(PoisonError::into_inner) = names(&tools);
+                        *lock(listed) = names(&tools);
                         self.publish(tools, instructions.clone(), None, changes);
                     }
                     Ok(Err(err)) => tracing::warn!(cause = %err, "re-listing tools failed"),
@@ -420,10 +493,7 @@ impl Supervisor {
 
     /// Subscribes again, on a new connection, to what the client subscribed to before.
     async fn resubscribe(&self, peer: &rmcp::Peer<RoleClient>) {
-        let uris: Vec<String> = match self.subscriptions.lock() {
-            Ok(uris) => uris.iter().cloned().collect(),
-            Err(_) => return,
-        };
+        let uris: Vec<String> = lock(&self.subscriptions).iter().cloned().collect();
         for uri in uris {
             #[expect(
                 deprecated,

@@ -24,9 +24,15 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{CallOptions, DownstreamError, ServerHandle};
+use crate::protocol::method;
 
 /// The task methods of 2025-11-25 (SEP-1686), each forwarded as the client wrote it.
-pub const TASK_METHODS: &[&str] = &["tasks/get", "tasks/result", "tasks/list", "tasks/cancel"];
+pub const TASK_METHODS: &[&str] = &[
+    method::TASKS_GET,
+    method::TASKS_RESULT,
+    method::TASKS_LIST,
+    method::TASKS_CANCEL,
+];
 
 /// The ids of requests whose answers are taken raw, on one stdio connection.
 #[derive(Debug, Default)]
@@ -47,7 +53,8 @@ impl RawAnswers {
             let raw = match &request.request {
                 ClientRequest::ListToolsRequest(_) => true,
                 ClientRequest::CustomRequest(custom) => {
-                    custom.method == "tools/call" || TASK_METHODS.contains(&custom.method.as_str())
+                    custom.method == method::TOOLS_CALL
+                        || TASK_METHODS.contains(&custom.method.as_str())
                 }
                 _ => false,
             };

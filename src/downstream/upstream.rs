@@ -16,6 +16,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use crate::protocol::method;
 use rmcp::model::{ClientCapabilities, ClientResult, ErrorData, InputRequest, RequestId};
 #[expect(deprecated, reason = "MCP logging is deprecated by SEP-2577")]
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
@@ -148,9 +149,9 @@ impl Upstream for NoClient {
 /// The JSON-RPC method of an input request, for messages.
 pub fn input_method(request: &InputRequest) -> &'static str {
     match request {
-        InputRequest::CreateMessage(_) => "sampling/createMessage",
-        InputRequest::Elicitation(_) => "elicitation/create",
-        InputRequest::ListRoots(_) => "roots/list",
+        InputRequest::CreateMessage(_) => method::SAMPLING_CREATE_MESSAGE,
+        InputRequest::Elicitation(_) => method::ELICITATION_CREATE,
+        InputRequest::ListRoots(_) => method::ROOTS_LIST,
         _ => "a client request",
     }
 }
@@ -201,9 +202,7 @@ impl InFlight {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.0)
     }
 }
 

@@ -63,7 +63,7 @@ pub(super) fn release(pgid: i32) {
 fn send(line: &str) {
     let Some(pipe) = PIPE.get() else { return };
     // A few bytes into a pipe the watchdog drains at once: this never blocks in practice.
-    let mut pipe = pipe.lock().unwrap_or_else(|p| p.into_inner());
+    let mut pipe = crate::sync::lock(pipe);
     let _ = pipe.write_all(line.as_bytes());
 }
 

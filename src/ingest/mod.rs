@@ -25,6 +25,7 @@
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 use rmcp::model::{Prompt, Resource, ResourceTemplate};
+use tokio::sync::watch;
 
 use crate::catalog::{
     self, Catalog, CatalogEntry, EntryId, PromptCatalog, QualifiedName, ResourceCatalog, ServerKey,
@@ -73,6 +74,10 @@ pub struct Registry {
     /// Per server, the most announced tool changes a screened list answered
     /// ([`Registry::screened_changes`]).
     screened_changes: Mutex<Vec<u64>>,
+    /// How many batches were applied: bumped after each [`Registry::apply`], once what it
+    /// changed is in place. A wait for a list (a server's tools becoming searchable, a
+    /// name becoming known, a change being screened) wakes on it instead of polling.
+    generation: watch::Sender<u64>,
 }
 
 /// One server's complete tool list and the `instructions` of its handshake.
@@ -248,6 +253,7 @@ impl Registry {
             trust: Mutex::new(open_trust(config)),
             pending: Mutex::new(Vec::new()),
             screened_changes: Mutex::new(Vec::new()),
+            generation: watch::Sender::new(0),
         })
     }
 
@@ -295,6 +301,7 @@ impl Registry {
             }
         }
         update.tools = entered.into_iter().map(|e| (e.server, e.changes)).collect();
+        self.generation.send_modify(|generation| *generation += 1);
         update
     }
 
@@ -428,6 +435,13 @@ impl Registry {
     /// a search that waits for starting servers waits for.
     pub fn is_searchable(&self, server: usize) -> bool {
         lock(&self.searchable).get(server).copied().unwrap_or(false)
+    }
+
+    /// The count of applied batches, as a watch: changes once each [`Registry::apply`] has
+    /// put its lists in place (the catalog, the index, `is_searchable`, `screened_changes`).
+    /// What a wait for a list re-checks on.
+    pub fn generation(&self) -> watch::Receiver<u64> {
+        self.generation.subscribe()
     }
 
     pub fn catalog(&self) -> RwLockReadGuard<'_, Catalog> {

@@ -161,3 +161,38 @@ fn the_listed_text_is_kept_and_indexed_without_a_copy() {
     drop(catalog);
     assert_eq!(found(&registry, "time zone"), ["a__clock"]);
 }
+
+/// A wait for a list wakes on the registry's generation (`server::shared`): it must
+/// change once an apply has put its lists in place, and only then.
+#[test]
+fn the_generation_changes_when_an_applied_list_is_in_place() {
+    let config = config(&["a"]);
+    let registry = Registry::new(&config).unwrap_or_else(|e| panic!("{e}"));
+    let mut generation = registry.generation();
+    assert!(
+        !generation.has_changed().unwrap_or(true),
+        "nothing applied yet"
+    );
+    apply(
+        &registry,
+        &config,
+        vec![tools(
+            0,
+            vec![tool("clock", "The current time in a zone.")],
+            None,
+        )],
+    );
+    assert!(
+        generation.has_changed().unwrap_or(false),
+        "an apply bumps it"
+    );
+    generation.mark_unchanged();
+    // What the waiting side sees at the wake: the list searchable and screened.
+    assert!(registry.is_searchable(0));
+    assert_eq!(registry.screened_changes(0), 0);
+    assert_eq!(found(&registry, "current time"), ["a__clock"]);
+    assert!(
+        !generation.has_changed().unwrap_or(true),
+        "and only an apply"
+    );
+}

@@ -138,7 +138,7 @@ pub(crate) async fn relay(hub: Hub, first: Channel, max: usize) -> io::Result<()
 /// Whether `line` is `notifications/tools/list_changed`.
 fn is_tools_changed(line: &[u8]) -> bool {
     serde_json::from_slice::<Value>(line).is_ok_and(|m| {
-        m.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed")
+        m.get("method").and_then(Value::as_str) == Some(crate::protocol::method::TOOLS_LIST_CHANGED)
     })
 }
 

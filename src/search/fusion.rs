@@ -52,7 +52,7 @@ pub(super) fn shares(fusion: Fusion<'_>, statics: f32, named: f32) -> Parts {
 }
 
 /// Fuses a lexical ranking with every tool's cosine (`cosines`, row order of `vectors`, NaN
-/// for rows filtered out; see [`SearchIndex::explain`]).
+/// for rows filtered out; see [`SearchIndex::explain_with`]).
 pub(super) fn fuse(
     lexical: &[Ranked],
     vectors: &Vectors,

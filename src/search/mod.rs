@@ -7,7 +7,7 @@
 //!
 //! Beside the words, meaning: each tool also gets a vector from a static embedding model
 //! built into the binary (`semantic`), and a query's lexical and vector scores are
-//! normalised per query and fused ([`SearchIndex::explain`]), so "salary worth" finds a tool
+//! normalised per query and fused ([`SearchIndex::explain_with`]), so "salary worth" finds a tool
 //! about "financial insights" that shares no word with it. With `semantic = "model"` a
 //! transformer (`transformer`) embeds the tools on a thread of its own and its vectors
 //! replace the static ones once every tool has one; until then the static tier answers.
@@ -253,22 +253,12 @@ impl SearchIndex {
 
     /// The best `limit` documents for `query`, optionally of one server only. Any text is a
     /// valid query (no query syntax); an empty query lists the filtered server's tools in
-    /// catalog order, or nothing without a filter.
+    /// catalog order, or nothing without a filter. The ranking entry points are this (the
+    /// hits), [`SearchIndex::explain_with`] (each hit's evidence), [`SearchIndex::rank`]
+    /// (the tier, shares and needs too) and [`SearchIndex::rank_learnt`] (lifted by what a
+    /// principal chose before): each is the next one with defaults.
     pub fn search(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Hit> {
-        self.search_with(query, limit, server, None)
-    }
-
-    /// [`SearchIndex::search`] with the query's transformer vectors given (see
-    /// [`SearchIndex::query_encoder`]); `None`: embedded here if the tier needs them.
-    pub fn search_with(
-        &self,
-        query: &str,
-        limit: usize,
-        server: Option<&str>,
-        model_query: Option<&QueryVectors>,
-    ) -> Vec<Hit> {
-        self.explain_with(query, limit, server, model_query)
-            .into_iter()
+        (self.explain_with(query, limit, server, None).into_iter())
             .map(|e| Hit {
                 id: e.id,
                 score: e.score,
@@ -276,7 +266,10 @@ impl SearchIndex {
             .collect()
     }
 
-    /// [`SearchIndex::search`] with each hit's lexical and vector evidence.
+    /// [`SearchIndex::search`] with each hit's lexical and vector evidence, and the query's
+    /// transformer vectors when given (see [`SearchIndex::query_encoder`]; benches embed
+    /// each query once and rank it under several weights); `None`: embedded here, on the
+    /// caller's thread (~5-30 ms), if the tier needs them.
     ///
     /// Fusion: the lexical (BM25F) and vector (cosine) rankings each give their best
     /// [`FUSION_DEPTH`] tools; each score is min-max normalised over the query's own
@@ -292,15 +285,6 @@ impl SearchIndex {
     /// static vectors are kept because they err differently from the transformer's (a
     /// token bag against a sentence meaning): adding them took MetaTool single R@5 from
     /// 0.791 to 0.804 and multi from 0.739 to 0.764 (`docs/search.md`, frontier table).
-    /// The query is then embedded by the transformer on the caller's thread (~5-30 ms):
-    /// callers on an async runtime embed it first on the blocking pool
-    /// ([`SearchIndex::query_encoder`]) and pass it to [`SearchIndex::explain_with`].
-    pub fn explain(&self, query: &str, limit: usize, server: Option<&str>) -> Vec<Explained> {
-        self.explain_with(query, limit, server, None)
-    }
-
-    /// [`SearchIndex::explain`] with the query's transformer vectors given (benches embed
-    /// each query once and rank it under several weights).
     pub fn explain_with(
         &self,
         query: &str,
@@ -359,7 +343,9 @@ impl SearchIndex {
     }
 
     /// One need's ranking by the tools' text alone: words, meaning, named things (the whole
-    /// query's when it has one need; see `SearchIndex::rank_by_content` in `needs`).
+    /// query's when it has one need; see `SearchIndex::rank_by_content` in `needs`). The
+    /// best tier that can rank does: the transformer's once every tool has its vector,
+    /// else the static vectors fused with the words, else the words alone.
     fn rank_one(
         &self,
         query: &str,
@@ -367,11 +353,43 @@ impl SearchIndex {
         server: Option<&str>,
         model_query: Option<&[f32]>,
     ) -> Ranking {
+        let mut ranking = self.unranked();
+        if limit == 0 {
+            return ranking;
+        }
+        let query = bounded(query);
+        let searcher = self.reader.searcher();
+        let named = self.named(&searcher, query);
+        ranking.named = named.words();
+        // Meaning's share shrinks for a query of names (see `Boosts::name_shift`).
+        ranking.nameness = self.nameness(&named, query);
+        let depth = limit.max(FUSION_DEPTH);
+        let need = Need {
+            query,
+            limit,
+            depth,
+            server,
+            meaning: 1.0 - self.boosts.name_shift * ranking.nameness,
+            share: self.named_share(&searcher, &named, server, depth),
+            any_named: !named.is_empty(),
+        };
+        let ranked = self.rank_by_transformer(&need, &mut ranking, model_query)
+            || self.rank_by_static(&need, &mut ranking);
+        if !ranked {
+            self.rank_by_words(&need, &mut ranking);
+        }
+        self.judge(&mut ranking, query);
+        ranking
+    }
+
+    /// A ranking with no hits yet: the words' tier, and how many tools still wait for a
+    /// transformer vector.
+    fn unranked(&self) -> Ranking {
         let waiting = self.transformer.as_ref().map_or(0, |t| {
             let p = t.progress();
             p.tools.saturating_sub(p.ready)
         });
-        let mut ranking = Ranking {
+        Ranking {
             hits: Vec::new(),
             tier: Tier::Words,
             shares: Parts {
@@ -383,97 +401,131 @@ impl SearchIndex {
             waiting,
             fits: false,
             nameness: 0.0,
+        }
+    }
+
+    /// Words, the transformer's cosines and the static tier's fused as z-scores
+    /// ([`SearchIndex::explain_with`]); `false` (nothing ranked) unless the transformer is
+    /// loaded and every tool has its vector.
+    fn rank_by_transformer(
+        &self,
+        need: &Need<'_>,
+        ranking: &mut Ranking,
+        model_query: Option<&[f32]>,
+    ) -> bool {
+        let Some(transformer) = &self.transformer else {
+            return false;
         };
-        if limit == 0 {
-            return ranking;
-        }
-        let query = bounded(query);
-        let searcher = self.reader.searcher();
-        let named = self.named(&searcher, query);
-        ranking.named = named.words();
-        // Meaning's share shrinks for a query of names (see `Boosts::name_shift`).
-        ranking.nameness = self.nameness(&named, query);
-        let meaning = 1.0 - self.boosts.name_shift * ranking.nameness;
-        let depth = limit.max(FUSION_DEPTH);
-        let share = self.named_share(&searcher, &named, server, depth);
-        let named_part = |weight: f32| if named.is_empty() { 0.0 } else { weight };
-        if let Some(transformer) = &self.transformer {
-            let lexical = self.lexical(query, depth, server);
-            let fusion = Fusion {
-                weight: self.boosts.model_vector * meaning,
-                zscore: self.boosts.model_zscore,
-                floor: self.boosts.model_floor,
-                named: Some((&share, self.boosts.named)),
-            };
-            let statics = if self.boosts.model_static > 0.0 && self.vectors.len() > 0 {
-                self.model()
-                    .and_then(|m| m.embed(query))
-                    .map(|v| self.vectors.cosines(&v, server))
-            } else {
-                None
-            };
-            let fused = transformer.fuse(query, model_query, server, |vectors, cosines| {
-                let statics = statics.as_deref().map(|c| Static {
-                    vectors: &self.vectors,
-                    cosines: c,
-                    weight: self.boosts.model_static * meaning,
-                });
-                let hits = fuse(&lexical, vectors, cosines, fusion, statics, depth, limit);
-                (hits, statics.map_or(0.0, |s| s.weight))
+        let Need {
+            query,
+            limit,
+            depth,
+            server,
+            meaning,
+            ..
+        } = *need;
+        let lexical = self.lexical(query, depth, server);
+        let fusion = Fusion {
+            weight: self.boosts.model_vector * meaning,
+            zscore: self.boosts.model_zscore,
+            floor: self.boosts.model_floor,
+            named: Some((&need.share, self.boosts.named)),
+        };
+        let statics = if self.boosts.model_static > 0.0 && self.vectors.len() > 0 {
+            self.model()
+                .and_then(|m| m.embed(query))
+                .map(|v| self.vectors.cosines(&v, server))
+        } else {
+            None
+        };
+        let fused = transformer.fuse(query, model_query, server, |vectors, cosines| {
+            let statics = statics.as_deref().map(|c| Static {
+                vectors: &self.vectors,
+                cosines: c,
+                weight: self.boosts.model_static * meaning,
             });
-            if let Some((hits, static_weight)) = fused {
-                ranking.tier = Tier::Transformer;
-                // The last vectors may have landed since `waiting` was read: the
-                // transformer ranks only once every tool has one.
-                ranking.waiting = 0;
-                ranking.shares = shares(fusion, static_weight, named_part(self.boosts.named));
-                ranking.hits = hits;
-                self.judge(&mut ranking, query);
-                return ranking;
-            }
-        }
+            let hits = fuse(&lexical, vectors, cosines, fusion, statics, depth, limit);
+            (hits, statics.map_or(0.0, |s| s.weight))
+        });
+        let Some((hits, static_weight)) = fused else {
+            return false;
+        };
+        ranking.tier = Tier::Transformer;
+        // The last vectors may have landed since `waiting` was read: the transformer
+        // ranks only once every tool has one.
+        ranking.waiting = 0;
+        ranking.shares = shares(fusion, static_weight, need.named(self.boosts.named));
+        ranking.hits = hits;
+        true
+    }
+
+    /// Words and the static tier's cosines fused min-max; `false` (nothing ranked) when
+    /// there are no static vectors or the query has none.
+    fn rank_by_static(&self, need: &Need<'_>, ranking: &mut Ranking) -> bool {
         let vector = if self.vectors.len() > 0 {
-            self.model().and_then(|m| m.embed(query))
+            self.model().and_then(|m| m.embed(need.query))
         } else {
             None
         };
         let Some(vector) = vector else {
-            ranking.hits = self
-                .lexical(query, limit, server)
-                .into_iter()
-                .enumerate()
-                .map(|(rank, r)| {
-                    let parts = Parts {
-                        lexical: r.score,
-                        ..Parts::default()
-                    };
-                    Explained::of(r.entry_id(), parts, Some((r.score, rank + 1)), None)
-                })
-                .collect();
-            self.judge(&mut ranking, query);
-            return ranking;
+            return false;
         };
-        let lexical = self.lexical(query, depth, server);
-        let cosines = self.vectors.cosines(&vector, server);
+        let lexical = self.lexical(need.query, need.depth, need.server);
+        let cosines = self.vectors.cosines(&vector, need.server);
         let fusion = Fusion {
-            weight: self.boosts.vector * meaning,
+            weight: self.boosts.vector * need.meaning,
             zscore: false,
             floor: VECTOR_ONLY_FLOOR,
-            named: Some((&share, self.boosts.static_named)),
+            named: Some((&need.share, self.boosts.static_named)),
         };
-        let hits = fuse(
+        ranking.hits = fuse(
             &lexical,
             &self.vectors,
             &cosines,
             fusion,
             None,
-            depth,
-            limit,
+            need.depth,
+            need.limit,
         );
         ranking.tier = Tier::Static;
-        ranking.shares = shares(fusion, 0.0, named_part(self.boosts.static_named));
-        ranking.hits = hits;
-        self.judge(&mut ranking, query);
-        ranking
+        ranking.shares = shares(fusion, 0.0, need.named(self.boosts.static_named));
+        true
+    }
+
+    /// The words alone (BM25F), each hit's lexical score its evidence.
+    fn rank_by_words(&self, need: &Need<'_>, ranking: &mut Ranking) {
+        ranking.hits = (self
+            .lexical(need.query, need.limit, need.server)
+            .into_iter())
+        .enumerate()
+        .map(|(rank, r)| {
+            let parts = Parts {
+                lexical: r.score,
+                ..Parts::default()
+            };
+            Explained::of(r.entry_id(), parts, Some((r.score, rank + 1)), None)
+        })
+        .collect();
+    }
+}
+
+/// One need as [`SearchIndex::rank_one`]'s tiers rank it.
+struct Need<'a> {
+    query: &'a str,
+    limit: usize,
+    /// How deep each engine looks before fusing (at least [`FUSION_DEPTH`]).
+    depth: usize,
+    server: Option<&'a str>,
+    /// Meaning's share, shrunk for a query of names (see `Boosts::name_shift`).
+    meaning: f32,
+    /// Per tool, its share of the query's named things.
+    share: named::NamedShare,
+    any_named: bool,
+}
+
+impl Need<'_> {
+    /// The named things' share in the shares shown: `weight`, when the query names any.
+    fn named(&self, weight: f32) -> f32 {
+        if self.any_named { weight } else { 0.0 }
     }
 }

@@ -56,7 +56,7 @@ impl DeferServer {
 
     /// A new session over `shared`; `mode` `None` lets its first request decide
     /// ([`session::Mode`]). With `tool_lists`, its transport writes `tools/list` answers
-    /// from the listed bytes (stdio, [`framing::Framed`]).
+    /// from the listed bytes (stdio, `stdio::Framed`).
     pub(crate) fn session(
         shared: &Arc<Shared>,
         mode: Option<Mode>,

@@ -19,8 +19,8 @@
 //!   expiry), [`hub`] (`serve --hub`: every stdio session of a config, over a local socket); [`reload`] decides what a changed `servers.toml` restarts.
 //!
 //! This is the only writer of the exposed lists (DESIGN.md section 2). Locks are std
-//! mutexes held for a few lines and never across `.await`, in the order [`locks`] writes
-//! down.
+//! mutexes held for a few lines and never across `.await`, in the order
+//! [`crate::sync::order`] writes down.
 
 use std::sync::Arc;
 
@@ -31,7 +31,6 @@ mod http;
 mod hub;
 mod instructions;
 mod latency;
-mod locks;
 pub(crate) mod meta;
 mod meta_context;
 mod output_limit;

@@ -15,13 +15,11 @@ use super::session::Session;
 use super::view::{Servers, Unknown};
 use super::{ServeError, arrivals, instructions, meta};
 use crate::config::{AlwaysLoad, Config};
-use crate::downstream::{Event, ServerHandle, ServerState};
+use crate::downstream::{Event, ServerHandle, ServerState, StateChanges};
 use crate::ingest::Registry;
 use crate::search::usage::Stores;
 use crate::sync::lock;
 
-/// How often a wait for starting servers re-checks them.
-const WAIT_POLL: Duration = Duration::from_millis(5);
 /// How long a search waits for every server still starting: a tool about to arrive may
 /// be the best hit, and warm starts list at once from the tool cache.
 const SEARCH_GRACE: Duration = Duration::from_secs(5);
@@ -234,19 +232,18 @@ impl Shared {
             return Ok(());
         }
         let deadline = deadline_after(server_config.startup_timeout);
-        while handle.tool_changes() > self.registry.screened_changes(server) {
-            if tokio::time::Instant::now() >= deadline {
-                return Err(format!(
-                    "Server '{}' announced that its tools changed, and they could not be listed \
-                     again within {} s; the call was not sent, since the tool may have changed \
-                     since it was approved. Try again in a moment.",
-                    handle.name(),
-                    server_config.startup_timeout.as_secs()
-                ));
-            }
-            tokio::time::sleep(WAIT_POLL).await;
+        let screened = || handle.tool_changes() <= self.registry.screened_changes(server);
+        self.wait_on_changes(&[], deadline, screened).await;
+        if screened() {
+            return Ok(());
         }
-        Ok(())
+        Err(format!(
+            "Server '{}' announced that its tools changed, and they could not be listed \
+             again within {} s; the call was not sent, since the tool may have changed \
+             since it was approved. Try again in a moment.",
+            handle.name(),
+            server_config.startup_timeout.as_secs()
+        ))
     }
 
     /// The longest `startup_timeout` of the enabled servers: no start takes longer.
@@ -302,12 +299,35 @@ impl Shared {
             .filter(|(_, s)| s.enabled && which(s))
             .map(|(i, _)| i)
             .collect();
+        let settled = || found() || !awaited.iter().any(|&i| self.coming(&handles, i));
+        self.wait_on_changes(&handles, deadline, settled).await;
+    }
+
+    /// Waits until `done` holds or `deadline` passes. `done` is checked again at each
+    /// batch of lists the registry applies ([`Registry::generation`]) and each change of
+    /// state of the running servers and of `also` (handles a reload may have replaced
+    /// since the wait began): what the waits above depend on changes only then, so none
+    /// polls.
+    async fn wait_on_changes(
+        &self,
+        also: &[ServerHandle],
+        deadline: tokio::time::Instant,
+        done: impl Fn() -> bool,
+    ) {
+        let mut lists = self.registry.generation();
         loop {
-            let pending = awaited.iter().any(|&i| self.coming(&handles, i));
-            if !pending || found() || tokio::time::Instant::now() >= deadline {
+            // Seen before `done` looks, so a change while it looks wakes the wait below.
+            lists.mark_unchanged();
+            let mut states = StateChanges::of(self.handles().iter().chain(also));
+            if done() || tokio::time::Instant::now() >= deadline {
                 return;
             }
-            tokio::time::sleep(WAIT_POLL).await;
+            tokio::select! {
+                // The registry outlives `self`'s borrow: its sender is never gone here.
+                _ = lists.changed() => {}
+                () = states.next() => {}
+                () = tokio::time::sleep_until(deadline) => return,
+            }
         }
     }
 

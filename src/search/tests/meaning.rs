@@ -41,7 +41,7 @@ fn static_embeddings_find_a_tool_without_a_shared_word_or_topic() {
             "{query}: lexical found it"
         );
         assert_eq!(first(&fused, query), Some(want), "{query}");
-        let explained = fused.explain(query, 5, None);
+        let explained = fused.explain_with(query, 5, None, None);
         assert_eq!(explained[0].lexical, None);
         assert_eq!(explained[0].vector.map(|(_, rank)| rank), Some(Some(1)));
     }

@@ -82,7 +82,7 @@ impl Shared {
     /// The state; a poisoned lock (a panic on the embedding thread) still holds valid
     /// maps, each update being one insert or remove.
     fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.state)
     }
 }
 
@@ -226,12 +226,7 @@ impl Transformer {
             if now >= deadline {
                 return false;
             }
-            state = self
-                .shared
-                .changed
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            state = crate::sync::wait_timeout(&self.shared.changed, state, deadline - now);
         }
     }
 

@@ -209,7 +209,7 @@ fn ranks_by_the_transformer_once_ready_and_a_restart_embeds_nothing() {
     let p = transformer.progress();
     assert_eq!((p.tools, p.ready, p.embedded, p.cached), (5, 5, 5, 0));
     // "buy running shoes" shares no word with any tool; by meaning it is the shop.
-    let explained = first.explain("buy running shoes", 3, None);
+    let explained = first.explain_with("buy running shoes", 3, None, None);
     assert_eq!(
         explained.first().map(|e| e.id),
         Some(EntryId(3)),
@@ -249,7 +249,7 @@ fn search_answers_with_the_static_tier_while_the_model_has_not_embedded() {
     assert_eq!((p.tools, p.ready, p.loaded), (5, 0, false));
     assert!(!index.transformer().unwrap().wait_ready(Duration::ZERO));
     // The static tier ranks: the weather tool by meaning, with a static cosine.
-    let explained = index.explain("will it rain tomorrow", 2, None);
+    let explained = index.explain_with("will it rain tomorrow", 2, None, None);
     assert_eq!(explained[0].id, EntryId(1), "{explained:?}");
     assert!(explained[0].vector.is_some());
     assert!(index.describe_semantic().contains("the static tier ranks"));

@@ -58,7 +58,7 @@ struct Live {
     /// would take over the first one's stream, leaving the first unanswered.
     ids: std::collections::HashSet<String>,
     /// Ids the client cancelled (JSON text): a request reusing one is aliased
-    /// (`reused.rs`). Bounded: ids are otherwise unique in a session (MCP), and a client
+    /// (`server/reused_ids/`). Bounded: ids are otherwise unique in a session (MCP), and a client
     /// reuses one right after cancelling it, if at all.
     cancelled: std::collections::HashSet<String>,
     /// The client's id -> the alias its request runs under, while that request runs.
@@ -242,7 +242,7 @@ impl Sessions {
             return None;
         }
         session.next_alias += 1;
-        let alias = super::reused::alias(session.next_alias);
+        let alias = crate::server::reused_ids::http::alias(session.next_alias);
         session.aliases.insert(request.to_owned(), alias.clone());
         Some(alias)
     }

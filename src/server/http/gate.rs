@@ -31,9 +31,11 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::HttpError;
-use super::expiry::{Admission, IdInFlight, Owner, Principal, Sessions};
+use super::expiry::{Admission, IdInFlight, Owner, Principal, Reservation, Sessions};
 use crate::config::{HttpSettings, TokenSource};
 use crate::ingest::Registry;
+use crate::protocol::{self, method};
+use crate::server::reused_ids::http as reused_ids;
 use crate::sync::lock;
 
 /// The accepted bearer tokens. `Debug` shows how many, never what.
@@ -95,7 +97,7 @@ impl Tokens {
     /// principals.
     pub(super) fn reread(&self, tokens: Vec<Vec<u8>>) -> TokenChange {
         register(&tokens);
-        let mut accepted = self.accepted.write().unwrap_or_else(|p| p.into_inner());
+        let mut accepted = crate::sync::write(&self.accepted);
         let mut change = TokenChange::default();
         for (position, place) in accepted.iter_mut().enumerate() {
             if place.as_ref().is_some_and(|token| !tokens.contains(token)) {
@@ -114,7 +116,7 @@ impl Tokens {
 
     /// How many tokens are accepted now.
     fn live(&self) -> usize {
-        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        let accepted = crate::sync::read(&self.accepted);
         accepted.iter().flatten().count()
     }
 
@@ -126,7 +128,7 @@ impl Tokens {
 
     /// Whose use the holder of the token at `position` learns from (a hash of it).
     fn learner(&self, position: usize) -> crate::search::usage::Principal {
-        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        let accepted = crate::sync::read(&self.accepted);
         (accepted.get(position))
             .and_then(Option::as_ref)
             .map(|token| crate::search::usage::Principal::of_token(token))
@@ -136,7 +138,7 @@ impl Tokens {
     /// Which of the tokens `offered` is, comparing with every one of them in time that
     /// depends only on the lengths.
     fn position(&self, offered: &[u8]) -> Option<usize> {
-        let accepted = self.accepted.read().unwrap_or_else(|p| p.into_inner());
+        let accepted = crate::sync::read(&self.accepted);
         let mut found = None;
         for (position, token) in accepted.iter().enumerate() {
             if let Some(token) = token
@@ -392,194 +394,266 @@ fn parse(bytes: Bytes) -> Result<(Bytes, Option<Head>), Box<Response>> {
     }
 }
 
+/// An answer the gate gives instead of passing the request on (boxed: a `Response` is
+/// large, and most requests pass).
+type Refused = Box<Response>;
+
 /// The middleware: 401 without a valid token (when tokens are configured); 404 for a
 /// session another principal opened; the body read under its size and time limits and
 /// checked as JSON; 429 past a limit (requests in flight, sessions per token); then on
 /// to rmcp, holding the request's places until the response body (an SSE stream for
 /// most requests) ends.
-pub(super) async fn admit(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
-    let started = std::time::Instant::now();
-    let principal = match gate.principal(request.headers()) {
-        Ok(principal) => principal,
-        Err(response) => return *response,
-    };
-    // Its connection has a request with a valid token: no longer one that may be closed
-    // for room (`connections.rs`).
-    if let Some(connection) = request.extensions().get::<super::connections::Connection>() {
-        connection.authenticated();
+pub(super) async fn admit(State(gate): State<Gate>, request: Request, next: Next) -> Response {
+    match gate.pass(request, next).await {
+        Ok(response) => response,
+        Err(refused) => *refused,
     }
-    // What search learns from this request's choices is its token holder's alone
-    // (`server/usage.rs`).
-    if let Some(tokens) = &gate.tokens {
-        request.extensions_mut().insert(tokens.learner(principal.0));
-    }
-    let session = request
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    if let Some(id) = &session {
-        match gate.sessions.owner(id) {
-            Owner::Is(owner) if owner == principal => {}
-            // Unknown here: rmcp answers 404, except to DELETE, which it would accept.
-            Owner::Unknown if request.method() != Method::DELETE => {}
-            // Another principal's session does not exist for this one.
-            Owner::Is(_) | Owner::Unknown => return session_not_found(),
+}
+
+/// What the gate read of a POST's body: the bytes rmcp gets (repaired, renamed, aliased)
+/// and what they say.
+struct Message {
+    bytes: Bytes,
+    method: Option<String>,
+    /// The tool a `tools/call` runs, for the metrics.
+    tool: Option<String>,
+    /// The id of a request (a message with a method and an id; responses carry ids too),
+    /// as JSON text.
+    request_id: Option<String>,
+    /// The id the session counts the request under: its own, or its alias.
+    admitted_id: Option<String>,
+    /// The rewrite its answer gets on the way out (`tasks.rs`).
+    outbound: Option<super::tasks::Outbound>,
+    /// A `notifications/cancelled`'s target, as JSON text.
+    cancels: Option<String>,
+}
+
+impl Gate {
+    /// The request through each check in turn, or the answer of the first that refuses it.
+    async fn pass(&self, mut request: Request, next: Next) -> Result<Response, Refused> {
+        let started = std::time::Instant::now();
+        let principal = self.identify(&mut request)?;
+        let session = (request.headers().get(protocol::header::MCP_SESSION_ID))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(id) = &session {
+            self.check_owner(id, principal, request.method())?;
         }
-    }
-    if request.method() != Method::POST {
-        return next.run(request).await;
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match read_body(body, gate.limits.max_body, gate.limits.body_timeout).await {
-        Ok(bytes) => bytes,
-        Err(BodyError::TooLarge) => {
-            return (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "Payload Too Large: request body exceeds {} bytes ([settings] \
-                     max_message_bytes)",
-                    gate.limits.max_body
-                ),
-            )
-                .into_response();
+        if request.method() != Method::POST {
+            return Ok(next.run(request).await);
         }
-        Err(BodyError::Slow) => {
-            return (
-                StatusCode::REQUEST_TIMEOUT,
-                format!(
-                    "Request Timeout: the body did not arrive within {} s ([settings.http] \
-                     body_timeout_sec)",
-                    gate.limits.body_timeout.as_secs()
-                ),
-            )
-                .into_response();
-        }
-        Err(BodyError::Broken(cause)) => {
-            return (
-                StatusCode::BAD_REQUEST,
-                format!("Bad Request: the body could not be read: {cause}"),
-            )
-                .into_response();
-        }
-    };
-    let (mut bytes, head) = match parse(bytes) {
-        Ok(parsed) => parsed,
-        Err(response) => return *response,
-    };
-    let method = head.as_ref().and_then(|h| h.method.clone());
-    if let Some(renamed) = super::tasks::inbound(&bytes, method.as_deref()) {
-        bytes = renamed;
-    }
-    let outbound = super::tasks::Outbound::for_method(method.as_deref());
-    let tool = head.as_ref().and_then(Head::tool).map(str::to_owned);
-    // The id of a request (a message with a method and an id); responses carry ids too.
-    let request_id = head
-        .as_ref()
-        .filter(|h| h.method.is_some())
-        .and_then(|h| h.id.as_ref())
-        .map(serde_json::Value::to_string);
-    let mut guard = Guard {
-        permit: None,
-        id: None,
-        timing: Some(super::metrics::Timing::new(
-            method.as_deref(),
-            tool.as_deref().map(|t| (t, gate.owner(t))),
+        let (parts, body) = request.into_parts();
+        let bytes = read_body(body, self.limits.max_body, self.limits.body_timeout)
+            .await
+            .map_err(|error| Box::new(error.response(&self.limits)))?;
+        let mut message = Message::parse(bytes)?;
+        let mut guard = Guard::new(super::metrics::Timing::new(
+            message.method.as_deref(),
+            (message.tool.as_deref()).map(|t| (t, self.owner(t))),
             started,
-        )),
-        alias: None,
-    };
-    // An id reused after its cancel runs under an alias; a cancel of it names the alias.
-    let mut unalias = None;
-    let mut admitted_id = request_id.clone();
-    if let Some(id) = &session {
-        let cancelled = (head.as_ref())
-            .filter(|h| h.method.as_deref() == Some("notifications/cancelled"))
-            .and_then(|h| h.params.as_ref()?.request_id.as_ref())
-            .map(serde_json::Value::to_string);
-        if let Some(target) = cancelled
-            && let Some(alias) = gate.sessions.cancelled(id, &target)
-            && let Some(rewritten) = super::reused::rewrite(&bytes, "/params/requestId", &alias)
+        ));
+        let unalias = match &session {
+            Some(id) => self.alias_reused(id, &mut message, &mut guard),
+            None => None,
+        };
+        let reservation = self.take_places(session.as_deref(), principal, &message, &mut guard)?;
+        let response = next
+            .run(Request::from_parts(parts, Body::from(message.bytes)))
+            .await;
+        if let Some(reservation) = reservation
+            && let Some(id) = (response.headers().get(protocol::header::MCP_SESSION_ID))
+                .and_then(|v| v.to_str().ok())
         {
-            bytes = rewritten;
+            self.sessions.bind(id, reservation);
         }
-        if let Some(client_id) = &request_id
-            && let Some(alias) = gate.sessions.alias_for(id, client_id)
-            && let Some(rewritten) = super::reused::rewrite(&bytes, "/id", &alias)
-        {
-            bytes = rewritten;
-            unalias = Some(super::reused::Unalias::new(&alias, client_id));
-            guard.alias = Some(Aliased {
-                sessions: gate.sessions.clone(),
-                session: id.clone(),
-                client_id: client_id.clone(),
-                alias: alias.clone(),
-            });
-            admitted_id = Some(alias);
+        Ok(hold(response, unalias, message.outbound, guard))
+    }
+
+    /// The request's principal (the 401 without a valid token); its connection counts as
+    /// authorized from now on, and what search learns from it is its token holder's alone
+    /// (`server/usage.rs`).
+    fn identify(&self, request: &mut Request) -> Result<Principal, Refused> {
+        let principal = self.principal(request.headers())?;
+        // No longer a connection that may be closed for room (`connections.rs`).
+        if let Some(connection) = request.extensions().get::<super::connections::Connection>() {
+            connection.authenticated();
+        }
+        if let Some(tokens) = &self.tokens {
+            request.extensions_mut().insert(tokens.learner(principal.0));
+        }
+        Ok(principal)
+    }
+
+    /// 404 for a session another principal opened: to it, the session does not exist.
+    fn check_owner(&self, id: &str, principal: Principal, method: &Method) -> Result<(), Refused> {
+        match self.sessions.owner(id) {
+            Owner::Is(owner) if owner == principal => Ok(()),
+            // Unknown here: rmcp answers 404, except to DELETE, which it would accept.
+            Owner::Unknown if method != Method::DELETE => Ok(()),
+            Owner::Is(_) | Owner::Unknown => Err(Box::new(session_not_found())),
         }
     }
-    let mut reservation = None;
-    match &session {
-        Some(id) => match gate.sessions.admit(id, admitted_id) {
-            // Unknown sessions go on to rmcp, which answers 404 as the spec says.
-            Admission::Unknown => {}
-            Admission::Admitted(permit, id) => {
-                guard.permit = Some(permit);
-                guard.id = id;
-            }
-            Admission::Busy { limit } => {
-                return too_many(format!(
+
+    /// An id reused after its cancel runs under an alias, and a cancel of an aliased
+    /// request names the alias (`server/reused_ids/`); the rewrite of its answer back to
+    /// the client's id, when it was aliased.
+    fn alias_reused(
+        &self,
+        session: &str,
+        message: &mut Message,
+        guard: &mut Guard,
+    ) -> Option<reused_ids::Unalias> {
+        if let Some(target) = &message.cancels
+            && let Some(alias) = self.sessions.cancelled(session, target)
+            && let Some(rewritten) =
+                reused_ids::rewrite(&message.bytes, "/params/requestId", &alias)
+        {
+            message.bytes = rewritten;
+        }
+        let client_id = message.request_id.clone()?;
+        let alias = self.sessions.alias_for(session, &client_id)?;
+        message.bytes = reused_ids::rewrite(&message.bytes, "/id", &alias)?;
+        let unalias = reused_ids::Unalias::new(&alias, &client_id);
+        guard.alias = Some(Aliased {
+            sessions: self.sessions.clone(),
+            session: session.to_owned(),
+            client_id,
+            alias: alias.clone(),
+        });
+        message.admitted_id = Some(alias);
+        Some(unalias)
+    }
+
+    /// The request's places in the limits, kept in `guard` until its response ends: its
+    /// session's requests in flight and ids, a new session's place under its token's cap
+    /// (returned, to be bound to the session `initialize` opens), or a stateless
+    /// request's place under its token's limit; 429 (or -32600 for an id in flight) past
+    /// one.
+    fn take_places(
+        &self,
+        session: Option<&str>,
+        principal: Principal,
+        message: &Message,
+        guard: &mut Guard,
+    ) -> Result<Option<Reservation>, Refused> {
+        match session {
+            Some(id) => match self.sessions.admit(id, message.admitted_id.clone()) {
+                // Unknown sessions go on to rmcp, which answers 404 as the spec says.
+                Admission::Unknown => Ok(None),
+                Admission::Admitted(permit, id) => {
+                    guard.permit = Some(permit);
+                    guard.id = id;
+                    Ok(None)
+                }
+                Admission::Busy { limit } => Err(Box::new(too_many(format!(
                     "Too Many Requests: this session already has {limit} requests in flight \
                      ([settings.http] max_concurrent_requests); retry when one has finished"
-                ));
-            }
-            Admission::DuplicateId => {
-                return jsonrpc_error(
+                )))),
+                Admission::DuplicateId => Err(Box::new(jsonrpc_error(
                     -32600,
                     format!(
                         "Invalid Request: a request with id {} is already in flight in this \
                          session; give each request its own id",
-                        request_id.unwrap_or_default()
+                        message.request_id.as_deref().unwrap_or_default()
                     ),
-                );
+                ))),
+            },
+            None if message.method.as_deref() == Some(method::INITIALIZE) => {
+                match self.sessions.reserve(principal) {
+                    Ok(reserved) => Ok(Some(reserved)),
+                    Err(cap) => {
+                        super::metrics::session_refused();
+                        Err(Box::new(too_many(format!(
+                            "Too Many Requests: this token already holds {cap} open sessions \
+                             ([settings.http] max_sessions_per_token); close one (HTTP DELETE \
+                             with its {}) or wait for idle ones to expire (session_idle_sec)",
+                            protocol::header::MCP_SESSION_ID
+                        ))))
+                    }
+                }
             }
-        },
-        None if method.as_deref() == Some("initialize") => match gate.sessions.reserve(principal) {
-            Ok(reserved) => reservation = Some(reserved),
-            Err(cap) => {
-                super::metrics::session_refused();
-                return too_many(format!(
-                    "Too Many Requests: this token already holds {cap} open sessions \
-                     ([settings.http] max_sessions_per_token); close one (HTTP DELETE with its \
-                     Mcp-Session-Id) or wait for idle ones to expire (session_idle_sec)"
-                ));
-            }
-        },
-        // A stateless (2026-07-28) request: counted under the token's own limit.
-        None if request_id.is_some() => match gate.stateless_permit(principal) {
-            Some(permit) => guard.permit = Some(permit),
-            None => {
-                return too_many(format!(
+            // A stateless (2026-07-28) request: counted under the token's own limit.
+            None if message.request_id.is_some() => match self.stateless_permit(principal) {
+                Some(permit) => {
+                    guard.permit = Some(permit);
+                    Ok(None)
+                }
+                None => Err(Box::new(too_many(format!(
                     "Too Many Requests: this token already has {} stateless requests in \
                      flight ([settings.http] max_concurrent_requests); retry when one has \
                      finished",
-                    gate.limits.max_in_flight
-                ));
-            }
-        },
-        None => {}
+                    self.limits.max_in_flight
+                )))),
+            },
+            None => Ok(None),
+        }
     }
-    let response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
-    if let Some(reservation) = reservation
-        && let Some(id) = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-    {
-        gate.sessions.bind(id, reservation);
+}
+
+impl Message {
+    /// The body as rmcp should see it ([`parse`]), a task request renamed so rmcp routes
+    /// it (`tasks.rs`), and what the gate needs of it.
+    fn parse(bytes: Bytes) -> Result<Message, Refused> {
+        let (mut bytes, head) = parse(bytes)?;
+        let method = head.as_ref().and_then(|h| h.method.clone());
+        if let Some(renamed) = super::tasks::inbound(&bytes, method.as_deref()) {
+            bytes = renamed;
+        }
+        let request = head.as_ref().filter(|h| h.method.is_some());
+        let request_id = (request.and_then(|h| h.id.as_ref())).map(serde_json::Value::to_string);
+        let cancels = (head.as_ref())
+            .filter(|h| h.method.as_deref() == Some(method::CANCELLED))
+            .and_then(|h| h.params.as_ref()?.request_id.as_ref())
+            .map(serde_json::Value::to_string);
+        Ok(Message {
+            bytes,
+            tool: head.as_ref().and_then(Head::tool).map(str::to_owned),
+            outbound: super::tasks::Outbound::for_method(method.as_deref()),
+            method,
+            admitted_id: request_id.clone(),
+            request_id,
+            cancels,
+        })
     }
+}
+
+impl BodyError {
+    /// The answer to a body that could not be read, naming the setting that bounds it.
+    fn response(self, limits: &Limits) -> Response {
+        match self {
+            BodyError::TooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "Payload Too Large: request body exceeds {} bytes ([settings] \
+                     max_message_bytes)",
+                    limits.max_body
+                ),
+            ),
+            BodyError::Slow => (
+                StatusCode::REQUEST_TIMEOUT,
+                format!(
+                    "Request Timeout: the body did not arrive within {} s ([settings.http] \
+                     body_timeout_sec)",
+                    limits.body_timeout.as_secs()
+                ),
+            ),
+            BodyError::Broken(cause) => (
+                StatusCode::BAD_REQUEST,
+                format!("Bad Request: the body could not be read: {cause}"),
+            ),
+        }
+        .into_response()
+    }
+}
+
+/// The response with its body holding the request's places ([`Held`]), its status
+/// noted for the metrics.
+fn hold(
+    response: Response,
+    unalias: Option<reused_ids::Unalias>,
+    outbound: Option<super::tasks::Outbound>,
+    mut guard: Guard,
+) -> Response {
     if let Some(timing) = &mut guard.timing {
         timing.status(response.status().as_u16());
     }
@@ -612,7 +686,18 @@ struct Guard {
     alias: Option<Aliased>,
 }
 
-/// A request running under an alias (`reused.rs`): the alias is forgotten when it ends.
+impl Guard {
+    fn new(timing: super::metrics::Timing) -> Guard {
+        Guard {
+            permit: None,
+            id: None,
+            timing: Some(timing),
+            alias: None,
+        }
+    }
+}
+
+/// A request running under an alias (`server/reused_ids/`): the alias is forgotten when it ends.
 struct Aliased {
     sessions: Arc<Sessions>,
     session: String,
@@ -631,7 +716,7 @@ impl Drop for Aliased {
 /// writes an aliased request's answer back under the client's id.
 struct Held {
     body: Body,
-    unalias: Option<super::reused::Unalias>,
+    unalias: Option<reused_ids::Unalias>,
     /// Task fields the answer gets back on its way out (`tasks.rs`).
     outbound: Option<super::tasks::Outbound>,
     _guard: Guard,

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use crate::downstream::{ServerHandle, ServerState};
+use crate::protocol::method;
 use crate::sync::lock;
 
 /// Upper bounds of the latency buckets, in seconds: a local tool call takes a millisecond,
@@ -25,22 +26,22 @@ const BUCKETS: [f64; 12] = [
 
 /// The JSON-RPC methods counted by name; any other is counted as `other`.
 const METHODS: &[&str] = &[
-    "initialize",
-    "server/discover",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-    "logging/setLevel",
-    "notifications/initialized",
-    "notifications/cancelled",
+    method::INITIALIZE,
+    method::SERVER_DISCOVER,
+    method::PING,
+    method::TOOLS_LIST,
+    method::TOOLS_CALL,
+    method::PROMPTS_LIST,
+    method::PROMPTS_GET,
+    method::RESOURCES_LIST,
+    method::RESOURCES_TEMPLATES_LIST,
+    method::RESOURCES_READ,
+    method::RESOURCES_SUBSCRIBE,
+    method::RESOURCES_UNSUBSCRIBE,
+    method::COMPLETION_COMPLETE,
+    method::LOGGING_SET_LEVEL,
+    method::INITIALIZED,
+    method::CANCELLED,
 ];
 
 /// The meta tools: calls to them are counted under server `mcp-defer`.

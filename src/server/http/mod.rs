@@ -26,7 +26,6 @@ mod gate;
 mod listen;
 mod metrics;
 mod probes;
-mod reused;
 mod tasks;
 mod token_file;
 

@@ -9,12 +9,13 @@
 //! Out ([`Outbound`]): a 2025-11-25 `initialize` answer gets the `tasks` capability, and a
 //! `tools/list` answer gets each tool's fields rmcp's `Tool` does not carry (`execution`)
 //! back at the top level, from the `_meta` key [`crate::exposure::EXTRA_KEY`] the handler
-//! put them under. Each frame is one SSE event or the JSON answer, as `reused.rs` relies on.
+//! put them under. Each frame is one SSE event or the JSON answer, as `server/reused_ids/http.rs` relies on.
 
 use bytes::Bytes;
 use serde_json::Value;
 
 use crate::exposure::EXTRA_KEY;
+use crate::protocol::method;
 use crate::server::tasks::{TASK_METHOD_PREFIX, TASKS_CAPABILITY};
 
 /// The body with its method renamed, when it is a task request rmcp would decode as
@@ -22,16 +23,16 @@ use crate::server::tasks::{TASK_METHOD_PREFIX, TASKS_CAPABILITY};
 pub(super) fn inbound(bytes: &[u8], method: Option<&str>) -> Option<Bytes> {
     let method = method?;
     let renamed = match method {
-        "tasks/get" | "tasks/cancel" => true,
+        method::TASKS_GET | method::TASKS_CANCEL => true,
         // Only a call whose body names `task` can be one; the rest is not parsed again.
-        "tools/call" => bytes.windows(6).any(|w| w == b"\"task\""),
+        method::TOOLS_CALL => bytes.windows(6).any(|w| w == b"\"task\""),
         _ => false,
     };
     if !renamed {
         return None;
     }
     let mut message: Value = serde_json::from_slice(bytes).ok()?;
-    if method == "tools/call" && message.pointer("/params/task").is_none() {
+    if method == method::TOOLS_CALL && message.pointer("/params/task").is_none() {
         return None;
     }
     message.as_object_mut()?.insert(
@@ -52,8 +53,8 @@ impl Outbound {
     /// The rewrite for the answer to `method`, if it has one.
     pub(super) fn for_method(method: Option<&str>) -> Option<Outbound> {
         match method? {
-            "initialize" => Some(Outbound::Initialize),
-            "tools/list" => Some(Outbound::ToolsList),
+            method::INITIALIZE => Some(Outbound::Initialize),
+            method::TOOLS_LIST => Some(Outbound::ToolsList),
             _ => None,
         }
     }

@@ -40,7 +40,7 @@ pub(in crate::server) trait Context {
     fn exposure(&self) -> ExposureMode;
 
     /// Runs `f` over the session's tool list, its lock held for `f` only. The catalog and
-    /// the index, when needed, are taken before this (`server/locks.rs`).
+    /// the index, when needed, are taken before this (`sync/order.rs`).
     fn with_exposed<R>(&self, f: impl FnOnce(&mut ExposedList) -> R) -> R;
 
     /// Why the file on disk could not be reloaded, while it cannot.

@@ -58,7 +58,7 @@ pub(crate) struct Session {
     search_loads: usize,
     exposed: Mutex<Exposed>,
     /// Over stdio, where `tools/list` answers are written from the listed bytes (see
-    /// `framing::ToolLists`); `None` over HTTP, where rmcp writes typed results.
+    /// `stdio::tool_lists::ToolLists`); `None` over HTTP, where rmcp writes typed results.
     pub tool_lists: Option<ToolLists>,
     pub notifier: Notifier,
     /// The level this session set with `logging/setLevel` (`passthrough/logging.rs`).

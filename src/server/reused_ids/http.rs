@@ -1,26 +1,19 @@
-//! A request id reused after `notifications/cancelled`, over HTTP as over stdio
-//! (`server/reused_ids.rs`): rmcp keys a session's answers by request id, so the
-//! cancelled call's late answer ("the call was cancelled") would be written to the new
-//! request's stream under the shared id, and the new request's own answer dropped (seen
-//! with `tests/http_ops.rs`). The gate hands such a request to rmcp under an alias of
-//! ours, writes its answer back under the client's id ([`Unalias`]), and a cancel of it
-//! names the alias. The session's ids are kept in `expiry::Live`; this is the rewriting.
+//! A reused id over HTTP: the gate reads a request's body as bytes, so the alias is
+//! written into the body ([`rewrite`]) and its answer's frames get the client's id back
+//! ([`Unalias`]). The session's ids (cancelled, aliased) are kept in `http/expiry.rs`.
 
 use bytes::Bytes;
 use serde_json::Value;
 
-/// The alias prefix: a string id no client is expected to use.
-const PREFIX: &str = "mcp-defer-reused-";
-
 /// The `n`th alias of a session, as its JSON text (the form the gate keys ids by).
-pub(super) fn alias(n: u64) -> String {
-    Value::String(format!("{PREFIX}{n}")).to_string()
+pub(in crate::server) fn alias(n: u64) -> String {
+    Value::String(super::alias(n)).to_string()
 }
 
 /// `body` (one JSON-RPC message) with its `id` (`pointer` `/id`) or a cancel's
 /// `requestId` (`/params/requestId`) replaced by `with` (JSON text); `None` when the body
 /// is not such a message.
-pub(super) fn rewrite(body: &[u8], pointer: &str, with: &str) -> Option<Bytes> {
+pub(in crate::server) fn rewrite(body: &[u8], pointer: &str, with: &str) -> Option<Bytes> {
     let mut message: Value = serde_json::from_slice(body).ok()?;
     let replacement: Value = serde_json::from_str(with).ok()?;
     *message.pointer_mut(pointer)? = replacement;
@@ -32,20 +25,20 @@ pub(super) fn rewrite(body: &[u8], pointer: &str, with: &str) -> Option<Bytes> {
 /// `"id":<client id>`. An unescaped `"id":"mcp-defer-reused-N"` can only be a key and its
 /// value (a quote inside a JSON string is escaped), so nothing else is touched.
 #[derive(Debug, Clone)]
-pub(super) struct Unalias {
+pub(in crate::server) struct Unalias {
     from: Vec<u8>,
     to: Vec<u8>,
 }
 
 impl Unalias {
-    pub(super) fn new(alias: &str, client_id: &str) -> Unalias {
+    pub(in crate::server) fn new(alias: &str, client_id: &str) -> Unalias {
         Unalias {
             from: format!("\"id\":{alias}").into_bytes(),
             to: format!("\"id\":{client_id}").into_bytes(),
         }
     }
 
-    pub(super) fn frame(&self, data: Bytes) -> Bytes {
+    pub(in crate::server) fn frame(&self, data: Bytes) -> Bytes {
         let Some(at) = data.windows(self.from.len()).position(|w| w == self.from) else {
             return data;
         };

@@ -1,27 +1,38 @@
 //! A request id the client reuses after cancelling the request that had it, kept apart
-//! from that request inside rmcp.
+//! from that request inside rmcp: over stdio here ([`ReusedIds`], typed messages), over
+//! HTTP in [`http`] (the body's bytes; the session's ids are kept in `http/expiry.rs`).
 //!
 //! rmcp keys a request's answer slot by its id, and a cancel frees that slot: when the
 //! client then sends a new request with the same id while the cancelled call is still
 //! winding down, the cancelled call's answer ("the call was cancelled") takes the new
 //! request's slot and is written under its id, and the new request's own answer is dropped
-//! as if it were the cancelled one's (seen with `tests/framing.rs`). So a request reusing a
-//! cancelled id is handed to rmcp under an alias of our own and its answer is written back
-//! under the client's id; a cancel of it is aliased the same way. The client sees one
-//! answer per request, the right one, and none for the cancelled call (MCP: a cancelled
-//! request is not answered).
+//! as if it were the cancelled one's (seen with `tests/framing.rs` and `tests/http_ops.rs`).
+//! So a request reusing a cancelled id is handed to rmcp under an alias of our own
+//! ([`alias`]) and its answer is written back under the client's id; a cancel of it is
+//! aliased the same way. The client sees one answer per request, the right one, and none
+//! for the cancelled call (MCP: a cancelled request is not answered).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, JsonRpcMessage, RequestId};
 use rmcp::service::TxJsonRpcMessage;
 
+pub(in crate::server) mod http;
+
+/// The alias prefix: a string id no client is expected to use.
+const PREFIX: &str = "mcp-defer-reused-";
+
+/// The `n`th alias given in a session.
+pub(in crate::server) fn alias(n: u64) -> String {
+    format!("{PREFIX}{n}")
+}
+
 /// Cancelled ids remembered, at most: a client reuses an id right after cancelling it, if
 /// at all, and ids are otherwise unique in a session (MCP), so old ones can go.
 const REMEMBERED: usize = 1024;
 
 #[derive(Debug, Default)]
-pub(super) struct ReusedIds {
+pub(in crate::server) struct ReusedIds {
     /// Ids the client cancelled, oldest first (and as a set, to look up).
     cancelled: VecDeque<RequestId>,
     cancelled_set: HashSet<RequestId>,
@@ -35,11 +46,11 @@ pub(super) struct ReusedIds {
 impl ReusedIds {
     /// Rewrites a message from the client on its way to rmcp: a request reusing a cancelled
     /// id gets an alias; a cancel names the alias of the request it cancels.
-    pub(super) fn inbound(&mut self, message: &mut ClientJsonRpcMessage) {
+    pub(in crate::server) fn inbound(&mut self, message: &mut ClientJsonRpcMessage) {
         match message {
             JsonRpcMessage::Request(request) if self.cancelled_set.contains(&request.id) => {
                 self.next += 1;
-                let alias = RequestId::String(format!("mcp-defer/reused/{}", self.next).into());
+                let alias = RequestId::String(alias(self.next).into());
                 self.aliases.insert(alias.clone(), request.id.clone());
                 self.by_client.insert(request.id.clone(), alias.clone());
                 request.id = alias;
@@ -62,7 +73,7 @@ impl ReusedIds {
 
     /// Rewrites an answer from rmcp on its way to the client: an alias back to the
     /// client's id.
-    pub(super) fn outbound(&mut self, message: &mut TxJsonRpcMessage<rmcp::RoleServer>) {
+    pub(in crate::server) fn outbound(&mut self, message: &mut TxJsonRpcMessage<rmcp::RoleServer>) {
         let id = match message {
             JsonRpcMessage::Response(response) => &mut response.id,
             JsonRpcMessage::Error(error) => match &mut error.id {
