@@ -14,15 +14,14 @@ use crate::support::{Dir, fixture};
 
 /// One fixture server `fx` (echo, add, ...) behind mcp-defer with `settings`.
 fn config(settings: &str) -> Dir {
-    let dir = Dir::with_config(&format!(
+    Dir::with_config(&format!(
         "[settings]\n{settings}\n\n{}",
         fixture(
             "fx",
             &[],
             "description = \"Test fixture: echo, arithmetic\""
         )
-    ));
-    dir
+    ))
 }
 
 /// `initialize` in `version` as the client `name`, then `notifications/initialized`.

@@ -153,8 +153,8 @@ fn downstream_log_messages_reach_stderr_with_the_server_name() {
     let (table, log) = (stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(0), "{table}\n{log}");
     let line = line_where(&log, |l| l.contains("cache warmed: 12 entries"));
-    assert_contains_all(&line, &["WARN", "server=chatty"]);
-    assert_contains_all(&line, &["logger=\"fixture\""]);
+    assert_contains_all(line, &["WARN", "server=chatty"]);
+    assert_contains_all(line, &["logger=\"fixture\""]);
     assert!(!table.contains("cache warmed"), "{table}");
 }
 

@@ -42,7 +42,7 @@ fn a_malformed_tool_is_skipped_by_name_and_the_rest_work() {
         "{table}\n{log}"
     );
     let warning = line_where(&log, |l| l.contains("malformed"));
-    assert_contains_all(&warning, &["broken", "inputSchema"]);
+    assert_contains_all(warning, &["broken", "inputSchema"]);
 }
 
 #[test]

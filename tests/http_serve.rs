@@ -340,7 +340,7 @@ fn serve_profile_on_stdio_sees_only_its_servers() {
         .filter_map(|l| serde_json::from_str::<Value>(&l).ok());
     let init = answers.next().unwrap();
     let instructions = init["result"]["instructions"].as_str().unwrap();
-    assert_contains_all(&instructions, &["the alpha server"]);
+    assert_contains_all(instructions, &["the alpha server"]);
     assert!(!instructions.contains("beta"), "{instructions}");
     let found = answers.find(|m| m["id"] == 2).unwrap();
     assert_eq!(hit_servers(&found["result"]), ["alpha"], "{found}");

@@ -65,7 +65,7 @@ async fn results_over_the_budget_are_cut_with_a_note() {
     );
     let over = session.call("gx__big", json!({"chars": 2000})).await;
     let note = &over.content.last().unwrap().as_text().unwrap().text;
-    assert_contains_all(&note, &["max_output_tokens = 300"]);
+    assert_contains_all(note, &["max_output_tokens = 300"]);
     assert!(over.content[0].as_text().unwrap().text.len() <= 1200);
 
     // call_tool goes through the same limit.
@@ -73,7 +73,7 @@ async fn results_over_the_budget_are_cut_with_a_note() {
         .call_through("fx__big", json!({"chars": 5000}))
         .await;
     let note = &via_meta.content.last().unwrap().as_text().unwrap().text;
-    assert_contains_all(&note, &["max_output_tokens = 200"]);
+    assert_contains_all(note, &["max_output_tokens = 200"]);
     session.close().await;
 }
 
@@ -114,6 +114,6 @@ async fn resource_links_count_against_the_budget() {
         .map(|t| t.text.as_str())
         .find(|t| t.contains("max_output_tokens = 100"))
         .unwrap_or_else(|| panic!("no note: {:?}", cut.content));
-    assert_contains_all(&note, &["resource link"]);
+    assert_contains_all(note, &["resource link"]);
     session.close().await;
 }

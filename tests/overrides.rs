@@ -15,15 +15,14 @@ const OVERRIDE: &str = "Total a shopping basket: the sum of two prices.";
 const WAIT: Duration = Duration::from_secs(30);
 
 fn config(extra: &str) -> Dir {
-    let dir = Dir::with_config(&format!(
+    Dir::with_config(&format!(
         "[settings]\nrelist_wait_ms = 100\nsearch_loads = 0\n\n{}[mcp_servers.fx.tools.add]\ndescription = \"{OVERRIDE}\"\ntitle = \"Basket total\"\n{extra}",
         fixture(
             "fx",
             &[],
             "description = \"Test fixture\"\nsearch_hints = \"checkout\""
         ),
-    ));
-    dir
+    ))
 }
 
 #[tokio::test]

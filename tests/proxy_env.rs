@@ -49,7 +49,7 @@ fn proxy_and_ca_variables_reach_a_stdio_server_and_no_password_is_shown() {
     assert!(!log.contains("PIP_INDEX_URL="), "{log}");
     // `check` lists the names, never values; the password appears nowhere.
     let names = line_where(&table, |l| l.starts_with("net: "));
-    assert_contains_all(&names, &["HTTPS_PROXY", "SSL_CERT_FILE"]);
+    assert_contains_all(names, &["HTTPS_PROXY", "SSL_CERT_FILE"]);
     for text in [&table, &log] {
         assert!(!text.contains(PROXY_PASSWORD), "password shown:\n{text}");
         assert!(!text.contains("proxy-pass-4471"), "password shown:\n{text}");

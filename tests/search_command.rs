@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::support::{Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
-    let dir = Dir::with_config(&format!(
+    Dir::with_config(&format!(
         "{}{}",
         fixture(
             "fx",
@@ -17,8 +17,7 @@ fn two_fixtures() -> Dir {
             &["--name", "other"],
             "search_hints = [\"calculator\"]"
         ),
-    ));
-    dir
+    ))
 }
 
 #[test]

@@ -85,7 +85,7 @@ fn check_shows_env_names_and_no_secret_at_trace_level() {
     assert!(web[4].contains("http://***@127.0.0.1"), "{web:?}");
     // Names, never values: what each stdio server receives.
     let names = line_where(&table, |l| l.starts_with("ok: "));
-    assert_contains_all(&names, &["PATH", "PLANTED_ENV"]);
+    assert_contains_all(names, &["PATH", "PLANTED_ENV"]);
     assert!(!names.contains("PLANTED_UNRELATED"), "{names}");
     // The server's own dump of its environment (logged at debug) has no unrelated variable.
     assert!(

@@ -13,8 +13,7 @@ use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
 /// A temp dir whose `servers.toml` is `toml`.
 fn with_config(toml: &str) -> Dir {
-    let dir = Dir::with_config(toml);
-    dir
+    Dir::with_config(toml)
 }
 
 const META: [&str; 3] = ["search_tools", "select_tools", "call_tool"];

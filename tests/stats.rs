@@ -4,12 +4,11 @@
 use crate::support::{Dir, assert_contains_all, fixture, line_where, stderr, stdout};
 
 fn two_fixtures() -> Dir {
-    let dir = Dir::with_config(&format!(
+    Dir::with_config(&format!(
         "{}{}",
         fixture("fx", &[], "always_load = [\"echo\"]"),
         fixture("other", &["--name", "other"], ""),
-    ));
-    dir
+    ))
 }
 
 /// The numbers of the row that starts with `name`.

@@ -114,8 +114,7 @@ impl Server {
             child.0.try_wait().ok().flatten().is_some()
         });
         let _ = poll_sync(LOG_END, || reader.is_finished());
-        let log = log.lock().unwrap().clone();
-        log
+        log.lock().unwrap().clone()
     }
 
     /// The text of its `/metrics`, asked with `headers` (a token where one is required).
