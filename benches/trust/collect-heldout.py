@@ -2,15 +2,19 @@
 """Collects the tool lists of the real MCP servers `install-heldout.sh` installed into
 target/trust-peers/ and writes them, as the servers sent them, to
 benches/data/trust/heldout-real.json: the held-out real set of the trust bench
-(`cargo bench --bench trust`), one entry a server with its package and version.
+(`cargo bench --bench trust`), one entry a server with its package and version. With `third`,
+the same for the servers of `install-third.sh` (target/trust-third/, third-real.json).
 
-usage: benches/trust/collect-heldout.py        (from the project root, after install-heldout.sh)
+usage: benches/trust/collect-heldout.py [third]  (from the project root, after install-heldout.sh
+                                                  or install-third.sh)
 
 Each server runs over stdio with a throwaway HOME and, where it refuses to start without one,
 a dummy credential (`dummy`: no request leaves the machine, a server only lists its tools);
 a raw JSON-RPC client sends initialize (2025-06-18) and pages through tools/list. A server
 that does not answer within TIMEOUT seconds, or refuses to start, is reported and left out.
+JOBS=N lists N servers at a time (on a loaded machine, give TIMEOUT room: some take a minute).
 """
+import concurrent.futures
 import glob
 import json
 import os
@@ -21,8 +25,13 @@ import tempfile
 import time
 
 ROOT = os.getcwd()
-PEERS = os.path.join(ROOT, "target", "trust-peers")
+SET = sys.argv[1] if len(sys.argv) > 1 else "heldout"
+if SET not in ("heldout", "third"):
+    sys.exit(f"unknown set {SET!r}: give nothing (held-out) or `third`")
+PEERS = os.path.join(ROOT, "target", "trust-peers" if SET == "heldout" else "trust-third")
 NODE_BIN = os.path.join(PEERS, "node", "node_modules", ".bin")
+# install-third.sh: one folder an npm package, npm-<package>/node_modules/.bin.
+NODE_BINS = [NODE_BIN] + sorted(glob.glob(os.path.join(PEERS, "npm-*", "node_modules", ".bin")))
 # One venv a PyPI server (install-heldout.sh): py-<package>/bin.
 PY_BINS = sorted(glob.glob(os.path.join(PEERS, "py-*", "bin")))
 TIMEOUT = float(os.environ.get("TIMEOUT", "60"))
@@ -97,6 +106,82 @@ SERVERS = [
     ("cli", "cli-mcp-server==0.2.5", "p:cli-mcp-server", [], {"ALLOWED_DIR": "{tmp}"}),
 ]
 
+# The third real set (install-third.sh): none of these packages is in the list above.
+THIRD = [
+    ("neon", "@neondatabase/mcp-server-neon@0.6.5", "n:mcp-server-neon", ["start", D], {}),
+    ("exa", "exa-mcp-server@3.4.1", "n:exa-mcp-server", [], {"EXA_API_KEY": D}),
+    ("everart", "@modelcontextprotocol/server-everart@0.6.2", "n:mcp-server-everart", [],
+     {"EVERART_API_KEY": D}),
+    ("elasticsearch", "@elastic/mcp-server-elasticsearch@0.3.1", "n:mcp-server-elasticsearch", [],
+     {"ES_URL": "http://127.0.0.1:9", "ES_API_KEY": D}),
+    ("airtable", "airtable-mcp-server@1.14.0", "n:airtable-mcp-server", [], {"AIRTABLE_API_KEY": D}),
+    ("hubspot", "@hubspot/mcp-server@0.4.0", "n:mcp-hubspot", [], {"PRIVATE_APP_ACCESS_TOKEN": D}),
+    ("shopify-dev", "@shopify/dev-mcp@1.16.0", "n:shopify-dev-mcp", [], {"OPT_OUT_INSTRUMENTATION": "true"}),
+    ("apify", "@apify/actors-mcp-server@0.16.0", "n:actors-mcp-server", [], {"APIFY_TOKEN": D}),
+    ("figma", "figma-developer-mcp@0.13.2", "n:figma-developer-mcp", ["--stdio"], {"FIGMA_API_KEY": D}),
+    ("airbnb", "@openbnb/mcp-server-airbnb@0.3.0", "n:mcp-server-airbnb", [], {}),
+    ("pinecone", "@pinecone-database/mcp@0.3.0", "n:pinecone-mcp", [], {"PINECONE_API_KEY": D}),
+    ("mapbox", "@mapbox/mcp-server@0.14.0", "n:mcp-server", [], {"MAPBOX_ACCESS_TOKEN": D}),
+    ("launchdarkly", "@launchdarkly/mcp-server@0.6.2", "n:mcp", ["start", "--api-key", D], {}),
+    ("twilio", "@twilio-alpha/mcp@0.7.0", "n:twilio-mcp-server", ["AC" + "0" * 32 + "/SK" + "0" * 32 + ":" + D], {}),
+    ("netlify", "@netlify/mcp@1.15.1", "n:netlify-mcp", [], {"NETLIFY_PERSONAL_ACCESS_TOKEN": D}),
+    ("discord", "mcp-discord@1.3.4", "n:mcp-discord", [], {"DISCORD_TOKEN": D}),
+    ("lara", "@translated/lara-mcp@1.0.6", "n:lara-mcp", [],
+     {"LARA_ACCESS_KEY_ID": D, "LARA_ACCESS_KEY_SECRET": D}),
+    ("linear", "linear-mcp-server@0.1.0", "n:linear-mcp-server", [], {"LINEAR_API_KEY": D}),
+    ("browsermcp", "@browsermcp/mcp@0.1.3", "n:mcp-server-browsermcp", [], {}),
+    ("browser-tools", "@agentdeskai/browser-tools-mcp@2.0.2", "n:browser-tools-mcp", [], {}),
+    ("cloudflare", "@cloudflare/mcp-server-cloudflare@0.2.0", "n:mcp-server-cloudflare", ["run", D], {}),
+    ("currents", "@currents/mcp@2.1.1", "n:mcp", [], {"CURRENTS_API_KEY": D}),
+    ("taskmanager", "@kazuph/mcp-taskmanager@1.1.1", "n:mcp-taskmanager", [],
+     {"TASK_MANAGER_FILE_PATH": "{tmp}/tasks.json"}),
+    ("brightdata", "@brightdata/mcp@2.11.3", "n:mcp", [], {"API_TOKEN": D}),
+    ("perplexity", "@perplexity-ai/mcp-server@1.2.1", "n:perplexity-mcp", [], {"PERPLEXITY_API_KEY": D}),
+    ("mastra-docs", "@mastra/mcp-docs-server@1.2.27", "n:mcp-docs-server", [], {}),
+    ("nx", "nx-mcp@0.25.0", "n:nx-mcp", ["{tmp}"], {}),
+    ("browserbase", "@browserbasehq/mcp-server-browserbase@2.4.3", "n:mcp-server-browserbase", [],
+     {"BROWSERBASE_API_KEY": D, "BROWSERBASE_PROJECT_ID": D, "GEMINI_API_KEY": D}),
+    ("dynatrace", "@dynatrace-oss/dynatrace-mcp-server@2.1.2", "n:mcp-server-dynatrace", [],
+     {"DT_ENVIRONMENT": "https://abc12345.apps.dynatrace.com", "DT_PLATFORM_TOKEN": D}),
+    ("upstash", "@upstash/mcp-server@0.3.0", "n:mcp-server", ["run", "--email", "a@b.invalid", "--api-key", D], {}),
+    ("qdrant", "mcp-server-qdrant==0.8.1", "p:mcp-server-qdrant", [],
+     {"QDRANT_URL": "http://127.0.0.1:9", "COLLECTION_NAME": "x"}),
+    ("chroma", "chroma-mcp==0.2.6", "p:chroma-mcp", ["--client-type", "ephemeral"], {}),
+    ("obsidian", "mcp-obsidian==0.2.3", "p:mcp-obsidian", [], {"OBSIDIAN_API_KEY": D}),
+    ("wikipedia", "wikipedia-mcp==2.0.1", "p:wikipedia-mcp", [], {}),
+    ("motherduck", "mcp-server-motherduck==1.1.0", "p:mcp-server-motherduck", ["--db-path", ":memory:", "--read-write"], {}),
+    ("neo4j-cypher", "mcp-neo4j-cypher==0.6.0", "p:mcp-neo4j-cypher", [],
+     {"NEO4J_URI": "bolt://127.0.0.1:9", "NEO4J_USERNAME": D, "NEO4J_PASSWORD": D}),
+    ("neo4j-memory", "mcp-neo4j-memory==0.4.5", "p:mcp-neo4j-memory", [],
+     {"NEO4J_URL": "bolt://127.0.0.1:9", "NEO4J_USERNAME": D, "NEO4J_PASSWORD": D}),
+    ("calculator", "mcp-server-calculator==0.2.1", "p:mcp-server-calculator", [], {}),
+    ("kagi", "kagimcp==1.0.2", "p:kagimcp", [], {"KAGI_API_KEY": D}),
+    ("pandoc", "mcp-pandoc==0.11.1", "p:mcp-pandoc", [], {}),
+    ("elasticsearch-py", "elasticsearch-mcp-server==2.1.6", "p:elasticsearch-mcp-server", [],
+     {"ELASTICSEARCH_HOSTS": "http://127.0.0.1:9", "ELASTICSEARCH_USERNAME": D, "ELASTICSEARCH_PASSWORD": D}),
+    ("tree-sitter", "mcp-server-tree-sitter==0.7.0", "p:mcp-server-tree-sitter", [], {}),
+    ("zotero", "zotero-mcp==0.3.1", "p:zotero-mcp", [], {"ZOTERO_LOCAL": "true"}),
+    ("reddit", "mcp-reddit==0.4.0", "p:mcp-reddit", [], {}),
+    ("sentry-py", "mcp-server-sentry==2025.1.14", "p:mcp-server-sentry", ["--auth-token", D], {}),
+    ("serper", "serper-mcp-server==0.0.10", "p:serper-mcp-server", [], {"SERPER_API_KEY": D}),
+    ("todoist", "todoist-mcp==0.4.0", "p:todoist-mcp", [], {"TODOIST_API_TOKEN": D}),
+    ("grafana", "mcp-grafana==2.1.1", "p:mcp-grafana", [],
+     {"GRAFANA_URL": "http://127.0.0.1:9", "GRAFANA_API_KEY": D}),
+    ("kubernetes-go", "kubernetes-mcp-server==0.0.69", "p:kubernetes-mcp-server", [], {}),
+    ("docker", "mcp-server-docker==0.3.0", "p:mcp-server-docker", [], {"DOCKER_HOST": "tcp://127.0.0.1:9"}),
+    ("youtube-transcript-py", "mcp-youtube-transcript==0.3.5", "p:mcp-youtube-transcript", [], {}),
+    ("langfuse", "langfuse-mcp==0.14.0", "p:langfuse-mcp", [],
+     {"LANGFUSE_PUBLIC_KEY": D, "LANGFUSE_SECRET_KEY": D, "LANGFUSE_HOST": "http://127.0.0.1:9"}),
+    ("trello", "mcp-server-trello==0.5.2", "p:mcp-server-trello", [], {"TRELLO_API_KEY": D, "TRELLO_TOKEN": D}),
+    ("semgrep", "semgrep-mcp==0.9.0", "p:semgrep-mcp", [], {}),
+    ("shell", "mcp-shell-server==1.1.14", "p:mcp-shell-server", [], {"ALLOW_COMMANDS": "ls,cat"}),
+    ("text-editor", "mcp-text-editor==1.2.2", "p:mcp-text-editor", [], {}),
+    ("odoo", "mcp-server-odoo==0.9.0", "p:mcp-server-odoo", [],
+     {"ODOO_URL": "http://127.0.0.1:9", "ODOO_API_KEY": D, "ODOO_DB": D}),
+]
+if SET == "third":
+    SERVERS = THIRD
+
 
 class Peer:
     def __init__(self, argv, env):
@@ -164,37 +249,48 @@ def tools_of(argv, env):
         peer.close()
 
 
+def collect(entry):
+    """Lists one server's tools: (tools or None, the line that reports it)."""
+    server, package, command, args, extra = entry
+    kind, name = command.split(":", 1)
+    if kind == "n":
+        # The package's own folder first: another's .bin may hold a dependency of that name.
+        own = os.path.join(PEERS, "npm-" + package.rsplit("@", 1)[0].replace("@", "").replace("/", "-"),
+                           "node_modules", ".bin")
+        exe = next((os.path.join(b, name) for b in [own] + NODE_BINS if os.path.exists(os.path.join(b, name))),
+                   os.path.join(NODE_BIN, name))
+    else:
+        exe = next((os.path.join(b, name) for b in PY_BINS if os.path.exists(os.path.join(b, name))),
+                   os.path.join(PEERS, "py-?", "bin", name))
+    tmp = tempfile.mkdtemp(prefix=f"trust-{SET}-")
+    env = {"PATH": f"{os.path.dirname(exe)}:{NODE_BIN}:{os.environ.get('PATH', '')}", "HOME": tmp,
+           "LANG": "C.UTF-8", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
+           "NO_PROXY": "127.0.0.1,localhost"}
+    env.update({k: v.replace("{tmp}", tmp) for k, v in extra.items()})
+    argv = [exe] + [a.replace("{tmp}", tmp) for a in args]
+    t0 = time.time()
+    try:
+        if not os.path.exists(exe):
+            raise FileNotFoundError(f"{exe} not installed")
+        tools = tools_of(argv, env)
+    except Exception as e:  # reported, the server left out
+        return None, f"skip  {server:22} {package}: {str(e)[:160]}"
+    if not tools:
+        return None, f"skip  {server:22} {package}: no tools listed"
+    return tools, f"ok    {server:22} {package}: {len(tools)} tools in {time.time() - t0:.1f} s"
+
+
 def main():
     out, failed = [], []
-    for server, package, command, args, extra in SERVERS:
-        kind, name = command.split(":", 1)
-        if kind == "n":
-            exe = os.path.join(NODE_BIN, name)
-        else:
-            exe = next((os.path.join(b, name) for b in PY_BINS if os.path.exists(os.path.join(b, name))),
-                       os.path.join(PEERS, "py-?", "bin", name))
-        tmp = tempfile.mkdtemp(prefix="trust-heldout-")
-        env = {"PATH": f"{os.path.dirname(exe)}:{NODE_BIN}:{os.environ.get('PATH', '')}", "HOME": tmp,
-               "LANG": "C.UTF-8", "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9",
-               "NO_PROXY": "127.0.0.1,localhost"}
-        env.update({k: v.replace("{tmp}", tmp) for k, v in extra.items()})
-        argv = [exe] + [a.replace("{tmp}", tmp) for a in args]
-        t0 = time.time()
-        try:
-            if not os.path.exists(exe):
-                raise FileNotFoundError(f"{exe} not installed")
-            tools = tools_of(argv, env)
-        except Exception as e:  # reported, the server left out
-            failed.append(server)
-            print(f"skip  {server:22} {package}: {str(e)[:160]}", flush=True)
-            continue
-        if not tools:
-            failed.append(server)
-            print(f"skip  {server:22} {package}: no tools listed", flush=True)
-            continue
-        print(f"ok    {server:22} {package}: {len(tools)} tools in {time.time() - t0:.1f} s", flush=True)
-        out.append({"server": server, "package": package, "tools": tools})
-    path = os.path.join(ROOT, "benches", "data", "trust", "heldout-real.json")
+    # JOBS servers at a time (default 1); the output keeps the order of SERVERS.
+    with concurrent.futures.ThreadPoolExecutor(int(os.environ.get("JOBS", "1"))) as pool:
+        for (server, package, *_), (tools, line) in zip(SERVERS, pool.map(collect, SERVERS)):
+            print(line, flush=True)
+            if tools is None:
+                failed.append(server)
+            else:
+                out.append({"server": server, "package": package, "tools": tools})
+    path = os.path.join(ROOT, "benches", "data", "trust", f"{SET}-real.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")
