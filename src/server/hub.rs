@@ -98,7 +98,7 @@ pub(crate) async fn serve_hub(
                     });
                 }
                 Err(ChannelError::ForeignPeer { peer, .. }) => {
-                    tracing::warn!(peer, "refused a connection of another user");
+                    tracing::warn!(%peer, "refused a connection of another user");
                 }
                 Err(err) => {
                     tracing::warn!(error = %err, "cannot accept a session");
