@@ -155,8 +155,8 @@ fn check_peer(pipe: RawHandle, side: Side, path: &Path, you: User) -> Result<(),
     // SAFETY: `pipe` is an open pipe handle this process owns; `pid` outlives the call.
     let ok = unsafe {
         match side {
-            Side::Server => GetNamedPipeServerProcessId(pipe as HANDLE, &mut pid),
-            Side::Client => GetNamedPipeClientProcessId(pipe as HANDLE, &mut pid),
+            Side::Server => GetNamedPipeServerProcessId(pipe, &mut pid),
+            Side::Client => GetNamedPipeClientProcessId(pipe, &mut pid),
         }
     };
     if ok == 0 {
@@ -350,7 +350,7 @@ fn current_user() -> io::Result<User> {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: a handle just opened for us, closed once.
-    let token = unsafe { OwnedHandle::from_raw_handle(token as RawHandle) };
+    let token = unsafe { OwnedHandle::from_raw_handle(token) };
     token_user(&token)
 }
 
@@ -362,21 +362,20 @@ fn process_user(pid: u32) -> io::Result<User> {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: a handle just opened for us, closed once.
-    let process = unsafe { OwnedHandle::from_raw_handle(process as RawHandle) };
+    let process = unsafe { OwnedHandle::from_raw_handle(process) };
     let mut token: HANDLE = std::ptr::null_mut();
     // SAFETY: `process` is open with query rights; `token` receives a handle we own.
-    if unsafe { OpenProcessToken(process.as_raw_handle() as HANDLE, TOKEN_QUERY, &mut token) } == 0
-    {
+    if unsafe { OpenProcessToken(process.as_raw_handle(), TOKEN_QUERY, &mut token) } == 0 {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: as above.
-    let token = unsafe { OwnedHandle::from_raw_handle(token as RawHandle) };
+    let token = unsafe { OwnedHandle::from_raw_handle(token) };
     token_user(&token)
 }
 
 /// The SID of a token's user, as text.
 fn token_user(token: &OwnedHandle) -> io::Result<User> {
-    let handle = token.as_raw_handle() as HANDLE;
+    let handle = token.as_raw_handle();
     let mut len = 0u32;
     // SAFETY: a size query (null buffer, length 0); it fails with the size needed.
     unsafe { GetTokenInformation(handle, TokenUser, std::ptr::null_mut(), 0, &mut len) };
@@ -487,7 +486,7 @@ pub(crate) fn lock_exclusive(file: &std::fs::File, wait: bool) -> io::Result<()>
     // SAFETY: `file` is an open handle we own; `overlapped` outlives the (synchronous) call.
     let ok = unsafe {
         LockFileEx(
-            file.as_raw_handle() as HANDLE,
+            file.as_raw_handle(),
             flags,
             0,
             u32::MAX,
@@ -523,7 +522,7 @@ mod tests {
         // SAFETY: an open pipe handle; the descriptor is freed below.
         let status = unsafe {
             GetSecurityInfo(
-                client.as_raw_handle() as HANDLE,
+                client.as_raw_handle(),
                 SE_KERNEL_OBJECT,
                 DACL_SECURITY_INFORMATION,
                 std::ptr::null_mut(),
@@ -571,6 +570,25 @@ mod tests {
             sddl.starts_with("D:P(A;;") && sddl.ends_with(&format!(";;;{you})")),
             "{sddl}"
         );
+    }
+
+    /// A pipe of the hub's name made before it (here by us; on a shared machine possibly
+    /// by another user, to catch the sessions) makes the bind fail: it is never shared.
+    #[tokio::test]
+    async fn a_pipe_made_before_the_hub_is_not_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub-squat.sock");
+        let name = pipe_name(&path, &current_user().unwrap());
+        let squatter = ServerOptions::new().create(&name).unwrap();
+        match Listener::bind(&path).await {
+            Err(ChannelError::Io { source, .. }) => {
+                assert_eq!(source.kind(), io::ErrorKind::AddrInUse, "{source}");
+            }
+            Err(other) => panic!("refused for the wrong reason: {other}"),
+            Ok(_) => panic!("the hub shared a pipe it did not make"),
+        }
+        drop(squatter);
+        let _hub = Listener::bind(&path).await.unwrap();
     }
 
     #[test]
