@@ -580,6 +580,13 @@ mod tests {
         let path = dir.path().join("hub-squat.sock");
         let name = pipe_name(&path, &current_user().unwrap());
         let squatter = ServerOptions::new().create(&name).unwrap();
+        // Windows refuses a first instance of a name that exists; Wine 8.0 ignores the
+        // flag (a second "first" instance is made). There the sessions' check of the
+        // pipe's server process is what keeps another user's pipe out.
+        if let Ok(_second) = ServerOptions::new().first_pipe_instance(true).create(&name) {
+            eprintln!("this system ignores FILE_FLAG_FIRST_PIPE_INSTANCE (Wine does); not checked");
+            return;
+        }
         match Listener::bind(&path).await {
             Err(ChannelError::Io { source, .. }) => {
                 assert_eq!(source.kind(), io::ErrorKind::AddrInUse, "{source}");
