@@ -98,7 +98,7 @@ pub(crate) async fn serve_hub(
                     });
                 }
                 Err(ChannelError::ForeignPeer { peer, .. }) => {
-                    tracing::warn!(peer, "refused a connection of another user");
+                    tracing::warn!(%peer, "refused a connection of another user");
                 }
                 Err(err) => {
                     tracing::warn!(error = %err, "cannot accept a session");
@@ -157,5 +157,121 @@ async fn session(shared: &Arc<Shared>, channel: Channel, max: usize) {
             tracing::debug!(?quit, "a hub session ended");
         }
         Err(err) => tracing::debug!(error = %err, "a hub session did not start"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // A test panics on broken setup; the crate-wide denial is for the library.
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::platform::hub::connect;
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+    /// One session's end of the hub's channel, speaking newline-delimited JSON-RPC.
+    struct Session {
+        lines: tokio::io::Lines<BufReader<Box<dyn tokio::io::AsyncRead + Send + Unpin>>>,
+        writer: Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+    }
+
+    impl Session {
+        async fn join(socket: &Path) -> Session {
+            Session::over(connect(socket).await.unwrap())
+        }
+
+        fn over(channel: Channel) -> Session {
+            Session {
+                lines: BufReader::new(channel.reader).lines(),
+                writer: channel.writer,
+            }
+        }
+
+        async fn send(&mut self, message: Value) {
+            let mut line = message.to_string();
+            line.push('\n');
+            self.writer.write_all(line.as_bytes()).await.unwrap();
+            self.writer.flush().await.unwrap();
+        }
+
+        /// The answer to request `id`, skipping notifications.
+        async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+            self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+                .await;
+            loop {
+                let line = self.lines.next_line().await.unwrap().unwrap();
+                let message: Value = serde_json::from_str(&line).unwrap();
+                if message["id"] == id && message.get("method").is_none() {
+                    return message;
+                }
+            }
+        }
+
+        /// initialize, initialized, tools/list: the names listed.
+        async fn open(&mut self) -> Vec<String> {
+            let init = self
+                .request(
+                    1,
+                    "initialize",
+                    json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "hub-unit", "version": "1"}}),
+                )
+                .await;
+            assert!(init.get("result").is_some(), "{init}");
+            self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .await;
+            let listed = self.request(2, "tools/list", json!({})).await;
+            (listed["result"]["tools"].as_array().unwrap().iter())
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect()
+        }
+    }
+
+    /// The hub over this OS's channel (a Unix socket, or the named pipe on Windows, where
+    /// this runs under Wine in `.ci/cross`): two sessions at once, each with its handshake
+    /// and list, then the hub leaves with its last session (`hub_grace_sec = 0`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_sessions_share_one_hub_over_the_channel_and_it_leaves_after_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("servers.toml");
+        std::fs::write(&path, "[settings]\nhub_grace_sec = 0\n").unwrap();
+        let config = Config::load(&path).unwrap();
+        let socket = dir.path().join("hub-unit.sock");
+        let sessions = async {
+            // The first session connects as soon as the hub listens (a probe that came and
+            // went would end the hub's first wait: its grace is 0).
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+            let mut a = loop {
+                match connect(&socket).await {
+                    Ok(channel) => break Session::over(channel),
+                    Err(ChannelError::NotListening { .. }) => {}
+                    Err(err) => panic!("{err}"),
+                }
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "the hub never listened"
+                );
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            };
+            let a_tools = a.open().await;
+            let joined = std::time::Instant::now();
+            let mut b = Session::join(&socket).await;
+            let b_tools = b.open().await;
+            eprintln!(
+                "a session joining the running hub: first tools/list in {:.1} ms",
+                joined.elapsed().as_secs_f64() * 1000.0
+            );
+            for tools in [&a_tools, &b_tools] {
+                assert!(tools.iter().any(|t| t == "call_tool"), "{tools:?}");
+            }
+            assert_eq!(a_tools, b_tools);
+        };
+        let (served, ()) = tokio::join!(serve_hub(config, None, &socket), sessions);
+        served.unwrap();
+        assert!(matches!(
+            connect(&socket).await.err().unwrap(),
+            ChannelError::NotListening { .. }
+        ));
     }
 }

@@ -5,9 +5,10 @@
 //! talks to a hub run by its own user. Unix: a Unix socket in a directory only the user may
 //! enter (0700, checked to be the user's own, never followed through a symlink), the socket
 //! file's owner checked before connecting, and the peer's uid checked on both ends
-//! (`SO_PEERCRED` / `getpeereid`). Windows: not offered yet ([`HUB_SUPPORTED`] is false and
-//! sessions run alone, as with `hub = false`, each logging so); a named pipe with an
-//! owner-only ACL is the way there. Depends on nothing in the crate.
+//! (`SO_PEERCRED` / `getpeereid`). Windows: a named pipe whose DACL admits the user's SID
+//! alone, made first-instance-only (no one else's pipe of that name is shared), local
+//! clients only, and the peer process's token user checked on both ends (see `windows.rs`).
+//! Depends on nothing in the crate but its sibling [`super::dirs`].
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -23,25 +24,21 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
-pub(crate) use imp::{Listener, connect, detach, lock_exclusive, user_id};
+pub(crate) use imp::{Listener, User, connect, detach, lock_exclusive, user_id};
 
 /// Whether this OS has the hub: sessions of a config share one process there.
-pub(crate) const HUB_SUPPORTED: bool = cfg!(unix);
+pub(crate) const HUB_SUPPORTED: bool = cfg!(any(unix, windows));
 
 /// The folder inside the runtime directory.
 const APP: &str = "mcp-defer";
 
 /// One end of a connection: what is read, and what is written.
-// Windows has no hub yet: only the Unix side builds or reads these.
-#[cfg_attr(windows, allow(dead_code))]
 pub(crate) struct Channel {
     pub reader: Box<dyn AsyncRead + Send + Unpin>,
     pub writer: Box<dyn AsyncWrite + Send + Unpin>,
 }
 
 /// Why a hub's channel cannot be used.
-// Windows has no hub yet: only the Unix side builds or reads these.
-#[cfg_attr(windows, allow(dead_code))]
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ChannelError {
     /// Nothing listens there (no socket file, or a stale one: the hub that made it is gone).
@@ -53,12 +50,29 @@ pub(crate) enum ChannelError {
          of your own)",
         path.display()
     )]
-    ForeignOwner { path: PathBuf, owner: u32, you: u32 },
+    // Unix: the socket file's owner (Windows refuses by the pipe's ACL: `ForeignPipe`).
+    #[cfg_attr(windows, allow(dead_code))]
+    ForeignOwner {
+        path: PathBuf,
+        owner: User,
+        you: User,
+    },
+    #[error(
+        "the hub's pipe {name} (for {}) exists but refuses you: another user made it; \
+         refusing it (this session runs its own servers until that process is gone)",
+        path.display()
+    )]
+    #[cfg_attr(unix, allow(dead_code))]
+    ForeignPipe { path: PathBuf, name: String },
     #[error(
         "the process at {} runs as user {peer}, not as you (user {you}); refusing it",
         path.display()
     )]
-    ForeignPeer { path: PathBuf, peer: u32, you: u32 },
+    ForeignPeer {
+        path: PathBuf,
+        peer: User,
+        you: User,
+    },
     #[error(
         "{} is not a private directory of yours ({why}); the hub's socket must not be \
          reachable by other users: remove it, or set XDG_RUNTIME_DIR to a directory of your own",
@@ -66,6 +80,7 @@ pub(crate) enum ChannelError {
     )]
     OpenDir { path: PathBuf, why: String },
     #[error("{} is not a socket; remove it", path.display())]
+    #[cfg_attr(windows, allow(dead_code))]
     NotASocket { path: PathBuf },
     #[error("the hub is not available on this OS yet")]
     Unsupported,
@@ -77,7 +92,7 @@ pub(crate) enum ChannelError {
 /// missing and checked to be the user's own and private when present:
 /// `$XDG_RUNTIME_DIR/mcp-defer`, else `/run/user/<uid>/mcp-defer` where that is the user's
 /// (what `XDG_RUNTIME_DIR` names under systemd), else `<temp>/mcp-defer-<uid>` (macOS has a
-/// per-user temp). Sessions of every client must find the same one, and clients differ in
+/// per-user temp); on Windows `%LOCALAPPDATA%\mcp-defer\hub`. Sessions of every client must find the same one, and clients differ in
 /// what environment they pass a server: Codex passes `HOME`, `PATH`, `TMPDIR` and a few more,
 /// never `XDG_RUNTIME_DIR`, so its sessions look up `/run/user/<uid>` themselves.
 ///
@@ -90,8 +105,8 @@ pub(crate) fn hub_dir() -> Result<PathBuf, ChannelError> {
     let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute());
-    let dir = match runtime.or_else(imp::user_runtime_dir) {
-        Some(runtime) => runtime.join(APP),
+    let dir = match runtime.map(|r| r.join(APP)).or_else(imp::default_hub_dir) {
+        Some(dir) => dir,
         None => std::env::temp_dir().join(format!("{APP}-{}", user_id())),
     };
     imp::private_dir(&dir)?;
@@ -118,7 +133,6 @@ pub(crate) fn private_dir_verdict(owner: u32, mode: u32, you: u32) -> Result<(),
     Ok(())
 }
 
-#[cfg_attr(windows, allow(dead_code))]
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> ChannelError + '_ {
     move |source| ChannelError::Io {
         path: path.to_path_buf(),
@@ -128,7 +142,101 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> ChannelError + '_ {
 
 #[cfg(test)]
 mod tests {
+    // A test panics on broken setup; the crate-wide denial is for the library.
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// The channel of this OS (Unix socket, or named pipe): a session connects to a hub
+    /// bound at a path, and bytes go both ways.
+    #[tokio::test]
+    async fn a_session_reaches_the_hub_and_bytes_go_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub-trip.sock");
+        assert!(matches!(
+            connect(&path).await.err().unwrap(),
+            ChannelError::NotListening { stale: false, .. }
+        ));
+        let listener = Listener::bind(&path).await.unwrap();
+        let hub = tokio::spawn(async move {
+            let mut served = Vec::new();
+            // Two sessions, one after the other: the hub takes more than one.
+            for _ in 0..2 {
+                let mut channel = listener.accept().await.unwrap();
+                let mut asked = [0u8; 4];
+                channel.reader.read_exact(&mut asked).await.unwrap();
+                channel.writer.write_all(b"pong").await.unwrap();
+                channel.writer.flush().await.unwrap();
+                served.push(asked);
+            }
+            listener
+        });
+        for _ in 0..2 {
+            let mut session = connect(&path).await.unwrap();
+            session.writer.write_all(b"ping").await.unwrap();
+            session.writer.flush().await.unwrap();
+            let mut answer = [0u8; 4];
+            session.reader.read_exact(&mut answer).await.unwrap();
+            assert_eq!(&answer, b"pong");
+        }
+        let listener = hub.await.unwrap();
+        drop(listener);
+        assert!(matches!(
+            connect(&path).await.err().unwrap(),
+            ChannelError::NotListening { .. }
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_second_hub_at_the_same_place_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub-twice.sock");
+        let first = Listener::bind(&path).await.unwrap();
+        match Listener::bind(&path).await {
+            Err(ChannelError::Io { source, .. }) => {
+                assert_eq!(source.kind(), io::ErrorKind::AddrInUse, "{source}");
+            }
+            Err(other) => panic!("refused for the wrong reason: {other}"),
+            Ok(_) => panic!("a second hub bound the same place"),
+        }
+        // Once the first is gone, a new hub may listen there.
+        drop(first);
+        let _again = Listener::bind(&path).await.unwrap();
+        connect(&path).await.unwrap();
+    }
+
+    #[test]
+    fn the_start_lock_admits_one_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("hub.lock");
+        let open = || {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .unwrap()
+        };
+        let (one, two) = (open(), open());
+        lock_exclusive(&one, false).unwrap();
+        assert_eq!(
+            lock_exclusive(&two, false).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        drop(one);
+        lock_exclusive(&two, false).unwrap();
+    }
+
+    #[test]
+    fn the_hub_folder_is_made_then_checked() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join(APP);
+        imp::private_dir(&dir).unwrap();
+        assert!(dir.is_dir(), "{}", dir.display());
+        // Present already: checked (ours, private, not a link), not made again.
+        imp::private_dir(&dir).unwrap();
+    }
 
     #[test]
     fn only_a_private_directory_of_ours_is_used() {

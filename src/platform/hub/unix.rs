@@ -10,19 +10,22 @@ use super::{Channel, ChannelError, io_at, private_dir_verdict, same_user};
 /// second lock on the door).
 const SOCKET_MODE: u32 = 0o600;
 
+/// A Unix user: their uid.
+pub(crate) type User = u32;
+
 /// The effective user id of this process.
-pub(crate) fn user_id() -> u32 {
+pub(crate) fn user_id() -> User {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
-/// `/run/user/<uid>` when it is a directory of this user (systemd-logind makes it at login;
-/// it is what `XDG_RUNTIME_DIR` names there).
-pub(super) fn user_runtime_dir() -> Option<PathBuf> {
+/// `/run/user/<uid>/mcp-defer` when `/run/user/<uid>` is a directory of this user
+/// (systemd-logind makes it at login; it is what `XDG_RUNTIME_DIR` names there).
+pub(super) fn default_hub_dir() -> Option<PathBuf> {
     let you = user_id();
     let dir = PathBuf::from(format!("/run/user/{you}"));
     let meta = std::fs::symlink_metadata(&dir).ok()?;
-    (meta.file_type().is_dir() && same_user(meta.uid(), you)).then_some(dir)
+    (meta.file_type().is_dir() && same_user(meta.uid(), you)).then(|| dir.join(super::APP))
 }
 
 /// Creates `dir` owner-only when missing; checks an existing one is ours, private and not a
