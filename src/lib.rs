@@ -38,9 +38,10 @@
 //!     (implemented by the handler; `meta/` imports no other part of `server` but `view`);
 //!   - `server/route.rs`: where a call is routed downstream; `server/output_limit.rs`;
 //!   - `server/publish.rs`: what was ingested becomes appends and list-changed;
-//!   - `server/passthrough/`: prompts, resources, completions, MCP logging, and the
-//!     requests servers send their client (sampling, elicitation, roots), with each
-//!     connection's envelope;
+//!   - `server/forwarded/`: the client's prompts, resources, completions and
+//!     `logging/setLevel`, forwarded to the server that owns each; `server/passthrough/`:
+//!     what those hold (shown lists, subscriptions, log levels), the requests servers send
+//!     their client (sampling, elicitation, roots), and each connection's envelope;
 //!   - `server/view.rs`: the servers as a request sees them (config and handles together)
 //!     and the one answer to which are removed or unavailable, and why;
 //!   - `server/stdio/` and `server/serve.rs`: the stdio session; `server/http/`: where an

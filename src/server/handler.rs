@@ -20,10 +20,11 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
 use super::error::ServeError;
+use super::forwarded::{completions, prompts, resources, set_level};
 use super::meta::Relists;
 use super::meta::validate::Validators;
 use super::meta::{self, MetaTool};
-use super::passthrough::{ClientRequests, completions, prompts, resources, set_level};
+use super::passthrough::ClientRequests;
 use super::session::{Mode, Session};
 use super::shared::Shared;
 use super::stdio::ToolLists;

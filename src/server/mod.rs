@@ -11,8 +11,9 @@
 //!   what comes back.
 //! - [`publish`]: what [`crate::ingest`] learnt becomes appends and list-changed.
 //! - [`usage`]: which tool a session chose after which search, for search to learn from.
-//! - [`passthrough`]: prompts, resources, completions and the requests servers send their
-//!   client, forwarded as they would be directly; [`tasks`]: 2025-11-25 tasks.
+//! - [`forwarded`]: the client's prompts, resources, completions and log level, forwarded
+//!   as they would go directly; [`passthrough`]: what they and the requests servers send
+//!   their client hold (shown lists, subscriptions, levels); [`tasks`]: 2025-11-25 tasks.
 //! - [`view`]: the servers as a request sees them (config and handles together), and the
 //!   one answer to which are removed or unavailable, and why a name is unknown.
 //! - transports: [`stdio`] (framing, the listed bytes spliced into `tools/list`),
@@ -26,6 +27,7 @@
 //! the order [`crate::sync::order`] writes down.
 
 mod error;
+mod forwarded;
 mod handler;
 mod http;
 mod hub;

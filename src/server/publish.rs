@@ -14,7 +14,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::error::ServeError;
-use super::passthrough::{ClientRequests, resources};
+use super::forwarded::resources;
+use super::passthrough::ClientRequests;
 use super::session::{Change, Session};
 use super::shared::Shared;
 use crate::catalog::Catalog;

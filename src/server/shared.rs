@@ -50,7 +50,7 @@ pub(crate) struct Shared {
     /// call they came during, and the capabilities clients declared.
     client: ClientRequests,
     /// Downstream resource subscriptions, counted across every session's holds
-    /// (`passthrough/resources.rs`).
+    /// (`forwarded/resources.rs`).
     subscriptions: Subscriptions,
     /// Live sessions, for what is published to reach each ([`Shared::open_session`],
     /// [`Shared::live_sessions`]). A session that ended is pruned on the next walk.

@@ -26,7 +26,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
 
-use super::passthrough::downstream_error;
+use super::forwarded::downstream_error;
 use super::shared::Shared;
 use super::task_wire::{RELATED_TASK, TASK_METHOD_PREFIX, Tasks, inward, rename};
 use super::{meta, route};

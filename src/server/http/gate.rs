@@ -30,11 +30,11 @@ use http_body::{Frame, SizeHint};
 use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::error::HttpError;
 use super::expiry::{Admission, IdInFlight, Owner, Principal, Reservation, Sessions};
 use crate::config::{HttpSettings, TokenSource};
 use crate::ingest::Registry;
 use crate::protocol::{self, method};
+use crate::server::error::HttpError;
 use crate::server::reused_ids::http as reused_ids;
 use crate::sync::lock;
 

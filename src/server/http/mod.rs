@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::passthrough::ClientRequests;
 mod connections;
-mod error;
 mod expiry;
 mod gate;
 mod listen;
@@ -29,9 +28,7 @@ mod probes;
 mod tasks;
 mod token_file;
 
-pub(crate) use error::HttpError;
-
-use super::error::ServeError;
+use super::error::{HttpError, ServeError};
 use super::handler::DeferServer;
 use super::reload::{Reloader, Source, View as ReloadedView};
 use super::shared::Shared;

@@ -52,7 +52,7 @@ impl LogLevel {
         LogLevel(Arc::new(Mutex::new(Some(level))))
     }
 
-    pub(super) fn set(&self, level: LoggingLevel) {
+    pub(in crate::server) fn set(&self, level: LoggingLevel) {
         *lock(&self.0) = Some(level);
     }
 
@@ -63,7 +63,7 @@ impl LogLevel {
 }
 
 /// Severity order, RFC 5424's as the spec says: debug is the least severe.
-pub(super) fn rank(level: LoggingLevel) -> u8 {
+pub(in crate::server) fn rank(level: LoggingLevel) -> u8 {
     match level {
         LoggingLevel::Debug => 0,
         LoggingLevel::Info => 1,

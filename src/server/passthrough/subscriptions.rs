@@ -40,7 +40,7 @@ impl Holds {
     }
 
     /// Gives back one of this session's holds on `uri`; false when it held none.
-    pub(super) fn unhold(&self, uri: &str) -> bool {
+    pub(in crate::server) fn unhold(&self, uri: &str) -> bool {
         let mut subscribed = lock(&self.subscribed);
         let Some(count) = subscribed.get_mut(uri) else {
             return false;
@@ -85,7 +85,7 @@ struct Subscription {
 impl Subscriptions {
     /// Counts one more hold of `mine` on `uri` when a server is subscribed to it already;
     /// false when none is.
-    pub(super) fn join(&self, uri: &str, mine: &Holds) -> bool {
+    pub(in crate::server) fn join(&self, uri: &str, mine: &Holds) -> bool {
         let mut subscriptions = lock(&self.0);
         let Some(known) = subscriptions.get_mut(uri) else {
             return false;
@@ -96,7 +96,7 @@ impl Subscriptions {
     }
 
     /// Counts a hold of `mine` on `uri`, which `server` is now subscribed to.
-    pub(super) fn add(&self, uri: &str, server: usize, mine: &Holds) {
+    pub(in crate::server) fn add(&self, uri: &str, server: usize, mine: &Holds) {
         lock(&self.0)
             .entry(uri.to_owned())
             .and_modify(|s| s.count += 1)
@@ -105,7 +105,7 @@ impl Subscriptions {
     }
 
     /// Gives back one hold on `uri`: the server to unsubscribe on when it was the last.
-    pub(super) fn release(&self, uri: &str) -> Option<usize> {
+    pub(in crate::server) fn release(&self, uri: &str) -> Option<usize> {
         let mut subscriptions = lock(&self.0);
         let known = subscriptions.get_mut(uri)?;
         known.count -= 1;

@@ -70,9 +70,9 @@ pub(crate) struct Session {
     notifier: Notifier,
     /// The level this session set with `logging/setLevel` (`passthrough/logging.rs`).
     log_level: LogLevel,
-    /// The prompt list this session was shown (`passthrough/prompts.rs`).
+    /// The prompt list this session was shown (`forwarded/prompts.rs`).
     prompts: Prompts,
-    /// The resource lists this session was shown (`passthrough/resources.rs`).
+    /// The resource lists this session was shown (`forwarded/resources.rs`).
     resources: ResourceLists,
     /// The resource subscriptions this session holds (`passthrough/subscriptions.rs`).
     holds: Holds,

@@ -9,9 +9,9 @@ use rmcp::RoleServer;
 use rmcp::model::{CompleteRequestParams, CompleteResult, Reference};
 use rmcp::service::RequestContext;
 
-use super::envelope::forwarded_meta;
 use super::{answered, prompts, resources};
 use crate::ingest::Registry;
+use crate::server::passthrough::envelope::forwarded_meta;
 use crate::server::shared::Shared;
 
 /// `completion/complete`, asked of the server that owns the reference.

@@ -12,8 +12,8 @@ use rmcp::model::{GetPromptRequestParams, GetPromptResult};
 use rmcp::service::RequestContext;
 
 use super::answered;
-use super::envelope::forwarded_meta;
 use crate::catalog::PromptCatalog;
+use crate::server::passthrough::envelope::forwarded_meta;
 use crate::server::shared::Shared;
 
 /// `prompts/get`: the owning server answers, asked with the prompt's original name.
@@ -72,7 +72,7 @@ pub(super) fn for_completion(catalog: &PromptCatalog, name: &str) -> Option<(usi
 mod tests {
     use super::*;
     use crate::catalog::ServerKey;
-    use crate::server::passthrough::shown::Prompts;
+    use crate::server::passthrough::Prompts;
     use rmcp::model::Prompt;
 
     /// The prompt catalog and the client's list, applied as `ingest` and `publish` do.

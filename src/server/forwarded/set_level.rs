@@ -9,7 +9,7 @@
 use rmcp::ErrorData as McpError;
 use rmcp::model::LoggingLevel;
 
-use super::logging::{LogLevel, rank};
+use crate::server::passthrough::{LogLevel, rank};
 use crate::server::shared::Shared;
 
 /// `logging/setLevel` of the session whose level is `mine`: its level, and every

@@ -18,10 +18,10 @@ use rmcp::model::{ReadResourceRequestParams, ReadResourceResult};
 use rmcp::service::RequestContext;
 use tokio::sync::mpsc;
 
-use super::envelope::forwarded_meta;
-use super::subscriptions::Holds;
 use super::{Tried, answered, downstream_error, first_that_answers};
 use crate::catalog::{ResourceCatalog, Route};
+use crate::server::passthrough::Holds;
+use crate::server::passthrough::envelope::forwarded_meta;
 use crate::server::shared::Shared;
 
 /// The servers to ask about `uri`, in the order to ask them.
@@ -142,7 +142,7 @@ pub(crate) async fn release_ended(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::passthrough::shown::ResourceLists;
+    use crate::server::passthrough::ResourceLists;
     use rmcp::model::{Resource, ResourceTemplate};
 
     /// The resource catalog and the client's lists, applied as `ingest` and `publish` do.
