@@ -133,6 +133,27 @@ pub(crate) fn private_dir_verdict(owner: u32, mode: u32, you: u32) -> Result<(),
     Ok(())
 }
 
+/// Takes the lock a hub holds for its whole life on `<path>.alive`, so a second hub for the
+/// same place learns that one runs (the OS lets go of it with the process, however it ends).
+/// `options` carry the OS's own settings (Unix: owner-only mode).
+fn hold_alive(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+) -> Result<std::fs::File, ChannelError> {
+    let alive_path = path.with_extension("alive");
+    let alive = (options.create(true).truncate(false).write(true))
+        .open(&alive_path)
+        .map_err(io_at(&alive_path))?;
+    match lock_exclusive(&alive, false) {
+        Ok(()) => Ok(alive),
+        Err(err) if err.kind() == io::ErrorKind::WouldBlock => Err(io_at(path)(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            "another hub runs for this socket",
+        ))),
+        Err(err) => Err(io_at(&alive_path)(err)),
+    }
+}
+
 fn io_at(path: &Path) -> impl FnOnce(io::Error) -> ChannelError + '_ {
     move |source| ChannelError::Io {
         path: path.to_path_buf(),

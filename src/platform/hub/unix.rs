@@ -131,24 +131,7 @@ impl Listener {
     /// # Errors
     /// `AddrInUse` when a hub answers there; the refusals of [`connect`]; I/O errors.
     pub(crate) async fn bind(path: &Path) -> Result<Listener, ChannelError> {
-        let alive_path = path.with_extension("alive");
-        let alive = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(SOCKET_MODE)
-            .open(&alive_path)
-            .map_err(io_at(&alive_path))?;
-        match lock_exclusive(&alive, false) {
-            Ok(()) => {}
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                return Err(io_at(path)(io::Error::new(
-                    io::ErrorKind::AddrInUse,
-                    "another hub runs for this socket",
-                )));
-            }
-            Err(err) => return Err(io_at(&alive_path)(err)),
-        }
+        let alive = super::hold_alive(path, std::fs::OpenOptions::new().mode(SOCKET_MODE))?;
         match connect(path).await {
             Ok(_) => {
                 return Err(io_at(path)(io::Error::new(

@@ -210,20 +210,7 @@ impl Listener {
     /// `AddrInUse` when a hub (or anyone) holds that pipe name; I/O errors.
     pub(crate) async fn bind(path: &Path) -> Result<Listener, ChannelError> {
         let in_use = |why: &str| io_at(path)(io::Error::new(io::ErrorKind::AddrInUse, why));
-        let alive_path = path.with_extension("alive");
-        let alive = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&alive_path)
-            .map_err(io_at(&alive_path))?;
-        match lock_exclusive(&alive, false) {
-            Ok(()) => {}
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
-                return Err(in_use("another hub runs for this socket"));
-            }
-            Err(err) => return Err(io_at(&alive_path)(err)),
-        }
+        let alive = super::hold_alive(path, &mut std::fs::OpenOptions::new())?;
         let you = current_user().map_err(io_at(path))?;
         let descriptor = Descriptor::owner_only(&you).map_err(io_at(path))?;
         let name = pipe_name(path, &you);
