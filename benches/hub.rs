@@ -1,11 +1,13 @@
 //! Many client sessions at once over the five reference servers (issue 29): the servers
 //! registered directly (each session starts its own), through mcp-defer with one process per
 //! session (`--no-hub`), and through the hub. For 1, 5 and 10 concurrent sessions: the
-//! processes on the client's side, their total RSS once every server is up, and each
+//! processes on the client's side, their total RSS once every server is up (right after
+//! each session's calls, and again after 7 s idle, as sessions are between turns), and each
 //! session's time to its first `tools/list` (direct: until every server has listed).
 //! Then one more session joins: its time to the first `tools/list`.
 //!
-//! `cargo bench --bench hub -- [--sessions 1,5,10] [--modes direct,alone,hub]` (Linux: reads /proc; needs .peers).
+//! `cargo bench --bench hub -- [--sessions 1,5,10] [--modes direct,alone,hub]` (Linux: reads /proc; needs .peers);
+//! `MCP_DEFER_BIN` measures another build of mcp-defer.
 //! A bench, not a test: figures go to docs/benchmarks.md.
 
 // A bench panics on broken setup; the crate-wide denial is for the library.
@@ -19,7 +21,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-defer");
+/// The binary measured: this build's, or `MCP_DEFER_BIN`'s (two builds side by side).
+fn bin() -> PathBuf {
+    std::env::var_os("MCP_DEFER_BIN")
+        .map_or_else(|| env!("CARGO_BIN_EXE_mcp-defer").into(), PathBuf::from)
+}
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -168,7 +174,7 @@ fn session(
             peers,
         };
     }
-    let mut command = Command::new(BIN);
+    let mut command = Command::new(bin());
     command
         .args(["serve", "--config"])
         .arg(config)
@@ -238,8 +244,17 @@ fn processes() -> Vec<(i32, i32, (u64, u64), String)> {
     all
 }
 
+/// What the client's side is made of: its process count, total RSS and PSS (kB), and
+/// mcp-defer's own processes among them by role (RSS, PSS in kB each).
+struct Tree {
+    count: usize,
+    rss: u64,
+    pss: u64,
+    ours: Vec<(&'static str, (u64, u64))>,
+}
+
 /// The processes of the client's side: `roots`, the hubs of `config`, and their descendants.
-fn tree(roots: &[u32], config: &Path) -> (usize, u64, u64) {
+fn tree(roots: &[u32], config: &Path) -> Tree {
     let all = processes();
     let marker = config.display().to_string();
     let mut pids: BTreeSet<i32> = roots.iter().map(|&p| p as i32).collect();
@@ -259,9 +274,46 @@ fn tree(roots: &[u32], config: &Path) -> (usize, u64, u64) {
             break;
         }
     }
-    let mine = all.iter().filter(|(p, ..)| pids.contains(p));
-    let (rss, pss) = mine.fold((0, 0), |(r, p), (_, _, (rss, pss), _)| (r + rss, p + pss));
-    (pids.len(), rss, pss)
+    let mine: Vec<_> = all.iter().filter(|(p, ..)| pids.contains(p)).collect();
+    let (rss, pss) = (mine.iter()).fold((0, 0), |(r, p), (_, _, (rss, pss), _)| (r + rss, p + pss));
+    let bin = bin().display().to_string();
+    let ours = (mine.iter())
+        .filter(|(.., c)| c.starts_with(&bin))
+        .map(|(_, _, memory, c)| {
+            let role = match c {
+                c if c.contains(" __watchdog") => "watchdog",
+                c if c.contains("--hub") => "hub",
+                _ => "session",
+            };
+            (role, *memory)
+        })
+        .collect();
+    Tree {
+        count: pids.len(),
+        rss,
+        pss,
+        ours,
+    }
+}
+
+/// mcp-defer's processes by role: `role count x mean RSS (mean PSS)`, in MB.
+fn roles(ours: &[(&str, (u64, u64))]) -> String {
+    let mut text = Vec::new();
+    for role in ["session", "hub", "watchdog"] {
+        let of: Vec<_> = ours
+            .iter()
+            .filter(|(r, _)| *r == role)
+            .map(|(_, m)| m)
+            .collect();
+        if of.is_empty() {
+            continue;
+        }
+        let n = of.len() as f64;
+        let rss = of.iter().map(|m| m.0).sum::<u64>() as f64 / n / 1024.0;
+        let pss = of.iter().map(|m| m.1).sum::<u64>() as f64 / n / 1024.0;
+        text.push(format!("{role} {} x {rss:.1} ({pss:.1})", of.len()));
+    }
+    text.join(", ")
 }
 
 fn hubs_running(config: &Path) -> bool {
@@ -296,9 +348,9 @@ fn main() {
         .unwrap_or_else(|| vec![Mode::Direct, Mode::Alone, Mode::Hub]);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     println!(
-        "| sessions | servers registered | processes | total RSS | total PSS | first tools/list p50 / max | one more session joins |"
+        "| sessions | servers registered | processes | total RSS busy / idle | total PSS busy / idle | first tools/list p50 / max | one more session joins | mcp-defer's processes idle: count x RSS (PSS), MB |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---:|---:|---:|---:|---:|---|");
     for &n in &counts {
         for mode in modes.iter().copied() {
             let dir = tempfile::tempdir().expect("temp dir");
@@ -328,18 +380,25 @@ fn main() {
                 .iter()
                 .flat_map(|s| s.peers.iter().map(|p| p.child.id()))
                 .collect();
-            let (count, rss, pss) = tree(&roots, &config);
+            let busy = tree(&roots, &config);
+            // Then idle, as sessions are between turns: past the relay's trim (`IDLE_TRIM`).
+            std::thread::sleep(Duration::from_secs(7));
+            let idle = tree(&roots, &config);
             let joined = session(mode, &config, &run, &servers);
             let mut firsts: Vec<Duration> = sessions.iter().map(|s| s.first_list).collect();
             firsts.sort();
             println!(
-                "| {n} | {} | {count} | {:.0} MB | {:.0} MB | {:.0} / {:.0} ms | {:.1} ms |",
+                "| {n} | {} | {} | {:.0} / {:.0} MB | {:.0} / {:.0} MB | {:.0} / {:.0} ms | {:.1} ms | {} |",
                 mode.name(),
-                rss as f64 / 1024.0,
-                pss as f64 / 1024.0,
+                idle.count,
+                busy.rss as f64 / 1024.0,
+                idle.rss as f64 / 1024.0,
+                busy.pss as f64 / 1024.0,
+                idle.pss as f64 / 1024.0,
                 ms(firsts[firsts.len() / 2]),
                 ms(firsts[firsts.len() - 1]),
                 ms(joined.first_list),
+                roles(&idle.ours),
             );
             for mut peer in sessions.into_iter().chain([joined]).flat_map(|s| s.peers) {
                 drop(peer.stdin);

@@ -172,6 +172,51 @@ async fn two_sessions_share_one_hub_and_one_server_each_with_its_own_list() {
     assert!(sockets(&run).is_empty(), "{:?}", sockets(&run));
 }
 
+/// The kB of the mcp-defer binary's file pages resident in process `pid` (its mappings'
+/// `Rss` less their `Anonymous`, the relocated pages that are the process's own).
+fn resident_binary_kb(pid: u32) -> u64 {
+    let binary = Path::new(&crate::support::bin_under_test())
+        .canonicalize()
+        .expect("binary path");
+    let binary = binary.display().to_string();
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let (mut ours, mut total) = (false, 0);
+    for line in smaps.lines() {
+        let mut fields = line.split_whitespace();
+        match (fields.next(), fields.next()) {
+            (Some(range), _) if range.contains('-') && !range.ends_with(':') => {
+                ours = line.trim_end().ends_with(&binary);
+            }
+            (Some("Rss:"), Some(kb)) if ours => total += kb.parse::<u64>().unwrap_or(0),
+            (Some("Anonymous:"), Some(kb)) if ours => total -= kb.parse::<u64>().unwrap_or(0),
+            _ => {}
+        }
+    }
+    total
+}
+
+#[tokio::test]
+async fn an_idle_session_gives_back_the_binary_pages_it_touched_and_relays_on() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("idle-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, "hub_grace_sec = 0");
+    let mut a = session(&config, &run).await;
+    let _ = tool_names(&mut a).await;
+    let pid = a.pid().expect("the session runs");
+    let busy = resident_binary_kb(pid);
+    assert!(busy > 0, "the session maps its binary");
+    // A few seconds idle: the relay unmaps what it touched (the hub maps the same pages).
+    eventually(
+        "the idle session's binary pages are given back",
+        async || resident_binary_kb(pid) < busy / 2,
+    )
+    .await;
+    let via = a.call_through("f__echo", json!({"said": "hello"})).await;
+    assert!(result_text(&via).contains("hello"), "{via}");
+    a.close().await;
+}
+
 #[tokio::test]
 async fn hub_false_keeps_one_process_and_one_server_per_session() {
     let dir = Dir::new();

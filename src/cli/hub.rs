@@ -39,6 +39,9 @@ pub(super) fn serve(
         }
     };
     tracing::debug!(socket = %hub.place.socket().display(), "joined the hub");
+    // What it took to start (arguments, config, runtime) is not touched again: the relay
+    // gives back its pages now, and those of each exchange once idle (`relay::IDLE_TRIM`).
+    crate::platform::trim_resident_set();
     let max = config.settings.max_message_bytes;
     let relayed = runtime.block_on(crate::relay::relay(hub, channel, max));
     // stdin may be read on a blocking thread that never returns (see `serve_alone`).

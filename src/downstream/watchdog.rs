@@ -72,6 +72,9 @@ pub fn run() -> std::process::ExitCode {
     // The watchdog must not die of the signals that end a session; end of file on stdin is
     // its only way out.
     crate::platform::watchdog::ignore_session_signals();
+    // It waits for a line now and then for as long as its parent lives: what it touched to
+    // start, or to take a line, is not needed while it waits.
+    crate::platform::trim_resident_set();
     let mut groups = BTreeSet::new();
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
@@ -85,6 +88,7 @@ pub fn run() -> std::process::ExitCode {
             }
             _ => {}
         }
+        crate::platform::trim_resident_set();
     }
     for pgid in groups {
         crate::platform::watchdog::kill_group(pgid);

@@ -44,6 +44,22 @@ pub fn tune_process() {
     linux::disable_transparent_huge_pages();
 }
 
+/// Drops from the resident set the pages of the program file that may not be read again
+/// soon: what a session relaying to its hub touched before it went idle (its start-up, its
+/// last exchange), what the watchdog touched before it waits, and what a server's catalog
+/// update touched (the ingest code, and the static search tier's whole word table, of which
+/// a query then reads only its tokens' rows). The pages stay in the page cache, shared with
+/// every process of the same binary, and fault back in as used. Figures: docs/benchmarks.md, the hub's section.
+/// Linux: `MADV_DONTNEED` on the program's clean read-only mappings; Windows: the working
+/// set emptied (`EmptyWorkingSet`), whose pages go to the standby list; macOS: nothing (no
+/// call drops a clean shared page from a task's resident set).
+pub(crate) fn trim_resident_set() {
+    #[cfg(target_os = "linux")]
+    linux::trim_resident_set();
+    #[cfg(windows)]
+    windows::trim_resident_set();
+}
+
 /// Prepares a stdio server's command before it is spawned: on Linux the child gets
 /// `PR_SET_PDEATHSIG = SIGKILL`, so it dies with us however we die; on macOS the watchdog
 /// covers that; on Windows the Job Object does (see [`tree_wrappers`]).

@@ -198,3 +198,16 @@ pub(crate) fn create_new_with_mode(path: &Path, _mode: u32) -> io::Result<std::f
 
 /// Windows has no per-process descriptor limit to raise (handles are limited by memory).
 pub(crate) fn raise_fd_limit() {}
+
+/// Empties this process's working set: its pages go to the standby list (still in memory,
+/// shared with the hub where they are the binary's) and fault back in as used.
+pub(super) fn trim_resident_set() {
+    use windows_sys::Win32::System::ProcessStatus::K32EmptyWorkingSet;
+    use windows_sys::Win32::System::Threading::GetCurrentProcess;
+    // SAFETY: GetCurrentProcess returns a pseudo-handle valid in this process with every
+    // access; emptying the working set only unmaps pages, which fault back when touched.
+    // A failure leaves the process as it was, so its result is not needed.
+    unsafe {
+        K32EmptyWorkingSet(GetCurrentProcess());
+    }
+}

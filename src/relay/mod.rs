@@ -39,6 +39,11 @@ const TAKE_OVER_RETRIES: u32 = 3;
 const TAKE_OVER_BACKOFF: Duration = Duration::from_millis(50);
 /// Names per `select_tools` call (its limit).
 const SELECT_CHUNK: usize = 20;
+/// How long the relay waits with nothing to copy before it gives back the pages of the
+/// binary its last exchange touched (`platform::trim_resident_set`): a session is idle most
+/// of its life (the model thinking, the user reading), and those pages are the hub's too.
+/// The next line faults back the few it needs, in well under a millisecond.
+const IDLE_TRIM: Duration = Duration::from_secs(5);
 
 /// The hub's side of the relay: its lines, and where ours go.
 struct Link {
@@ -99,6 +104,8 @@ pub(crate) async fn relay(hub: Hub, first: Channel, max: usize) -> io::Result<()
         max,
     };
     let mut link = Some(Link::new(first));
+    // Whether a line went by since the last trim (`cli::hub` trims before the first).
+    let mut touched = false;
     loop {
         let event = {
             let from_hub = async {
@@ -111,9 +118,12 @@ pub(crate) async fn relay(hub: Hub, first: Channel, max: usize) -> io::Result<()
             tokio::select! {
                 line = client.next() => Event::Client(line),
                 line = from_hub => Event::Hub(line),
+                () = tokio::time::sleep(IDLE_TRIM), if touched => Event::Idle,
             }
         };
+        touched = !matches!(event, Event::Idle);
         match event {
+            Event::Idle => crate::platform::trim_resident_set(),
             Event::Client(Ok(Some(Line::Text(line)))) => relay.client_line(&mut link, line).await?,
             Event::Client(Ok(Some(Line::TooLong { size, head }))) => {
                 relay.too_long(size, &head).await?;
@@ -142,10 +152,11 @@ fn is_tools_changed(line: &[u8]) -> bool {
     })
 }
 
-/// What came first: a line of the client's, or of the hub's.
+/// What came first: a line of the client's, or of the hub's, or [`IDLE_TRIM`] of neither.
 enum Event {
     Client(io::Result<Option<Line>>),
     Hub(io::Result<Option<Line>>),
+    Idle,
 }
 
 impl<W: AsyncWrite + Unpin> Relay<W> {

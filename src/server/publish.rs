@@ -67,7 +67,13 @@ async fn take_events(shared: Arc<Shared>, mut events: mpsc::UnboundedReceiver<Ev
         }
         let registry = shared.registry().clone();
         let config = shared.config();
-        let update = match tokio::task::spawn_blocking(move || registry.apply(&config, batch)).await
+        let update = match tokio::task::spawn_blocking(move || {
+            let update = registry.apply(&config, batch);
+            // The code and word table an update reads are not what calls and searches read.
+            crate::platform::trim_resident_set();
+            update
+        })
+        .await
         {
             Ok(update) => update,
             Err(err) => {
