@@ -114,6 +114,7 @@ impl RawCall {
     /// [`ServiceError::TransportClosed`] when the server's stdin is closed.
     pub(super) fn send(&self, mut request: ClientRequest) -> Result<(), ServiceError> {
         (request.get_meta_mut()).set_progress_token(self.progress_token.clone());
+        tracing::debug!(id = %self.id, "tools/call sent around rmcp's loop");
         self.link
             .write(&JsonRpcMessage::request(request, self.id.clone()))
     }
