@@ -267,7 +267,7 @@ async fn calls_answered_out_of_order_keep_their_answers_progress_and_cancellatio
         result_text(&seen[slow]).contains("slept 400 ms"),
         "{seen:#?}"
     );
-    let progress: Vec<_> = seen.iter().filter_map(|m| progress_of(m)).collect();
+    let progress: Vec<_> = seen.iter().filter_map(progress_of).collect();
     assert_eq!(
         progress,
         vec!["slow"; 10],
