@@ -156,3 +156,61 @@ impl RawAnswers {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw call's answer goes to its task, once; a noted request's answer to rmcp as
+    /// `CustomResult`; a server's request, a notification and an unknown id to rmcp's
+    /// decoding.
+    #[test]
+    fn each_line_goes_where_its_id_says() {
+        let mut answers = RawAnswers::default();
+        let call = RequestId::String("mcp-defer-7".into());
+        let (tx, _rx) = oneshot::channel();
+        lock(&answers.calls()).insert(call.clone(), tx);
+        let listed: TxJsonRpcMessage<RoleClient> = JsonRpcMessage::request(
+            ClientRequest::ListToolsRequest(Default::default()),
+            RequestId::Number(3),
+        );
+        answers.note(&listed);
+        let answer = r#"{"jsonrpc":"2.0","id":"mcp-defer-7","result":{"content":[]}}"#;
+        assert!(matches!(answers.take_line(answer), Taken::Call(_)));
+        assert!(matches!(answers.take_line(answer), Taken::No), "once");
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"mcp-defer-7","progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+        ] {
+            assert!(matches!(answers.take_line(line), Taken::No), "{line}");
+        }
+        let Taken::Rmcp(message) =
+            answers.take_line(r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#)
+        else {
+            panic!("the list's answer, raw");
+        };
+        assert!(matches!(
+            *message,
+            JsonRpcMessage::Response(JsonRpcResponse {
+                result: ServerResult::CustomResult(_),
+                ..
+            })
+        ));
+    }
+
+    /// Calls still waiting when the connection's table goes fail as closed.
+    #[test]
+    fn a_dropped_connection_fails_its_waiting_calls() {
+        let answers = RawAnswers::default();
+        let calls = answers.calls();
+        let (tx, mut rx) = oneshot::channel();
+        lock(&calls).insert(RequestId::String("mcp-defer-1".into()), tx);
+        drop(answers);
+        assert!(matches!(
+            rx.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        assert!(lock(&calls).is_empty());
+    }
+}
