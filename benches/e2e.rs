@@ -3,9 +3,11 @@
 //! (direct calls against calls through mcp-defer, interleaved in blocks), so that ratios
 //! hold on a noisy machine. Prints figures; asserts nothing.
 //!
-//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|pipe|all] [--calls N] [--reps N]`
+//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|pipe|pipe-paths|all] [--calls N] [--reps N]`
 //! (the default is `all`). Figures and machine notes are in `docs/benchmarks.md`.
-//! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons).
+//! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons);
+//! with `MCP_DEFER_BASE=<path>`, `pipe` and `pipe-paths` also run that build's thin path
+//! in the same blocks as this one's.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -67,7 +69,9 @@ fn options() -> Options {
             "--bench" => {}
             "--calls" => options.calls = number("--calls"),
             "--reps" => options.reps = number("--reps"),
-            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "all" => options.what = arg,
+            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "pipe-paths" | "all" => {
+                options.what = arg;
+            }
             other if other.starts_with('-') => {}
             // A name filter from `cargo bench <filter>`: treat it as the benchmark to run.
             other => options.what = other.to_owned(),
@@ -104,6 +108,9 @@ fn main() {
         }
         if all || options.what == "pipe" {
             pipe::pipe(dir.path(), options.calls).await;
+        }
+        if options.what == "pipe-paths" {
+            pipe::pipe_paths(dir.path(), options.calls).await;
         }
     });
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::support::raw::RawClient;
-use crate::support::wait::poll_sync;
+use crate::support::raw::{RawClient, result_text};
+use crate::support::wait::{eventually, poll_sync};
 use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
 fn code(reply: &Value) -> Option<i64> {
@@ -208,4 +208,94 @@ async fn plain_calls_take_the_thin_path_in_both_eras() {
         let thin = log.matches("tools/call on the thin path").count();
         assert_eq!(thin, 3, "era {i}: every call after the first list:\n{log}");
     }
+}
+
+/// Issue 31: calls to a stdio server go around rmcp's client loop under ids of our own, and
+/// each still gets its own answer and its own progress when the server answers out of order
+/// with progress between; a cancelled one reaches the server as cancelled and is not answered.
+#[tokio::test]
+async fn calls_answered_out_of_order_keep_their_answers_progress_and_cancellation() {
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
+    let log_path = dir.file("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut raw = RawClient::start_with(&dir.file("servers.toml"), |command| {
+        command.stderr(log).env(
+            "RUST_LOG",
+            "mcp_defer::downstream::raw_call=debug,mcp_defer::downstream::stderr=debug",
+        );
+    });
+    raw.handshake("2025-06-18").await;
+    let call = |id: i64, name: &str, arguments: Value, token: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name, "arguments": arguments, "_meta": {"progressToken": token}}})
+    };
+    let progress_of = |message: &Value| {
+        (message["method"] == "notifications/progress")
+            .then(|| {
+                message["params"]["progressToken"]
+                    .as_str()
+                    .map(str::to_owned)
+            })
+            .flatten()
+    };
+    // The slow call is under way (its first progress is here) when the fast one goes.
+    raw.send(&call(101, "fx__sleep", json!({"ms": 400}), "slow"))
+        .await;
+    let mut seen = Vec::new();
+    while seen.is_empty() {
+        let message = raw.next().await;
+        if progress_of(&message).is_some() {
+            seen.push(message);
+        }
+    }
+    raw.send(&call(102, "fx__add", json!({"a": 1, "b": 2}), "fast"))
+        .await;
+    let answered = |seen: &[Value], id: i64| seen.iter().position(|m| m["id"] == id);
+    while answered(&seen, 101).is_none() || answered(&seen, 102).is_none() {
+        seen.push(raw.next().await);
+    }
+    let (slow, fast) = (answered(&seen, 101).unwrap(), answered(&seen, 102).unwrap());
+    assert!(
+        fast < slow,
+        "the server answered the fast call first: {seen:#?}"
+    );
+    assert_eq!(
+        seen[fast]["result"]["structuredContent"]["sum"], 3.0,
+        "{seen:#?}"
+    );
+    assert!(
+        result_text(&seen[slow]).contains("slept 400 ms"),
+        "{seen:#?}"
+    );
+    let progress: Vec<_> = seen.iter().filter_map(progress_of).collect();
+    assert_eq!(
+        progress,
+        vec!["slow"; 10],
+        "all of its progress, only its own: {seen:#?}"
+    );
+    let last_progress = seen.iter().rposition(|m| progress_of(m).is_some()).unwrap();
+    assert!(
+        last_progress < slow,
+        "progress before its answer: {seen:#?}"
+    );
+
+    // Cancelled once the server has it: the server is told, the client gets no answer.
+    raw.send(&call(103, "fx__sleep", json!({"ms": 20000}), "cancelled"))
+        .await;
+    while progress_of(&raw.next().await).is_none() {}
+    raw.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": 103, "reason": "test"}}),
+    )
+    .await;
+    eventually("the server is told of the cancel", async || {
+        let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+        log.contains(": sleep cancelled")
+    })
+    .await;
+    raw.no_strays().await;
+    raw.close().await;
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    let sent_raw = log.matches("tools/call sent around rmcp's loop").count();
+    assert_eq!(sent_raw, 3, "every call went around rmcp's loop:\n{log}");
 }

@@ -201,21 +201,31 @@ async fn paths(config: &Path, tools: &Path, calls: usize) {
     let mut command = tokio::process::Command::new(FIXTURE);
     command.arg("--tools").arg(tools);
     let mut direct = RawClient::start(command).await;
+    let serve = |bin: std::ffi::OsString| {
+        let mut command = tokio::process::Command::new(bin);
+        command.arg("serve").arg("--config").arg(config);
+        RawClient::start(command)
+    };
     let bin = std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into());
-    let mut command = tokio::process::Command::new(bin);
-    command.arg("serve").arg("--config").arg(config);
-    let mut proxied = RawClient::start(command).await;
-    let pid = proxied.child.id().unwrap_or_default();
+    // Each side: a label, its client, the method spelling, its latencies and its cost.
+    let mut sides = vec![
+        Side::new("thin path", serve(bin.clone()).await, "tools/call"),
+        Side::new("rmcp's loop", serve(bin).await, "tools\\/call"),
+    ];
+    // `MCP_DEFER_BASE=<path>`: another build's thin path in the same blocks (an A/B).
+    if let Some(base) = std::env::var_os("MCP_DEFER_BASE") {
+        sides.push(Side::new("base build", serve(base).await, "tools/call"));
+    }
     // The first call waits for the servers to list.
     let mut id = 1;
     for _ in 0..300 {
+        id += 1;
         direct.call(id, "tools/call", "add").await;
-        proxied.call(id, "tools/call", "s1__add").await;
-        proxied.call(id + 1, "tools\\/call", "s1__add").await;
-        id += 2;
+        for side in &mut sides {
+            side.client.call(id, side.method, "s1__add").await;
+        }
     }
-    let (mut d, mut thin, mut general) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut thin_cost, mut general_cost) = (Cost::default(), Cost::default());
+    let mut d = Vec::new();
     let mut done = 0;
     while done < calls {
         let n = BLOCK.min(calls - done);
@@ -223,40 +233,68 @@ async fn paths(config: &Path, tools: &Path, calls: usize) {
             id += 1;
             d.push(direct.call(id, "tools/call", "add").await);
         }
-        for (method, latencies, cost) in [
-            ("tools/call", &mut thin, &mut thin_cost),
-            ("tools\\/call", &mut general, &mut general_cost),
-        ] {
-            let before = Cost::of(pid);
+        for side in &mut sides {
+            let before = Cost::of(side.pid);
             for _ in 0..n {
                 id += 1;
-                latencies.push(proxied.call(id, method, "s1__add").await);
+                let latency = side.client.call(id, side.method, "s1__add").await;
+                side.latencies.push(latency);
             }
-            cost.add(&before, &Cost::of(pid));
+            side.cost.add(&before, &Cost::of(side.pid));
         }
         done += n;
     }
-    for v in [&mut d, &mut thin, &mut general] {
-        v.sort_unstable();
-    }
+    d.sort_unstable();
     let at = |v: &[Duration], q: f64| us(percentile(v, q));
     println!(
         "direct p50 {:.1} us p99 {:.1} us",
         at(&d, 0.5),
         at(&d, 0.99)
     );
-    for (label, v, cost) in [
-        ("thin path", &thin, &thin_cost),
-        ("rmcp's loop", &general, &general_cost),
-    ] {
+    for side in &mut sides {
+        side.latencies.sort_unstable();
+        let v = &side.latencies;
         println!(
-            "{label:>12}: added p50 {:.1} us p99 {:.1} us; mcp-defer {:.1} us CPU and {:.2} context switches a call",
+            "{:>12}: added p50 {:.1} us p99 {:.1} us; mcp-defer {:.1} us CPU and {:.2} context switches a call",
+            side.label,
             at(v, 0.5) - at(&d, 0.5),
             at(v, 0.99) - at(&d, 0.99),
-            cost.cpu_us / calls as f64,
-            cost.switches / calls as f64
+            side.cost.cpu_us / calls as f64,
+            side.cost.switches / calls as f64
         );
     }
+}
+
+/// One mcp-defer process of [`paths`] and what its calls cost.
+struct Side {
+    label: &'static str,
+    client: RawClient,
+    pid: u32,
+    method: &'static str,
+    latencies: Vec<Duration>,
+    cost: Cost,
+}
+
+impl Side {
+    fn new(label: &'static str, client: RawClient, method: &'static str) -> Side {
+        let pid = client.child.id().unwrap_or_default();
+        Side {
+            label,
+            client,
+            pid,
+            method,
+            latencies: Vec::new(),
+            cost: Cost::default(),
+        }
+    }
+}
+
+/// Only the raw client's comparison of [`paths`] (`pipe-paths`): the three servers, no
+/// HTTP or memory cases.
+pub(super) async fn pipe_paths(dir: &Path, calls: usize) {
+    let (tools, tables) = three_servers(dir);
+    let config = write_config(dir, "pipe.toml", "", &tables);
+    paths(&config, &tools, calls).await;
 }
 
 async fn http_client(url: &str) -> Client {

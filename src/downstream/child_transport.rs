@@ -6,7 +6,8 @@
 //! answer for that id at once, naming the size and the `max_message_bytes` limit. Lines that
 //! are not JSON-RPC (a server printing a banner on stdout) are skipped, as rmcp does.
 //! Answers to `tools/list` and to task requests are handed on raw (`tasks.rs`): rmcp's
-//! decoding would drop their 2025-11-25 fields.
+//! decoding would drop their 2025-11-25 fields. Answers to the calls sent around rmcp's
+//! loop (`raw_call.rs`) go back to their own task as the line read.
 
 use rmcp::RoleClient;
 use rmcp::model::{ErrorCode, ErrorData, JsonRpcError, JsonRpcMessage, ServerJsonRpcMessage};
@@ -15,7 +16,8 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
-use super::tasks::RawAnswers;
+use super::raw_answers::{RawAnswer, RawAnswers, Taken};
+use super::raw_call::RawLink;
 use crate::lines::{Line, LineReader, repair_surrogates, scan_id};
 
 /// One stdio server's connection.
@@ -23,7 +25,9 @@ pub(super) struct ChildTransport {
     reader: LineReader<BufReader<ChildStdout>>,
     /// Lines for the writer task; `None` once closed, which closes the child's stdin.
     out: Option<mpsc::UnboundedSender<Vec<u8>>>,
-    /// Requests whose answers are handed on raw (`tasks.rs`).
+    /// Requests whose answers are handed on raw (`raw_answers.rs`). Declared after `out`, so it
+    /// drops after it: a raw call sent while the transport drops either finds stdin closed
+    /// or is failed by this table's drop.
     raw: RawAnswers,
 }
 
@@ -47,6 +51,13 @@ impl ChildTransport {
             out: Some(out),
             raw: RawAnswers::default(),
         }
+    }
+
+    /// The way for a call's task to write to this server and get its answer line back
+    /// (`raw_call.rs`). It does not keep the server's stdin open once rmcp closes it.
+    pub(super) fn raw_link(&self) -> Option<RawLink> {
+        let out = self.out.as_ref()?.downgrade();
+        Some(RawLink::new(self.raw.calls(), out))
     }
 }
 
@@ -93,8 +104,13 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
                 Line::Text(bytes) => {
                     let text = String::from_utf8_lossy(&bytes);
                     let text = repair_surrogates(&text);
-                    if let Some(message) = self.raw.take(&text) {
-                        return Some(message);
+                    match self.raw.take_line(&text) {
+                        Taken::Rmcp(message) => return Some(*message),
+                        Taken::Call(call) => {
+                            let _ = call.send(RawAnswer::Line(text.into_owned()));
+                            continue;
+                        }
+                        Taken::No => {}
                     }
                     match serde_json::from_str::<ServerJsonRpcMessage>(&text) {
                         Ok(message) => return Some(message),
@@ -110,7 +126,18 @@ impl rmcp::transport::Transport<RoleClient> for ChildTransport {
                          ([settings] max_message_bytes)",
                         self.reader.max()
                     );
-                    match scan_id(&head) {
+                    let id = scan_id(&head);
+                    if let Some(call) = id.as_ref().and_then(|id| self.raw.take_call(id)) {
+                        tracing::warn!(
+                            size,
+                            limit = self.reader.max(),
+                            "an answer over the limit; failing its call"
+                        );
+                        let error = ErrorData::new(ErrorCode::INTERNAL_ERROR, message, None);
+                        let _ = call.send(RawAnswer::TooLong(error));
+                        continue;
+                    }
+                    match id {
                         Some(id) => {
                             tracing::warn!(
                                 size,

@@ -24,6 +24,7 @@ use super::listing;
 use super::logging::{LogTap, apply_level};
 use super::process::{self, GroupGuard, SpawnError, StderrLog, describe_exit};
 use super::progress::{ProgressRoutes, ProgressTap};
+use super::raw_call::RawLink;
 use super::session_watch::{BrokenCause, SessionWatch};
 use super::tap::Tap;
 use super::upstream::InFlight;
@@ -71,6 +72,7 @@ pub(super) async fn dial(
                 group: spawned.group,
                 exit: spawned.exit,
                 stderr: spawned.stderr,
+                raw: spawned.transport.raw_link(),
             };
             stdio(dial, spawned.transport, child).await
         }
@@ -314,6 +316,8 @@ pub(super) struct Child {
     pub(super) group: GroupGuard,
     pub(super) exit: watch::Receiver<Option<std::process::ExitStatus>>,
     pub(super) stderr: StderrLog,
+    /// Its pipes for calls sent around rmcp's loop (`raw_call.rs`).
+    pub(super) raw: Option<RawLink>,
 }
 
 impl Child {

@@ -24,6 +24,7 @@ use tracing::Instrument;
 
 use super::demand::Demand;
 use super::progress::{ProgressRoute, ProgressRoutes};
+use super::raw_call::{RawCall, RawLink};
 use super::upstream::{CallOrigin, InFlight};
 use super::{DownstreamError, ServerState};
 use crate::protocol::method;
@@ -70,6 +71,9 @@ pub(crate) struct Live {
     /// each re-list: a call goes only to one of these, never to one that only the tool
     /// cache or an older list named.
     pub(super) listed: Listed,
+    /// A stdio server's pipes for calls sent around rmcp's loop (`raw_call.rs`); `None`
+    /// over HTTP and with a server that has no handshake.
+    pub(super) raw: Option<RawLink>,
 }
 
 /// The names of the tools a running server listed last; shared by the supervisor (which
@@ -359,56 +363,38 @@ impl ServerHandle {
             }
         }
         let in_flight = options.origin.map(|origin| live.calls.begin(origin));
-        let mut handle = match live
-            .peer
-            .send_cancellable_request(request, PeerRequestOptions::no_options())
-            .await
-        {
-            Ok(handle) => handle,
+        let mut sent = match Sent::send(request, &live, options.progress).await {
+            Ok(sent) => sent,
             Err(err) => return Err(self.service_error(err, &live).await),
         };
         if let Some(in_flight) = &in_flight {
-            in_flight.sent(handle.id.clone());
-        }
-        let token = handle.progress_token.clone();
-        if let Some(route) = options.progress {
-            live.progress.insert(token.clone(), route);
+            in_flight.sent(sent.id().clone());
         }
         enum Outcome {
-            Answer(
-                Box<
-                    Result<
-                        Result<ServerResult, ServiceError>,
-                        tokio::sync::oneshot::error::RecvError,
-                    >,
-                >,
-            ),
+            Answer(Box<Result<ServerResult, ServiceError>>),
             Cancelled,
             TimedOut,
         }
         let outcome = tokio::select! {
-            answer = &mut handle.rx => Outcome::Answer(Box::new(answer)),
+            answer = sent.answer() => Outcome::Answer(Box::new(answer)),
             () = options.cancel.cancelled() => Outcome::Cancelled,
             () = tokio::time::sleep(live.tool_timeout) => Outcome::TimedOut,
         };
         // Progress is routed as it is read (`progress.rs`): what the server sent before its
         // answer is in the route's channel by now, so the route may go.
-        live.progress.remove(&token);
+        live.progress.remove(sent.progress_token());
         drop(in_flight);
         match outcome {
             Outcome::Answer(answer) => match *answer {
-                Ok(Ok(result)) => Ok(result),
-                Ok(Err(err)) => Err(self.service_error(err, &live).await),
-                Err(_) => Err(self
-                    .service_error(ServiceError::TransportClosed, &live)
-                    .await),
+                Ok(result) => Ok(result),
+                Err(err) => Err(self.service_error(err, &live).await),
             },
             Outcome::Cancelled => {
-                let _ = handle.cancel(Some("cancelled by the client".into())).await;
+                sent.cancel("cancelled by the client").await;
                 Err(DownstreamError::Cancelled)
             }
             Outcome::TimedOut => {
-                let _ = handle.cancel(Some("timed out".into())).await;
+                sent.cancel("timed out").await;
                 Err(DownstreamError::Timeout {
                     server: self.name.to_string(),
                     tool: what.to_owned(),
@@ -440,6 +426,76 @@ impl ServerHandle {
                 message: other.to_string(),
                 code: None,
             },
+        }
+    }
+}
+
+/// A request sent: through rmcp's loop, or a plain `tools/call` to a stdio server around
+/// it (`raw_call.rs`).
+enum Sent {
+    Rmcp(rmcp::service::RequestHandle<rmcp::RoleClient>),
+    Raw(RawCall),
+}
+
+impl Sent {
+    /// Sends `request` on `live`'s connection, with `progress` routed from the server's
+    /// first progress notification on.
+    async fn send(
+        request: ClientRequest,
+        live: &Live,
+        progress: Option<ProgressRoute>,
+    ) -> Result<Sent, ServiceError> {
+        if let (Some(raw), ClientRequest::CallToolRequest(_)) = (&live.raw, &request) {
+            let call = raw.start();
+            if let Some(route) = progress {
+                live.progress.insert(call.progress_token.clone(), route);
+            }
+            if let Err(err) = call.send(request) {
+                live.progress.remove(&call.progress_token);
+                return Err(err);
+            }
+            return Ok(Sent::Raw(call));
+        }
+        let handle = (live.peer)
+            .send_cancellable_request(request, PeerRequestOptions::no_options())
+            .await?;
+        if let Some(route) = progress {
+            live.progress.insert(handle.progress_token.clone(), route);
+        }
+        Ok(Sent::Rmcp(handle))
+    }
+
+    fn id(&self) -> &rmcp::model::RequestId {
+        match self {
+            Sent::Rmcp(handle) => &handle.id,
+            Sent::Raw(call) => &call.id,
+        }
+    }
+
+    fn progress_token(&self) -> &rmcp::model::ProgressToken {
+        match self {
+            Sent::Rmcp(handle) => &handle.progress_token,
+            Sent::Raw(call) => &call.progress_token,
+        }
+    }
+
+    /// The answer; a connection that ended first is [`ServiceError::TransportClosed`].
+    async fn answer(&mut self) -> Result<ServerResult, ServiceError> {
+        match self {
+            Sent::Rmcp(handle) => (&mut handle.rx)
+                .await
+                .unwrap_or(Err(ServiceError::TransportClosed)),
+            Sent::Raw(call) => call.answer().await,
+        }
+    }
+
+    /// Tells the server the request is cancelled, with `reason`.
+    async fn cancel(self, reason: &str) {
+        match self {
+            Sent::Rmcp(handle) => {
+                let _ = handle.cancel(Some(reason.to_owned())).await;
+            }
+            Sent::Raw(call) => call.cancel(reason),
         }
     }
 }

@@ -25,8 +25,8 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
+use super::raw_answers::RawAnswers;
 use super::tap::{Hook, Tap};
-use super::tasks::RawAnswers;
 
 /// The ids to read raw, and the raw answers read, for one HTTP connection.
 #[derive(Debug, Default)]

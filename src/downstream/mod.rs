@@ -31,6 +31,8 @@ mod logging;
 mod pool;
 mod process;
 mod progress;
+mod raw_answers;
+mod raw_call;
 mod session_watch;
 mod state;
 mod stderr_cause;

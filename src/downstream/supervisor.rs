@@ -301,6 +301,13 @@ impl Supervisor {
         let peer = running.peer().clone();
         let (ended_tx, ended) = watch::channel(None);
         let listed: Listed = Arc::new(Mutex::new(names(&offer.tools)));
+        // Calls go around rmcp's loop only to a server of the handshake era (`raw_call.rs`).
+        let handshake = running
+            .peer_info()
+            .is_some_and(|info| info.protocol_version.has_initialize());
+        let raw = (child.as_ref())
+            .and_then(|child| child.raw.clone())
+            .filter(|_| handshake);
         *lock(&self.live) = Some(Live {
             peer: peer.clone(),
             progress,
@@ -308,6 +315,7 @@ impl Supervisor {
             ended,
             tool_timeout: self.config.tool_timeout,
             listed: listed.clone(),
+            raw,
         });
         self.publish_offer(offer, instructions.clone(), started.elapsed(), changes);
         self.resubscribe(&peer).await;

@@ -8,88 +8,17 @@
 //! has no `execution`. So such a request is sent as rmcp's `CustomRequest` with the
 //! client's own method and params, and a stdio server's answer to it is read off the line
 //! by [`super::child_transport`] into `CustomResult`, the raw JSON, before rmcp could
-//! decode it ([`RawAnswers`]). An HTTP server's answer is decoded by rmcp's transport; a
+//! decode it (`raw_answers.rs`). An HTTP server's answer is decoded by rmcp's transport; a
 //! tool of an HTTP server is therefore listed without `execution`, so no client asks it
 //! for a task (docs/design.md section 12).
 
-use std::collections::HashSet;
-
-use rmcp::RoleClient;
-use rmcp::model::{
-    ClientNotification, ClientRequest, CustomRequest, CustomResult, JsonRpcMessage,
-    JsonRpcResponse, RequestId, ServerJsonRpcMessage, ServerResult,
-};
-use rmcp::service::TxJsonRpcMessage;
+use rmcp::model::{ClientRequest, CustomRequest, ServerResult};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{CallOptions, DownstreamError, ServerHandle};
-use crate::protocol::method;
 
-/// The task methods of 2025-11-25 (SEP-1686), each forwarded as the client wrote it.
-pub const TASK_METHODS: &[&str] = &[
-    method::TASKS_GET,
-    method::TASKS_RESULT,
-    method::TASKS_LIST,
-    method::TASKS_CANCEL,
-];
-
-/// The ids of requests whose answers are taken raw, on one stdio connection.
-#[derive(Debug, Default)]
-pub(super) struct RawAnswers(HashSet<RequestId>);
-
-impl RawAnswers {
-    /// Notes `item` when it is a request whose answer must be read raw: `tools/list` (its
-    /// tools' `execution`) and the custom requests of [`ServerHandle::forward`].
-    pub(super) fn note(&mut self, item: &TxJsonRpcMessage<RoleClient>) {
-        // A request we cancel (the client did, or its time ran out) may never be answered.
-        if let JsonRpcMessage::Notification(notification) = item
-            && let ClientNotification::CancelledNotification(cancelled) = &notification.notification
-            && let Some(id) = &cancelled.params.request_id
-        {
-            self.0.remove(id);
-        }
-        if let JsonRpcMessage::Request(request) = item {
-            let raw = match &request.request {
-                ClientRequest::ListToolsRequest(_) => true,
-                ClientRequest::CustomRequest(custom) => {
-                    custom.method == method::TOOLS_CALL
-                        || TASK_METHODS.contains(&custom.method.as_str())
-                }
-                _ => false,
-            };
-            if raw {
-                self.0.insert(request.id.clone());
-            }
-        }
-    }
-
-    /// The answer on `line` as `CustomResult` (its `result` as it is), when it answers a
-    /// noted request; `None` for every other line, which rmcp decodes as usual. An error
-    /// answer is left to rmcp: its shape is the same in every revision.
-    pub(super) fn take(&mut self, line: &str) -> Option<ServerJsonRpcMessage> {
-        if self.0.is_empty() {
-            return None;
-        }
-        let id = crate::lines::scan_id(line.as_bytes())?;
-        if !self.0.contains(&id) {
-            return None;
-        }
-        let mut value: Value = serde_json::from_str(line).ok()?;
-        let object = value.as_object_mut()?;
-        // A request of the server's that happens to reuse the number is not an answer.
-        if object.contains_key("method") {
-            return None;
-        }
-        self.0.remove(&id);
-        let result = object.remove("result")?;
-        Some(JsonRpcMessage::Response(JsonRpcResponse {
-            jsonrpc: Default::default(),
-            id,
-            result: ServerResult::CustomResult(CustomResult(result)),
-        }))
-    }
-}
+pub use super::raw_answers::TASK_METHODS;
 
 impl ServerHandle {
     /// Sends `method` with `params` as they are and returns the server's `result` as JSON,
