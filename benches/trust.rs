@@ -314,9 +314,12 @@ fn main() {
                     format!("{}:{}", SETS[i.set].label, i.class)
                 },
                 set: group,
+                made: false,
             })
         })
         .collect();
+    let mut docs = docs;
+    docs.extend(twins(&items, bits));
     let docs: Vec<&Doc> = docs.iter().collect();
 
     if flag("--sweep") {
@@ -570,6 +573,52 @@ sensitive-data left to the learned rule: of the poisoned it alone caught, {kept}
         model.weights.iter().filter(|w| **w != 0.0).count(),
         learned::embedded_len()
     );
+}
+
+/// The benign twin of each trained-on poisoned case, a real-looking negative for training:
+/// its name, the first sentence of its description and its required properties (a
+/// poisoned case is mostly a toy tool, weather or notes, with a request added; without
+/// twins a plain "Forecast for a city." scored as poisoned). A twin any pattern flags, or
+/// (hidden characters included), is left out; each stays in its case's fold.
+fn twins(items: &[Item], bits: u32) -> Vec<Doc> {
+    let mut out = Vec::new();
+    for item in items.iter().filter(|i| i.scored && SETS[i.set].poisoned) {
+        let Some(group) = SETS[item.set].trained else {
+            continue;
+        };
+        let tool = item.definition.value();
+        let description = tool["description"].as_str().unwrap_or_default();
+        let first = match description.find(". ") {
+            Some(end) => &description[..=end],
+            None => description,
+        };
+        let first = first.lines().next().unwrap_or_default();
+        let required: Vec<&str> = (tool["inputSchema"]["required"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let properties: serde_json::Map<String, Value> = required
+            .iter()
+            .map(|name| ((*name).to_owned(), json!({"type": "string"})))
+            .collect();
+        let twin = definition(&json!({
+            "name": tool["name"],
+            "description": first,
+            "inputSchema": {"type": "object", "properties": properties, "required": required},
+        }));
+        if first.is_empty() || !rules::check(&twin, None).is_empty() {
+            continue;
+        }
+        out.push(Doc {
+            features: learned::features(&twin, bits),
+            poisoned: false,
+            group: format!("case:{}", item.name),
+            set: group,
+            made: true,
+        });
+    }
+    out
 }
 
 /// Caught by class: patterns, the learned rule, either.

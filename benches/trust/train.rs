@@ -17,6 +17,9 @@ pub struct Doc {
     pub poisoned: bool,
     pub group: String,
     pub set: usize,
+    /// Made for training (a benign twin), not a real definition: not counted when the
+    /// threshold is chosen.
+    pub made: bool,
 }
 
 /// What the fit uses; fixed, chosen by cross-validation on the training data.
@@ -34,7 +37,8 @@ pub struct Params {
 /// Chosen by `-- --sweep` (5-fold CV catch at the CV threshold): rate 0.05 over 0.2 and
 /// 0.5, L2 1e-4 over 0 and 1e-5, 3 spliced copies over 0, 1 and 6 (40%, 53%, 60%, 56% of
 /// the poisoned caught), word pairs, character 4-grams and field-words kept (without them
-/// 42% with none spliced, 51% with 3).
+/// 42% with none spliced, 51% with 3). With the benign twins (`benches/trust.rs`), added
+/// after, 56% at the same share of real over the threshold.
 pub const PARAMS: Params = Params {
     bits: 16,
     epochs: 20,
@@ -145,6 +149,7 @@ fn splice(docs: &[&Doc], params: &Params) -> Vec<Doc> {
                 poisoned: true,
                 group: doc.group.clone(),
                 set: doc.set,
+                made: true,
             });
         }
     }
@@ -152,7 +157,8 @@ fn splice(docs: &[&Doc], params: &Params) -> Vec<Doc> {
 }
 
 /// The fold of each doc: groups shuffled from the seed and dealt round-robin, poisoned and
-/// real groups apart (so each fold has its share of both).
+/// real groups apart (so each fold has its share of both); a real doc of a poisoned
+/// group (a benign twin) goes with it.
 pub fn folds(docs: &[&Doc], k: usize, seed: u64) -> Vec<usize> {
     let mut rng = Rng::new(seed);
     let mut fold_of = std::collections::BTreeMap::new();
@@ -160,17 +166,16 @@ pub fn folds(docs: &[&Doc], k: usize, seed: u64) -> Vec<usize> {
         let mut groups: Vec<&str> = (docs.iter())
             .filter(|d| d.poisoned == poisoned)
             .map(|d| d.group.as_str())
+            .filter(|g| !fold_of.contains_key(g))
             .collect();
         groups.sort_unstable();
         groups.dedup();
         rng.shuffle(&mut groups);
         for (i, g) in groups.into_iter().enumerate() {
-            fold_of.insert((poisoned, g), i % k);
+            fold_of.insert(g, i % k);
         }
     }
-    docs.iter()
-        .map(|d| fold_of[&(d.poisoned, d.group.as_str())])
-        .collect()
+    docs.iter().map(|d| fold_of[d.group.as_str()]).collect()
 }
 
 /// Out-of-fold scores of `docs`: each scored by the model fitted to the other folds.
@@ -196,7 +201,7 @@ pub fn out_of_fold(docs: &[&Doc], params: &Params, k: usize) -> Vec<f32> {
 /// halfway between the last real score let over and the first kept under.
 pub fn threshold(docs: &[&Doc], scores: &[f32]) -> f32 {
     let mut real: Vec<f32> = (docs.iter().zip(scores))
-        .filter(|(d, _)| !d.poisoned)
+        .filter(|(d, _)| !d.poisoned && !d.made)
         .map(|(_, s)| *s)
         .collect();
     real.sort_by(|a, b| b.total_cmp(a));
