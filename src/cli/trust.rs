@@ -146,7 +146,7 @@ fn held_by_serve(held: &Lock, lock: &Lock, seen: &[Pending]) -> Vec<Pending> {
             continue;
         }
         let previous = approved.and_then(|l| l.definition.clone());
-        let hits = crate::trust::rules::check(definition, previous.as_ref());
+        let hits = crate::trust::suspicious::check(definition, previous.as_ref());
         let change = match (approved, lock.knows_server(server)) {
             (Some(_), _) => Change::Changed,
             (None, true) => Change::New,

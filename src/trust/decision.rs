@@ -9,7 +9,8 @@
 
 use super::definition::Definition;
 use super::lock::Lock;
-use super::rules::{self, Hit};
+use super::rules::Hit;
+use super::suspicious;
 use crate::config::TrustMode;
 
 /// Why a tool is held or marked.
@@ -88,7 +89,7 @@ pub fn decide(
         return Verdict::Pinned;
     }
     let previous = locked.and_then(|l| l.definition.clone());
-    let hits = rules::check(definition, previous.as_ref());
+    let hits = suspicious::check(definition, previous.as_ref());
     let change = match (locked, known) {
         (Some(_), _) => Change::Changed,
         (None, true) => Change::New,

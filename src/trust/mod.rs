@@ -5,7 +5,11 @@
 //! - `definition.rs`: what of a tool is pinned, canonical, and its SHA-256;
 //! - `lock.rs`: the lock file (`servers.lock`), one line a tool, private to the user;
 //! - `rules.rs`: the suspicious-content rules (hidden characters, text addressed to the
-//!   model, other tools, secrets, parameter smuggling, new URLs, flipped hints);
+//!   model, other tools, secrets, parameter smuggling, new URLs, flipped hints, and the
+//!   learned one);
+//! - `learned.rs`: the learned rule, a logistic regression over hashed words of the
+//!   texts the rules read, its weights embedded from `learned.weights`;
+//! - `suspicious.rs`: both kinds of rule at once, what a decision asks;
 //! - `decision.rs`: pinned, recorded on first sight, held (`trust = "pin"`) or marked
 //!   (`"warn"`), for one tool;
 //! - `screen.rs`: [`Trust`], the running process's lock and what it holds now;
@@ -18,9 +22,11 @@
 mod decision;
 mod definition;
 mod diff;
+pub mod learned;
 mod lock;
 pub mod rules;
 mod screen;
+pub mod suspicious;
 
 pub use decision::{Change, Finding, Verdict, decide};
 pub use definition::{Definition, Hash, Overridden};

@@ -43,10 +43,12 @@ pub enum Rule {
     /// `destructiveHint` or `readOnlyHint` says the opposite of what was approved (a
     /// change only).
     FlippedHint,
+    /// The learned classifier's score is at or over its threshold (`learned.rs`).
+    Learned,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 7] = [
+    pub const ALL: [Rule; 8] = [
         Rule::HiddenCharacters,
         Rule::ModelInstructions,
         Rule::OtherTools,
@@ -54,6 +56,7 @@ impl Rule {
         Rule::ParameterSmuggling,
         Rule::NewUrl,
         Rule::FlippedHint,
+        Rule::Learned,
     ];
 
     /// The rule's name, as every message gives it.
@@ -66,6 +69,7 @@ impl Rule {
             Rule::ParameterSmuggling => "parameter-smuggling",
             Rule::NewUrl => "new-url",
             Rule::FlippedHint => "flipped-hint",
+            Rule::Learned => "learned",
         }
     }
 }
@@ -98,8 +102,9 @@ pub fn warm() {
     LazyLock::force(&ANY);
 }
 
-/// Every rule that fires on `definition`, at most one hit per rule (the first, in text
-/// order). `previous` is the approved definition, for the rules about a change.
+/// Every hand-written rule that fires on `definition`, at most one hit per rule (the first,
+/// in text order). `previous` is the approved definition, for the rules about a change.
+/// The learned rule is added by `suspicious::check`.
 pub fn check(definition: &Definition, previous: Option<&Definition>) -> Vec<Hit> {
     let texts = definition.texts();
     let mut hits: Vec<Hit> = Vec::new();
@@ -203,7 +208,7 @@ fn is_emoji(c: char) -> bool {
 /// joiners, bidi embeddings, overrides and isolates, the Unicode tag block (text spelled
 /// invisibly), the BOM, soft hyphen, other format characters, and control characters
 /// other than tab and line breaks (an ANSI escape rewrites the terminal it is shown in).
-fn is_hidden(c: char) -> bool {
+pub(super) fn is_hidden(c: char) -> bool {
     matches!(c,
         '\u{200B}'..='\u{200F}'
         | '\u{202A}'..='\u{202E}'
@@ -228,7 +233,7 @@ fn is_hidden(c: char) -> bool {
 /// `content_from_reading_ssh_id_rsa` reads as words; letters spaced out to hide a word
 /// (`r e a d  t h e`) joined again; and each base64 run that decodes to text, decoded
 /// (an instruction nobody can read in the description but the model decodes).
-fn readings(at: &str, text: &str) -> Vec<(&'static str, String)> {
+pub(super) fn readings(at: &str, text: &str) -> Vec<(&'static str, String)> {
     let name = at == "name" || at.ends_with("(name)");
     let mut out = vec![("", normalize(text, name))];
     if let Some(joined) = unspaced(text) {

@@ -289,7 +289,7 @@ impl Trust {
 fn broken_verdict(mode: TrustMode, why: &str, definition: Definition) -> Verdict {
     let finding = Finding {
         change: Change::LockUnreadable(why.to_owned()),
-        hits: super::rules::check(&definition, None),
+        hits: super::suspicious::check(&definition, None),
         definition,
         previous: None,
     };
