@@ -3,10 +3,11 @@
 target/trust-peers/ and writes them, as the servers sent them, to
 benches/data/trust/heldout-real.json: the held-out real set of the trust bench
 (`cargo bench --bench trust`), one entry a server with its package and version. With `third`,
-the same for the servers of `install-third.sh` (target/trust-third/, third-real.json).
+the same for the servers of `install-third.sh` (target/trust-third/, third-real.json); with
+`fourth`, those of `install-fourth.sh` (target/trust-fourth/, fourth-real.json).
 
-usage: benches/trust/collect-heldout.py [third]  (from the project root, after install-heldout.sh
-                                                  or install-third.sh)
+usage: benches/trust/collect-heldout.py [third|fourth]  (from the project root, after
+                                 install-heldout.sh, install-third.sh or install-fourth.sh)
 
 Each server runs over stdio with a throwaway HOME and, where it refuses to start without one,
 a dummy credential (`dummy`: no request leaves the machine, a server only lists its tools);
@@ -26,9 +27,9 @@ import time
 
 ROOT = os.getcwd()
 SET = sys.argv[1] if len(sys.argv) > 1 else "heldout"
-if SET not in ("heldout", "third"):
-    sys.exit(f"unknown set {SET!r}: give nothing (held-out) or `third`")
-PEERS = os.path.join(ROOT, "target", "trust-peers" if SET == "heldout" else "trust-third")
+if SET not in ("heldout", "third", "fourth"):
+    sys.exit(f"unknown set {SET!r}: give nothing (held-out), `third` or `fourth`")
+PEERS = os.path.join(ROOT, "target", "trust-peers" if SET == "heldout" else f"trust-{SET}")
 NODE_BIN = os.path.join(PEERS, "node", "node_modules", ".bin")
 # install-third.sh: one folder an npm package, npm-<package>/node_modules/.bin.
 NODE_BINS = [NODE_BIN] + sorted(glob.glob(os.path.join(PEERS, "npm-*", "node_modules", ".bin")))
@@ -179,8 +180,74 @@ THIRD = [
     ("odoo", "mcp-server-odoo==0.9.0", "p:mcp-server-odoo", [],
      {"ODOO_URL": "http://127.0.0.1:9", "ODOO_API_KEY": D, "ODOO_DB": D}),
 ]
+# The fourth real set (install-fourth.sh): in neither list above, nor a reference server.
+FOURTH = [
+    ("antv-chart", "@antv/mcp-server-chart@0.9.10", "n:mcp-server-chart", [], {}),
+    ("amap", "@amap/amap-maps-mcp-server@0.0.8", "n:mcp-amap", [], {"AMAP_MAPS_API_KEY": D}),
+    ("baidu-map", "@baidumap/mcp-server-baidu-map@1.0.5", "n:mcp-server-baidu-map", [], {"BAIDU_MAP_API_KEY": D}),
+    ("brave-search-v2", "@brave/brave-search-mcp-server@2.1.4", "n:brave-search-mcp-server", ["--transport", "stdio"],
+     {"BRAVE_API_KEY": D}),
+    ("selenium", "@angiejones/mcp-selenium@0.2.3", "n:mcp-selenium", [], {}),
+    ("agent-infra-filesystem", "@agent-infra/mcp-server-filesystem@1.2.29", "n:mcp-server-filesystem",
+     ["--allowed-directories", "{tmp}"], {}),
+    ("agent-infra-commands", "@agent-infra/mcp-server-commands@1.2.18", "n:mcp-server-commands", [], {}),
+    ("asana", "@roychri/mcp-server-asana@1.8.0", "n:mcp-server-asana", [], {"ASANA_ACCESS_TOKEN": D}),
+    ("shortcut", "@shortcut/mcp@0.25.0", "n:mcp-server-shortcut", [], {"SHORTCUT_API_TOKEN": D}),
+    ("git-cyanheads", "@cyanheads/git-mcp-server@2.15.3", "n:git-mcp-server", [],
+     {"MCP_TRANSPORT_TYPE": "stdio", "GIT_BASE_DIR": "{tmp}"}),
+    ("drawio", "@drawio/mcp@1.6.1", "n:drawio-mcp", [], {}),
+    ("eslint", "@eslint/mcp@0.3.13", "n:mcp", [], {}),
+    ("monday", "@mondaydotcomorg/monday-api-mcp@3.3.0", "n:mcp-server-monday-api", ["-t", D], {}),
+    ("line-bot", "@line/line-bot-mcp-server@0.5.0", "n:line-bot-mcp-server", [],
+     {"CHANNEL_ACCESS_TOKEN": D, "DESTINATION_USER_ID": D}),
+    ("lark", "@larksuiteoapi/lark-mcp@0.5.1", "n:lark-mcp", ["mcp", "-a", D, "-s", D], {}),
+    ("pdf-reader", "@sylphx/pdf-reader-mcp@2.4.0", "n:pdf-reader-mcp", [], {}),
+    ("mui", "@mui/mcp@0.1.6", "n:mcp", [], {}),
+    ("mermaid", "mcp-mermaid@0.4.1", "n:mcp-mermaid", [], {}),
+    ("code-runner", "mcp-server-code-runner@0.1.8", "n:mcp-server-code-runner", [], {}),
+    ("searxng", "mcp-searxng@2.4.0", "n:mcp-searxng", [], {"SEARXNG_URL": "http://127.0.0.1:9"}),
+    ("deepwiki", "mcp-deepwiki@0.0.10", "n:mcp-instruct", [], {}),
+    ("argocd", "argocd-mcp@0.9.0", "n:argocd-mcp", ["stdio"],
+     {"ARGOCD_BASE_URL": "https://127.0.0.1:9", "ARGOCD_API_TOKEN": D}),
+    ("reddit-buddy", "reddit-mcp-buddy@1.1.14", "n:reddit-mcp-buddy", [], {}),
+    ("replicate", "replicate-mcp@0.9.0", "n:mcp-server", [], {"REPLICATE_API_TOKEN": D}),
+    ("flightradar", "flightradar-mcp-server@0.1.2", "n:flightradar-mcp-server", [], {"FLIGHTRADAR24_API_KEY": D}),
+    # Its VPS server alone: the whole API (hostinger-api-mcp) is 401 generated tools, a third of the set.
+    ("hostinger-vps", "hostinger-api-mcp@1.63.2", "n:hostinger-vps-mcp", [], {"API_TOKEN": D}),
+    ("postman", "@postman/postman-mcp-server@2.13.0", "n:postman-mcp-server", [], {"POSTMAN_API_KEY": D}),
+    ("bitbucket", "@nexus2520/bitbucket-mcp-server@3.0.0", "n:bitbucket-mcp-server", [],
+     {"BITBUCKET_USERNAME": D, "BITBUCKET_APP_PASSWORD": D}),
+    ("jira-aashari", "@aashari/mcp-server-atlassian-jira@3.3.0", "n:mcp-atlassian-jira", [],
+     {"ATLASSIAN_SITE_NAME": D, "ATLASSIAN_USER_EMAIL": "a@b.invalid", "ATLASSIAN_API_TOKEN": D}),
+    ("mobile", "@mobilenext/mobile-mcp@1.0.4", "n:mcp-server-mobile", [], {}),
+    ("fetcher", "fetcher-mcp@0.3.9", "n:fetcher-mcp", [], {}),
+    ("azure-devops-tiberriver", "@tiberriver256/mcp-server-azure-devops@0.1.48", "n:mcp-server-azure-devops", [],
+     {"AZURE_DEVOPS_ORG_URL": "https://dev.azure.com/contoso", "AZURE_DEVOPS_AUTH_METHOD": "pat",
+      "AZURE_DEVOPS_PAT": D}),
+    ("send-email", "@skanda-yutori/mcp-send-email@1.0.0", "n:mcp-send-email", [], {"RESEND_API_KEY": D}),
+    ("pymupdf4llm", "pymupdf4llm-mcp==1.28.0", "p:pymupdf4llm-mcp", ["stdio"], {}),
+    ("opensearch", "opensearch-mcp-server-py==0.12.0", "p:opensearch-mcp-server-py", [],
+     {"OPENSEARCH_URL": "http://127.0.0.1:9", "OPENSEARCH_USERNAME": D, "OPENSEARCH_PASSWORD": D}),
+    ("aws-pricing", "awslabs-aws-pricing-mcp-server==1.1.1", "p:awslabs.aws-pricing-mcp-server", [],
+     {"FASTMCP_LOG_LEVEL": "ERROR", "AWS_REGION": "us-east-1"}),
+    ("aws-cloudwatch", "awslabs-cloudwatch-mcp-server==0.3.1", "p:awslabs.cloudwatch-mcp-server", [],
+     {"FASTMCP_LOG_LEVEL": "ERROR", "AWS_REGION": "us-east-1"}),
+    ("aws-location", "awslabs-aws-location-mcp-server==2.1.1", "p:awslabs.aws-location-mcp-server", [],
+     {"FASTMCP_LOG_LEVEL": "ERROR", "AWS_REGION": "us-east-1"}),
+    ("mysql-py", "mysql-mcp-server==0.4.4", "p:mysql_mcp_server", [],
+     {"MYSQL_HOST": "127.0.0.1", "MYSQL_PORT": "9", "MYSQL_USER": D, "MYSQL_PASSWORD": D, "MYSQL_DATABASE": D}),
+    ("tilt", "tilt-mcp==0.1.3", "p:tilt-mcp", [], {}),
+    ("web-forager", "web-forager==4.0.0", "p:web-forager", ["serve"], {}),
+    ("google-workspace", "workspace-mcp==2.2.1", "p:workspace-mcp", ["--transport", "stdio"],
+     {"GOOGLE_OAUTH_CLIENT_ID": D, "GOOGLE_OAUTH_CLIENT_SECRET": D}),
+    ("airflow", "astro-airflow-mcp==0.9.1", "p:astro-airflow-mcp", [], {"AIRFLOW_API_URL": "http://127.0.0.1:9"}),
+    ("servicenow", "mfa-servicenow-mcp==1.25.4", "p:servicenow-mcp", [],
+     {"SERVICENOW_INSTANCE_URL": "https://dev0.service-now.invalid", "SERVICENOW_USERNAME": D, "SERVICENOW_PASSWORD": D}),
+]
 if SET == "third":
     SERVERS = THIRD
+elif SET == "fourth":
+    SERVERS = FOURTH
 
 
 class Peer:
