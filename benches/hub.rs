@@ -1,4 +1,4 @@
-//! Many client sessions at once over the five reference servers (issue 29): the servers
+//! Many client sessions at once over the five reference servers, or ten (issue 29): the servers
 //! registered directly (each session starts its own), through mcp-defer with one process per
 //! session (`--no-hub`), and through the hub. For 1, 5 and 10 concurrent sessions: the
 //! processes on the client's side, their total RSS once every server is up (right after
@@ -6,7 +6,7 @@
 //! session's time to its first `tools/list` (direct: until every server has listed).
 //! Then one more session joins: its time to the first `tools/list`.
 //!
-//! `cargo bench --bench hub -- [--sessions 1,5,10] [--modes direct,alone,hub]` (Linux: reads /proc; needs .peers);
+//! `cargo bench --bench hub -- [--sessions 1,5,10] [--modes direct,alone,hub] [--servers 5|10]` (Linux: reads /proc; needs .peers);
 //! `MCP_DEFER_BIN` measures another build of mcp-defer.
 //! A bench, not a test: figures go to docs/benchmarks.md.
 
@@ -44,40 +44,79 @@ impl Mode {
     }
 }
 
-/// The five reference servers: name, program, arguments.
-fn servers(root: &Path, work: &Path) -> Vec<(String, PathBuf, Vec<String>)> {
-    let py = root.join(".peers/py/bin");
-    let node = root.join(".peers/node/node_modules/.bin");
-    let dir = work.display().to_string();
-    vec![
-        ("time".into(), py.join("mcp-server-time"), vec![]),
-        (
-            "git".into(),
-            py.join("mcp-server-git"),
-            vec!["--repository".into(), root.display().to_string()],
-        ),
-        (
-            "everything".into(),
-            node.join("mcp-server-everything"),
-            vec!["stdio".into()],
-        ),
-        (
-            "filesystem".into(),
-            node.join("mcp-server-filesystem"),
-            vec![dir],
-        ),
-        ("memory".into(), node.join("mcp-server-memory"), vec![]),
-    ]
+/// A configured server: its name, how it starts, and the one cheap call a session that
+/// uses it makes (tool, arguments).
+struct Server {
+    name: String,
+    program: PathBuf,
+    args: Vec<String>,
+    tool: &'static str,
+    arguments: &'static str,
 }
 
-/// One cheap call per server: what a session that uses each of them makes.
-const USES: [(&str, &str, &str); 5] = [
-    ("time", "get_current_time", r#"{"timezone": "UTC"}"#),
-    ("git", "git_status", r#"{"repo_path": "."}"#),
-    ("everything", "echo", r#"{"message": "hi"}"#),
-    ("filesystem", "list_allowed_directories", "{}"),
-    ("memory", "read_graph", "{}"),
-];
+/// The five reference servers, or, for `--servers 10`, each of them twice under a second
+/// name (a user with ten servers: ten processes of the same kinds, each its own).
+fn servers(root: &Path, work: &Path, count: usize) -> Vec<Server> {
+    let py = root.join(".peers/py/bin");
+    let node = root.join(".peers/node/node_modules/.bin");
+    let reference = |copy: usize| {
+        let suffix = if copy == 0 {
+            String::new()
+        } else {
+            format!("{}", copy + 1)
+        };
+        let dir = work.join(format!("files{suffix}"));
+        std::fs::create_dir_all(&dir).expect("a served directory");
+        let server = |name: &str, program: PathBuf, args: Vec<String>, tool, arguments| Server {
+            name: format!("{name}{suffix}"),
+            program,
+            args,
+            tool,
+            arguments,
+        };
+        [
+            server(
+                "time",
+                py.join("mcp-server-time"),
+                vec![],
+                "get_current_time",
+                r#"{"timezone": "UTC"}"#,
+            ),
+            server(
+                "git",
+                py.join("mcp-server-git"),
+                vec!["--repository".into(), root.display().to_string()],
+                "git_status",
+                r#"{"repo_path": "."}"#,
+            ),
+            server(
+                "everything",
+                node.join("mcp-server-everything"),
+                vec!["stdio".into()],
+                "echo",
+                r#"{"message": "hi"}"#,
+            ),
+            server(
+                "filesystem",
+                node.join("mcp-server-filesystem"),
+                vec![dir.display().to_string()],
+                "list_allowed_directories",
+                "{}",
+            ),
+            server(
+                "memory",
+                node.join("mcp-server-memory"),
+                vec![],
+                "read_graph",
+                "{}",
+            ),
+        ]
+    };
+    (0..count.div_ceil(5))
+        .flat_map(reference)
+        .take(count)
+        .collect()
+}
 
 /// One JSON-RPC line peer over a child's stdio.
 struct Peer {
@@ -149,18 +188,13 @@ struct Session {
     first_list: Duration,
 }
 
-fn session(
-    mode: Mode,
-    config: &Path,
-    run: &Path,
-    servers: &[(String, PathBuf, Vec<String>)],
-) -> Session {
+fn session(mode: Mode, config: &Path, run: &Path, servers: &[Server]) -> Session {
     let start = Instant::now();
     if mode == Mode::Direct {
         let mut peers: Vec<Peer> = (servers.iter())
-            .map(|(_, program, args)| {
-                let mut command = Command::new(program);
-                command.args(args);
+            .map(|server| {
+                let mut command = Command::new(&server.program);
+                command.args(&server.args);
                 Peer::spawn(command)
             })
             .collect();
@@ -191,7 +225,13 @@ fn session(
     let first_list = start.elapsed();
     // Each session uses every server once (servers with cached tools start only on use),
     // so the memory is measured with every server up, as a working session has them.
-    for (server, tool, arguments) in USES {
+    for Server {
+        name: server,
+        tool,
+        arguments,
+        ..
+    } in servers
+    {
         let arguments: Value = serde_json::from_str(arguments).expect("json");
         let called = peer.request(
             "tools/call",
@@ -346,7 +386,12 @@ fn main() {
                 .collect()
         })
         .unwrap_or_else(|| vec![Mode::Direct, Mode::Alone, Mode::Hub]);
+    let server_count: usize = (args.iter().position(|a| a == "--servers"))
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    println!("{server_count} servers");
     println!(
         "| sessions | servers registered | processes | total RSS busy / idle | total PSS busy / idle | first tools/list p50 / max | one more session joins | mcp-defer's processes idle: count x RSS (PSS), MB |"
     );
@@ -356,9 +401,15 @@ fn main() {
             let dir = tempfile::tempdir().expect("temp dir");
             let run = dir.path().join("run");
             std::fs::create_dir_all(&run).expect("run dir");
-            let servers = servers(&root, dir.path());
+            let servers = servers(&root, dir.path(), server_count);
             let mut toml = String::from("[settings]\nhub_grace_sec = 0\n");
-            for (name, program, args) in &servers {
+            for Server {
+                name,
+                program,
+                args,
+                ..
+            } in &servers
+            {
                 toml += &format!(
                     "[mcp_servers.{name}]\ncommand = {}\nargs = {}\n",
                     serde_json::to_string(&program.display().to_string()).expect("string"),

@@ -44,7 +44,8 @@
 //!      `ServerHandle::live` and `Supervisor::live` (its connection), `Listed` (the names
 //!      it lists), `Subscriptions`, `Demand::counts` (calls in flight, idle stop decided
 //!      under it), `StopCause`, `BrokenCause`, `InFlight`, `ProgressRoutes`, `Stash`
-//!      (`http_raw.rs`), `StderrLog::inner`, and the watchdog's `PIPE`.
+//!      (`http_raw.rs`), `RawCalls` (the raw calls of a stdio connection waiting for their
+//!      answer lines, `raw_answers.rs`), `StderrLog::inner`, and the watchdog's `PIPE`.
 //!
 //! The one async lock is the reload's pool (`Reloader::pool`, `server/reload.rs`), held
 //! across `.await` on purpose and never on a request's path.
