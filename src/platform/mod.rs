@@ -16,6 +16,8 @@ pub(crate) mod env;
 pub(crate) mod hub;
 pub(crate) mod launch;
 
+pub(crate) use hub::lock_exclusive;
+
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "macos")]

@@ -150,6 +150,6 @@ fn take_lock(path: &std::path::Path) -> io::Result<std::fs::File> {
     options.create(true).truncate(false).write(true);
     crate::platform::private_file_options(&mut options);
     let file = options.open(path)?;
-    crate::platform::hub::lock_exclusive(&file, true)?;
+    crate::platform::lock_exclusive(&file, true)?;
     Ok(file)
 }

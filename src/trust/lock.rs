@@ -12,8 +12,11 @@
 //! The hash is what is compared; the definition is kept so `mcp-defer trust` can show what
 //! changed. `#` lines and blank lines are comments. A tool name's whitespace, control
 //! characters and `%` are written as `%XX` (UTF-8 bytes), so a line always splits at its
-//! first two spaces. Writes re-read the file and merge, then replace it atomically: `serve`
-//! (recording first sights) and `mcp-defer trust` (approving) may write while the other runs.
+//! first two spaces. Writes re-read the file and merge, then replace it atomically, all under
+//! an exclusive OS lock on a hidden file beside it (`.servers.lock.lck`): `serve` (recording
+//! first sights; each HTTP profile's view, each session without a hub) and `mcp-defer
+//! trust` (approving) may write at once, and neither may interleave its bytes with another's
+//! nor drop what another added (a dropped line would hold that tool on next sight).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -206,13 +209,14 @@ impl Lock {
         path: &Path,
         approved: &[(String, String, Definition)],
     ) -> Result<Lock, LockError> {
+        let _writing = exclusive(path)?;
         let mut lock = Lock::read(path)?;
         let mut changed = false;
         for (server, tool, definition) in approved {
             changed |= lock.approve(server, tool, definition);
         }
         if changed {
-            lock.write(path)?;
+            lock.write_text(path, &lock.render())?;
         }
         Ok(lock)
     }
@@ -234,6 +238,7 @@ impl Lock {
         add: &[(String, String, Definition)],
         remove: &[(String, String)],
     ) -> Result<(), LockError> {
+        let _writing = exclusive(path)?;
         let mut held = Lock::read(path)?;
         let mut changed = false;
         for (server, tool, definition) in add {
@@ -257,15 +262,10 @@ impl Lock {
         held.write_text(path, &held.render_with(HELD_HEADER))
     }
 
-    /// Replaces the file at `path` with this lock: a temporary file in the same directory,
+    /// Replaces the file at `path` with `text`: a temporary file in the same directory,
     /// private to the user, renamed over the old one (a crash leaves one or the other).
-    ///
-    /// # Errors
-    /// When the temporary file cannot be written or renamed.
-    pub fn write(&self, path: &Path) -> Result<(), LockError> {
-        self.write_text(path, &self.render())
-    }
-
+    /// Only under [`exclusive`]: the temporary file's name is the process's, so two writers
+    /// of one process would share it.
     fn write_text(&self, path: &Path, text: &str) -> Result<(), LockError> {
         let error = |source| LockError::Write {
             path: path.to_owned(),
@@ -292,6 +292,28 @@ impl Lock {
         }
         written.map_err(error)
     }
+}
+
+/// Waits for, then holds until dropped, the right to read-modify-write the file at `path`
+/// (a lock or held file): an exclusive OS lock on a private hidden file beside it. A
+/// separate file because the written one is replaced by a rename, and a lock on a replaced
+/// file guards nothing.
+fn exclusive(path: &Path) -> Result<std::fs::File, LockError> {
+    let error = |source| LockError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let name = path.file_name().map_or_else(
+        || "servers.lock".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let guard = path.with_file_name(format!(".{name}.lck"));
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    crate::platform::private_file_options(&mut options);
+    let file = options.open(&guard).map_err(error)?;
+    crate::platform::lock_exclusive(&file, true).map_err(error)?;
+    Ok(file)
 }
 
 /// A tool name as the lock writes it: `%XX` for `%`, whitespace and control characters.
@@ -397,5 +419,40 @@ mod tests {
         let mode = crate::platform::mode_of(&path);
         assert!(mode.is_none_or(|m| m == 0o600), "{mode:?}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Seen in the suite: two views of one `serve --http` recorded first sights at once,
+    /// wrote one temporary file together (a torn line 11, every tool of the config then
+    /// held) and one rename found it gone. Writers at once keep every line, and the file
+    /// reads back.
+    #[test]
+    fn writers_at_once_keep_every_line_and_the_file_reads_back() {
+        const WRITERS: usize = 8;
+        const EACH: usize = 12;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let path = dir.path().join("servers.lock");
+        let held = dir.path().join("servers.held");
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let (path, held) = (&path, &held);
+                scope.spawn(move || {
+                    for n in 0..EACH {
+                        let tool = (
+                            format!("s{writer}"),
+                            format!("t{n}"),
+                            definition("long text ".repeat(n + 1).as_str()),
+                        );
+                        Lock::merge_into(path, std::slice::from_ref(&tool))
+                            .unwrap_or_else(|e| panic!("merge: {e}"));
+                        Lock::update_held(held, std::slice::from_ref(&tool), &[])
+                            .unwrap_or_else(|e| panic!("held: {e}"));
+                    }
+                });
+            }
+        });
+        for file in [&path, &held] {
+            let lock = Lock::read(file).unwrap_or_else(|e| panic!("read back: {e}"));
+            assert_eq!(lock.len(), WRITERS * EACH, "{}", file.display());
+        }
     }
 }
