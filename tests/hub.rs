@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 
 use crate::support::raw::{RawClient, result_text};
 use crate::support::wait::{DEADLINE, eventually};
-use crate::support::{BIN, Dir, FIXTURE, assert_contains_all, fixture, is_gone, os, running};
+use crate::support::{
+    BIN, Dir, FIXTURE, assert_contains_all, bin_under_test, fixture, is_gone, os, running,
+};
 
 /// A config in `dir` with one fixture server `f` (marked by `marker`, to count its
 /// processes) and `settings` lines.
@@ -428,6 +430,58 @@ async fn two_configs_get_two_hubs() {
     b.close().await;
     eventually("both hubs leave", async || {
         hubs(&one).is_empty() && hubs(&two).is_empty()
+    })
+    .await;
+}
+
+/// A hub of another build (an older version still serving its sessions after an upgrade)
+/// is never joined: a session of this build says so and starts its own hub, and the
+/// sessions of both go on. A build is its version and its file's path, size and time, so
+/// the binary copied elsewhere is another build.
+#[tokio::test]
+async fn a_hub_of_another_build_is_not_joined_and_the_session_says_so() {
+    let dir = Dir::new();
+    let run = runtime_dir(&dir);
+    let marker = format!("builds-{}", dir.path().display());
+    let config = config(&dir, "servers.toml", &marker, "hub_grace_sec = 0");
+    let older = dir.file("older-mcp-defer");
+    std::fs::copy(bin_under_test(), &older).expect("copy the binary");
+    let older_hubs = || {
+        (running(&older.to_string_lossy(), &config).into_iter())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--hub"))
+            })
+            .count()
+    };
+    let mut old = RawClient::start_program(&older, &config, |c| {
+        c.env("XDG_RUNTIME_DIR", &run).env("MCP_DEFER_HUB", "on");
+    });
+    handshake(&mut old).await;
+    let _ = tool_names(&mut old).await;
+    assert_eq!(older_hubs(), 1, "the older build runs its hub");
+    let stderr = dir.file("stderr.txt");
+    let file = std::fs::File::create(&stderr).expect("stderr file");
+    let mut new = session_with(&config, &run, |c| {
+        c.stderr(file);
+    })
+    .await;
+    for client in [&mut old, &mut new] {
+        let answer = client.call_through("f__echo", json!({"said": "hi"})).await;
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    assert_eq!(hubs(&config).len(), 1, "this build's own hub");
+    assert_eq!(older_hubs(), 1, "the older hub still serves its session");
+    assert_eq!(sockets(&run).len(), 2);
+    let log = std::fs::read_to_string(&stderr).expect("stderr");
+    assert_contains_all(
+        &log,
+        &["a hub of another mcp-defer build runs for this config; starting one of this build"],
+    );
+    old.close().await;
+    new.close().await;
+    eventually("both hubs leave", async || {
+        hubs(&config).is_empty() && older_hubs() == 0
     })
     .await;
 }

@@ -29,7 +29,12 @@ pub fn bin_under_test() -> String {
 /// `mcp-defer serve --config <config>` as a client spawns it, logging at `mcp_defer=debug`
 /// (or at `TEST_RUST_LOG` when set).
 pub fn serve_command(config: &Path) -> tokio::process::Command {
-    let mut command = tokio::process::Command::new(bin_under_test());
+    serve_command_of(Path::new(&bin_under_test()), config)
+}
+
+/// As [`serve_command`], run by `program`: another build of mcp-defer.
+pub fn serve_command_of(program: &Path, config: &Path) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
     command.arg("serve").arg("--config").arg(config).env(
         "RUST_LOG",
         std::env::var("TEST_RUST_LOG").unwrap_or("mcp_defer=debug".into()),

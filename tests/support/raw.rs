@@ -57,7 +57,22 @@ impl RawClient {
         config: &Path,
         configure: impl FnOnce(&mut tokio::process::Command),
     ) -> RawClient {
-        let mut command = crate::support::serve_command(config);
+        RawClient::spawn(crate::support::serve_command(config), configure)
+    }
+
+    /// As [`RawClient::start_with`], run by `program`: another build of mcp-defer.
+    pub fn start_program(
+        program: &Path,
+        config: &Path,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> RawClient {
+        RawClient::spawn(crate::support::serve_command_of(program, config), configure)
+    }
+
+    fn spawn(
+        mut command: tokio::process::Command,
+        configure: impl FnOnce(&mut tokio::process::Command),
+    ) -> RawClient {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
