@@ -110,7 +110,12 @@ async fn echo(client: &mut RawClient, tool: &str) -> Value {
 
 /// The hub processes of `config` (their command line has `--hub` and the config path).
 fn hubs(config: &Path) -> Vec<i32> {
-    (running(BIN, config).into_iter())
+    hubs_of(BIN, config)
+}
+
+/// As [`hubs`], run by `program` (another build).
+fn hubs_of(program: &str, config: &Path) -> Vec<i32> {
+    (running(program, config).into_iter())
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--hub"))
@@ -446,14 +451,7 @@ async fn a_hub_of_another_build_is_not_joined_and_the_session_says_so() {
     let config = config(&dir, "servers.toml", &marker, "hub_grace_sec = 0");
     let older = dir.file("older-mcp-defer");
     std::fs::copy(bin_under_test(), &older).expect("copy the binary");
-    let older_hubs = || {
-        (running(&older.to_string_lossy(), &config).into_iter())
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("--hub"))
-            })
-            .count()
-    };
+    let older_hubs = || hubs_of(&older.to_string_lossy(), &config).len();
     let mut old = RawClient::start_program(&older, &config, |c| {
         c.env("XDG_RUNTIME_DIR", &run).env("MCP_DEFER_HUB", "on");
     });

@@ -271,11 +271,7 @@ impl Lock {
             path: path.to_owned(),
             source,
         };
-        let name = path.file_name().map_or_else(
-            || "servers.lock".into(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let tmp = hidden_beside(path, &format!("{}.tmp", std::process::id()));
         let written = (|| -> std::io::Result<()> {
             let mut options = std::fs::OpenOptions::new();
             options.write(true).create(true).truncate(true);
@@ -303,17 +299,22 @@ fn exclusive(path: &Path) -> Result<std::fs::File, LockError> {
         path: path.to_owned(),
         source,
     };
-    let name = path.file_name().map_or_else(
-        || "servers.lock".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let guard = path.with_file_name(format!(".{name}.lck"));
+    let guard = hidden_beside(path, "lck");
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     crate::platform::private_file_options(&mut options);
     let file = options.open(&guard).map_err(error)?;
     crate::platform::lock_exclusive(&file, true).map_err(error)?;
     Ok(file)
+}
+
+/// `.<file name>.<tail>` in the folder of `path`: a file of the lock's own, out of sight.
+fn hidden_beside(path: &Path, tail: &str) -> PathBuf {
+    let name = path.file_name().map_or_else(
+        || "servers.lock".into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    path.with_file_name(format!(".{name}.{tail}"))
 }
 
 /// A tool name as the lock writes it: `%XX` for `%`, whitespace and control characters.
