@@ -482,6 +482,8 @@ def main() -> None:
     parser.add_argument("--time", action="store_true", help="also time the engine per query")
     parser.add_argument("--time-only", action="store_true", help="only time the engine")
     parser.add_argument("--sets", help="comma-separated set names to run (default: all five)")
+    parser.add_argument("--mix", help="semicolon-separated `a+b:w` cosine mixes of two encoders run "
+                        "here, scored as (1 - w) * cos_a + w * cos_b (e.g. `minilm+use m3:0.5`)")
     parser.add_argument("--time-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.time_child:
@@ -512,6 +514,7 @@ def main() -> None:
         keys, texts = loaded.setdefault(folder, (keys, texts))
         sets.append((name, keys, texts, queries))
     print("R@1 / R@5 / MRR@10 / nDCG@5, cosine alone", flush=True)
+    cosines = {}  # (encoder, set) -> the query x tool cosine matrix, for --mix
     for label, make in encoders.items():
         embed = make()
         started = time.perf_counter()
@@ -521,9 +524,17 @@ def main() -> None:
             if tools is None:
                 tools = tool_vectors[id(texts)] = embed(texts, False)
             asked = embed([q["query"] for q in queries], True)
-            r1, r5, mrr, ndcg = metrics(asked @ tools.T, keys, queries)
+            cosines[label, name] = asked @ tools.T
+            r1, r5, mrr, ndcg = metrics(cosines[label, name], keys, queries)
             print(f"{label:9} | {name:15} | {r1:.3f} / {r5:.3f} / {mrr:.3f} / {ndcg:.3f}", flush=True)
         print(f"{label:9} | all sets embedded in {time.perf_counter() - started:.0f} s", flush=True)
+    for mix in filter(None, (args.mix or "").split(";")):
+        pair, weight = mix.rsplit(":", 1)
+        a, b = pair.split("+")
+        for name, keys, _, queries in sets:
+            scores = (1 - float(weight)) * cosines[a, name] + float(weight) * cosines[b, name]
+            r1, r5, mrr, ndcg = metrics(scores, keys, queries)
+            print(f"{mix:9} | {name:15} | {r1:.3f} / {r5:.3f} / {mrr:.3f} / {ndcg:.3f}", flush=True)
     if args.time:
         for label in REGISTRY_MODELS:
             if not args.only or label in args.only.split(","):
