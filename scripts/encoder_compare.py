@@ -439,6 +439,28 @@ def time_onnx(label: str, minilm_dir: Path) -> None:
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
+def static_encoder(directory: Path):
+    """The default tier's static vectors as `scripts/static_alone.py` screens them: the mean of
+    the text's token rows of the shipped table (int8 x scale), no special tokens, 512 ids."""
+    import numpy as np
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    table = load_file(str(directory / "embeddings.safetensors"))
+    rows = table["embeddings"].astype(np.float32) * table["scales"][:, None]
+    tok = Tokenizer.from_file(str(directory / "tokenizer.json"))
+
+    def embed(texts, _is_query):
+        out = np.zeros((len(texts), rows.shape[1]), np.float32)
+        for i, e in enumerate(tok.encode_batch(texts, add_special_tokens=False)):
+            if e.ids:
+                v = rows[e.ids[:512]].mean(0)
+                out[i] = v / (np.linalg.norm(v) + 1e-9)
+        return out
+
+    return embed
+
+
 def load_set(folder: str, file: str):
     data = ROOT / "benches/data" / folder
     servers = json.loads((data / "servers.json").read_text())
@@ -502,6 +524,7 @@ def main() -> None:
     }
     for label in REGISTRY_MODELS:
         encoders[label] = lambda label=label: onnx_encoder(label, args.minilm)
+    encoders["static"] = lambda: static_encoder(ROOT / "src/search/model")
     if args.time_only:
         args.time, encoders = True, {}
     if args.only:
