@@ -210,11 +210,18 @@ def hits(ranked, relevant):
 def metrics(scores, keys, queries):
     import numpy as np
 
+    ranked = [[keys[j] for j in np.argsort(-scores[i], kind="stable")[:10]] for i in range(len(queries))]
+    return ranked_metrics(ranked, queries)
+
+
+def ranked_metrics(ranked, queries):
+    """R@1, R@5, MRR@10, nDCG@5 of each query's ranked (server, tool) list."""
+    import numpy as np
+
     r1 = r5 = mrr = ndcg5 = 0.0
-    for i, q in enumerate(queries):
-        top = np.argsort(-scores[i], kind="stable")[:10]
+    for q, top in zip(queries, ranked):
         rel = [tuple(r) for r in q["relevant"]]
-        hit = hits([keys[j] for j in top], rel)
+        hit = hits(top, rel)
         n = max(len(rel), 1)
         r1 += sum(hit[:1]) / n
         r5 += sum(hit[:5]) / n
@@ -506,6 +513,11 @@ def main() -> None:
     parser.add_argument("--time", action="store_true", help="also time the engine per query")
     parser.add_argument("--time-only", action="store_true", help="only time the engine")
     parser.add_argument("--sets", help="comma-separated set names to run (default: all five)")
+    parser.add_argument("--rerank", help="`DIR:VARIANT[:ENCODER]`: re-rank the first ten hits of each "
+                        "query in the bench's dumps (`RETRIEVAL_DUMP=DIR`, `<set>-<VARIANT>.jsonl`) by "
+                        "the fused score plus w x the encoder's cosine (default `use m3`), w in "
+                        "--rerank-weights")
+    parser.add_argument("--rerank-weights", default="0,0.1,0.2,0.3,0.5")
     parser.add_argument("--mix", help="semicolon-separated `a+b:w` cosine mixes of two encoders run "
                         "here, scored as (1 - w) * cos_a + w * cos_b (e.g. `minilm+use m3:0.5`)")
     parser.add_argument("--time-child", nargs=2, help=argparse.SUPPRESS)
@@ -553,6 +565,24 @@ def main() -> None:
             r1, r5, mrr, ndcg = metrics(cosines[label, name], keys, queries)
             print(f"{label:9} | {name:15} | {r1:.3f} / {r5:.3f} / {mrr:.3f} / {ndcg:.3f}", flush=True)
         print(f"{label:9} | all sets embedded in {time.perf_counter() - started:.0f} s", flush=True)
+    if args.rerank:
+        directory, variant, *encoder = args.rerank.split(":")
+        encoder = encoder[0] if encoder else "use m3"
+        for name, keys, _, queries in sets:
+            path = Path(directory) / f"{name}-{variant}.jsonl"
+            lines = {l["id"]: l for l in map(json.loads, path.read_text().splitlines()) if l}
+            column = {k: j for j, k in enumerate(keys)}
+            for w in map(float, args.rerank_weights.split(",")):
+                ranked = []
+                for i, q in enumerate(queries):
+                    rows = lines[q["id"]]["hits"]
+                    # Row: fused score, ..., relevant flag, confidence, server, tool (benches/retrieval dump).
+                    scored = [(r[0] + w * cosines[encoder, name][i, column[(r[11], r[12])]], -k, (r[11], r[12]))
+                              for k, r in enumerate(rows)]
+                    ranked.append([pair for *_, pair in sorted(scored, reverse=True)])
+                r1, r5, mrr, ndcg = ranked_metrics(ranked, queries)
+                print(f"{variant}+{w:g} {encoder} | {name:15} | {r1:.3f} / {r5:.3f} / {mrr:.3f} / {ndcg:.3f}",
+                      flush=True)
     for mix in filter(None, (args.mix or "").split(";")):
         pair, weight = mix.rsplit(":", 1)
         a, b = pair.split("+")

@@ -820,7 +820,8 @@ fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
 }
 
 /// `RETRIEVAL_DUMP=<dir>`: each query's first ten hits, as ranked and with its own tools
-/// taken out, with every score a hit carries (for fitting the confidence outside Rust).
+/// taken out, with every score a hit carries (for fitting the confidence outside Rust), then
+/// the hit's server and tool name (for re-ranking by another encoder outside Rust).
 pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Result<(), String> {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -845,7 +846,9 @@ pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Res
                     h.parts.statics,
                     h.parts.named,
                     rel,
-                    h.confidence
+                    h.confidence,
+                    loaded.catalog.get(h.id).map(|e| e.server.to_string()),
+                    loaded.catalog.get(h.id).map(|e| e.original_name().to_owned())
                 ])
             })
             .collect();
