@@ -835,6 +835,7 @@ pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Res
         let hit = eval::hits(&pairs, &q.relevant);
         let rows: Vec<serde_json::Value> = (ranking.hits.iter().zip(&hit))
             .map(|(h, rel)| {
+                let entry = loaded.catalog.get(h.id);
                 serde_json::json!([
                     h.score,
                     h.lexical.map(|l| l.0),
@@ -847,8 +848,8 @@ pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Res
                     h.parts.named,
                     rel,
                     h.confidence,
-                    loaded.catalog.get(h.id).map(|e| e.server.to_string()),
-                    loaded.catalog.get(h.id).map(|e| e.original_name().to_owned())
+                    entry.map(|e| e.server.to_string()),
+                    entry.map(|e| e.original_name().to_owned())
                 ])
             })
             .collect();
