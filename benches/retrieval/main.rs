@@ -820,7 +820,8 @@ fn fit_eval(loaded: &Loaded, queries: &[eval::Query]) -> Fit {
 }
 
 /// `RETRIEVAL_DUMP=<dir>`: each query's first ten hits, as ranked and with its own tools
-/// taken out, with every score a hit carries (for fitting the confidence outside Rust).
+/// taken out, with every score a hit carries (for fitting the confidence outside Rust), then
+/// the hit's server and tool name (for re-ranking by another encoder outside Rust).
 pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Result<(), String> {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -834,6 +835,7 @@ pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Res
         let hit = eval::hits(&pairs, &q.relevant);
         let rows: Vec<serde_json::Value> = (ranking.hits.iter().zip(&hit))
             .map(|(h, rel)| {
+                let entry = loaded.catalog.get(h.id);
                 serde_json::json!([
                     h.score,
                     h.lexical.map(|l| l.0),
@@ -845,7 +847,9 @@ pub(crate) fn dump(loaded: &Loaded, queries: &[eval::Query], path: &Path) -> Res
                     h.parts.statics,
                     h.parts.named,
                     rel,
-                    h.confidence
+                    h.confidence,
+                    entry.map(|e| e.server.to_string()),
+                    entry.map(|e| e.original_name().to_owned())
                 ])
             })
             .collect();
