@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::support::raw::{RawClient, result_text};
 use crate::support::wait::{eventually, poll_sync};
-use crate::support::{BIN, Dir, assert_contains_all, fixture};
+use crate::support::{BIN, Dir, assert_contains_all, fixture, os};
 
 fn code(reply: &Value) -> Option<i64> {
     reply["error"]["code"].as_i64()
@@ -298,4 +298,70 @@ async fn calls_answered_out_of_order_keep_their_answers_progress_and_cancellatio
     let log = std::fs::read_to_string(&log_path).unwrap();
     let sent_raw = log.matches("tools/call sent around rmcp's loop").count();
     assert_eq!(sent_raw, 3, "every call went around rmcp's loop:\n{log}");
+}
+
+/// Node's `child_process` (so Claude Code, Copilot CLI and the TypeScript SDK) starts a
+/// server on socket pairs, not pipes. They go through the IO reactor (tokio's blocking
+/// handles cost a thread hand-off a line: 2-6x the CPU a call), lines larger than the
+/// sockets' buffers go both ways whole, and the session ends when the client closes.
+#[test]
+fn a_client_on_socket_pairs_is_served_through_the_reactor() {
+    let dir = Dir::with_config(&fixture("fx", &[], ""));
+    let stderr = dir.file("stderr.txt");
+    let mut command = Command::new(BIN);
+    command
+        .args(["serve", "--config"])
+        .arg(dir.file("servers.toml"))
+        .env("RUST_LOG", "mcp_defer=debug")
+        .stderr(std::fs::File::create(&stderr).expect("stderr file"));
+    let (mut to, from) = os::stdio_on_socket_pairs(&mut command);
+    let mut child = command.spawn().expect("spawn mcp-defer");
+    let mut lines = BufReader::new(from).lines();
+    let mut send = |message: Value| {
+        writeln!(to, "{message}").expect("write to mcp-defer");
+    };
+    let mut answer = |id: i64| loop {
+        let line = (lines.next())
+            .unwrap_or_else(|| panic!("stdout ended before answer {id}"))
+            .unwrap_or_else(|e| panic!("reading answer {id}: {e}"));
+        let message: Value = serde_json::from_str(&line).expect("a JSON line");
+        if message["id"] == id {
+            return message;
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "node-like", "version": "1"}}}),
+    );
+    assert!(answer(1)["result"].is_object());
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // Over the 208 KB a Unix socket buffers by default on Linux, each way.
+    let big = "x".repeat(600_000);
+    for id in 2..5 {
+        send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "call_tool", "arguments": {"name": "fx__echo", "arguments": {"said": big}}}}),
+        );
+        let echoed = answer(id);
+        assert_eq!(echoed["result"]["isError"], false, "call {id}");
+        assert_eq!(
+            echoed["result"]["structuredContent"]["said"]
+                .as_str()
+                .map(str::len),
+            Some(big.len()),
+            "call {id}"
+        );
+    }
+    drop(to);
+    let exited = poll_sync(Duration::from_secs(30), || child.try_wait().ok().flatten()).ok();
+    let log = std::fs::read_to_string(&stderr).unwrap_or_default();
+    assert!(
+        exited.is_some_and(|s| s.success()),
+        "exit: {exited:?}\n{log}"
+    );
+    assert_contains_all(
+        &log,
+        &["stdio: the client's sockets, through the IO reactor"],
+    );
 }

@@ -92,6 +92,27 @@ pub(crate) mod watchdog {
     pub(crate) use super::windows::{ignore_session_signals, kill_group, own_process_group};
 }
 
+/// The client's stdin, read through the IO reactor where the OS allows it.
+pub(crate) type ClientIn = Box<dyn tokio::io::AsyncRead + Send + Unpin>;
+/// The client's stdout, as [`ClientIn`].
+pub(crate) type ClientOut = Box<dyn tokio::io::AsyncWrite + Send + Unpin>;
+
+/// The client's stdin and stdout, for `serve` and the hub's relay. Pipes (Linux) and Unix
+/// sockets (Linux and macOS: Node's `child_process`, so Claude Code, Copilot CLI and the
+/// TypeScript SDK, starts its children on socket pairs) go through the IO reactor; the
+/// rest (a terminal, a file, Windows) through tokio's blocking handles, which hand each
+/// read and write to another thread: 2-6x the CPU a call and 4x the context switches,
+/// measured over socket pairs before they had their own way (docs/benchmarks.md).
+pub(crate) fn client_stdio() -> (ClientIn, ClientOut) {
+    #[cfg(unix)]
+    if let Some((stdin, stdout)) = unix::stdio_sockets() {
+        tracing::debug!("stdio: the client's sockets, through the IO reactor");
+        return (Box::new(stdin), Box::new(stdout));
+    }
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    (Box::new(stdin), Box::new(stdout))
+}
+
 /// Closes this process's stdout (file descriptor 1 / the standard output handle), so the
 /// peer reading it sees end of file while we keep running. The fixture server uses it to
 /// play a server that hangs up.

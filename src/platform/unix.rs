@@ -255,3 +255,38 @@ pub(crate) fn raise_fd_limit() {
         }
     }
 }
+
+/// The client's stdin and stdout when both are Unix sockets, as duplicates made
+/// non-blocking for the IO reactor; `None` when either is something else (a pipe, a
+/// terminal, a file, a TCP socket), and then neither is changed. Non-blocking is a flag of
+/// the socket's open file description, which only this process holds (the client holds
+/// the other end of each pair); nothing here reads fd 0 or writes fd 1 by other means.
+pub(crate) fn stdio_sockets() -> Option<(tokio::net::UnixStream, tokio::net::UnixStream)> {
+    use std::os::fd::AsFd;
+    let unix_socket = |fd: std::os::fd::BorrowedFd<'_>| {
+        let stream = std::os::unix::net::UnixStream::from(fd.try_clone_to_owned().ok()?);
+        // Only a Unix socket has a Unix address (a pair's is unnamed): a pipe or a file
+        // fails with ENOTSOCK, a TCP socket as not a Unix one.
+        stream.local_addr().ok()?;
+        Some(stream)
+    };
+    let stdin = unix_socket(io::stdin().as_fd())?;
+    let stdout = unix_socket(io::stdout().as_fd())?;
+    let reactor = |stream: std::os::unix::net::UnixStream| {
+        stream.set_nonblocking(true)?;
+        tokio::net::UnixStream::from_std(stream)
+    };
+    match (reactor(stdin), reactor(stdout)) {
+        (Ok(stdin), Ok(stdout)) => Some((stdin, stdout)),
+        (Err(err), _) | (_, Err(err)) => {
+            // Blocking again, for the blocking handles that read and write them instead.
+            for fd in [io::stdin().as_fd(), io::stdout().as_fd()] {
+                if let Some(stream) = unix_socket(fd) {
+                    let _ = stream.set_nonblocking(false);
+                }
+            }
+            tracing::warn!(error = %err, "the client's stdio sockets cannot go through the IO reactor");
+            None
+        }
+    }
+}

@@ -94,7 +94,7 @@ struct Relay<W> {
 /// # Errors
 /// When the client's stdout cannot be written.
 pub(crate) async fn relay(hub: Hub, first: Channel, max: usize) -> io::Result<()> {
-    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let (stdin, stdout) = crate::platform::client_stdio();
     let mut client = LineReader::new(BufReader::new(stdin), max);
     let mut relay = Relay {
         hub,

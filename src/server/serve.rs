@@ -64,10 +64,10 @@ pub(crate) async fn serve(config: Config, profile: Option<String>) -> Result<(),
         .map_err(ServeError::Watch)?;
     let calls = thin_calls(&server);
     let session = async {
-        // Pipes (how clients launch us) go through the IO reactor; the blocking `stdio()`
-        // handles would cost a thread hand-off per message in each direction. The framing is
-        // ours: every line gets an answer (see `stdio`).
-        let (stdin, stdout) = rmcp::transport::stdio_pipes();
+        // Pipes and sockets (how clients launch us) go through the IO reactor
+        // (`platform::client_stdio`). The framing is ours: every line gets an answer (see
+        // `stdio`).
+        let (stdin, stdout) = crate::platform::client_stdio();
         let framed = super::stdio::Framed::new(
             tokio::io::BufReader::new(stdin),
             stdout,

@@ -79,3 +79,22 @@ pub fn goes_away_on_first_request(path: &Path) -> std::thread::JoinHandle<()> {
         std::fs::remove_file(&path).expect("remove the socket file");
     })
 }
+
+/// Gives `command` one end of a socket pair as its stdin and one of another as its stdout,
+/// as Node's `child_process` starts its children (so Claude Code, Copilot CLI and the
+/// TypeScript SDK); returns the client's ends: where to write the child's stdin, where to
+/// read its stdout (a read waits at most 60 s, so a hang fails the test instead).
+pub fn stdio_on_socket_pairs(
+    command: &mut std::process::Command,
+) -> (impl std::io::Write + use<>, impl std::io::Read + use<>) {
+    use std::os::fd::OwnedFd;
+    use std::os::unix::net::UnixStream;
+    let (to_child, child_in) = UnixStream::pair().expect("socket pair");
+    let (from_child, child_out) = UnixStream::pair().expect("socket pair");
+    let timeout = Some(std::time::Duration::from_secs(60));
+    from_child.set_read_timeout(timeout).expect("read timeout");
+    command
+        .stdin(OwnedFd::from(child_in))
+        .stdout(OwnedFd::from(child_out));
+    (to_child, from_child)
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""What a call costs mcp-defer when its client starts it on pipes or on socket pairs (issue 31).
+
+usage: benches/client_stdio.py [--calls N] [--runs R] [BIN ...]      (Linux; from the project root)
+
+Node's `child_process` (so Claude Code, Copilot CLI and the TypeScript SDK) starts its children
+on Unix socket pairs, Python's and Rust's on pipes. For each build named (default
+target/release/mcp-defer), this starts `mcp-defer serve` (no hub) over one fixture server once
+on pipes and once on socket pairs, alternating, R runs each, and makes N sequential calls of
+the fixture's `add` (called by name after `select_tools`). It prints, per run, the p50 round
+trip, mcp-defer's CPU a call (user + system, from /proc/<pid>/stat) and its context switches a
+call (voluntary + involuntary, every thread, from /proc/<pid>/task/*/status), and its thread
+count. The fixture server's own CPU is not counted. A bench, not a test: figures go to
+docs/benchmarks.md.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def fixture(first_bin):
+    """The fixture server built beside the first build named, else under target/."""
+    for folder in (os.path.dirname(first_bin),
+                   *(os.path.join(ROOT, "target", p) for p in ("release", "debug"))):
+        path = os.path.join(folder, "mcp-defer-fixture")
+        if os.path.exists(path):
+            return path
+    sys.exit("client_stdio: no mcp-defer-fixture beside the build nor under target/; "
+             "run `cargo build --release` first")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def switches(pid):
+    total, threads = 0, 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        threads += 1
+        with open(f"/proc/{pid}/task/{task}/status") as f:
+            for line in f:
+                if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                    total += int(line.split()[1])
+    return total, threads
+
+
+def run(binary, config, calls, sockets):
+    env = dict(os.environ, MCP_DEFER_HUB="off", RUST_LOG="warn")
+    if sockets:
+        ours_in, theirs_in = socket.socketpair()
+        ours_out, theirs_out = socket.socketpair()
+        child = subprocess.Popen([binary, "serve", "--config", config], stdin=theirs_in,
+                                 stdout=theirs_out, stderr=subprocess.DEVNULL, env=env)
+        theirs_in.close()
+        theirs_out.close()
+        writer = ours_in.makefile("wb", buffering=0)
+        reader = ours_out.makefile("rb")
+    else:
+        child = subprocess.Popen([binary, "serve", "--config", config], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        writer, reader = child.stdin, child.stdout
+
+    def ask(id_, method, params):
+        writer.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method,
+                                 "params": params}).encode() + b"\n")
+        writer.flush()
+        while True:
+            message = json.loads(reader.readline())
+            if message.get("id") == id_:
+                return message
+
+    ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "client_stdio", "version": "1"}})
+    writer.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    writer.flush()
+    # `select_tools` answers once the client has listed again (the handshake era's way).
+    writer.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "select_tools", "arguments": {"names": ["s1__add"]}}}).encode() + b"\n")
+    ask(2, "tools/list", {})
+    for i in range(200):  # warm up
+        ask(3 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
+    cpu0, (sw0, _) = cpu_seconds(child.pid), switches(child.pid)
+    times = []
+    for i in range(calls):
+        start = time.perf_counter()
+        answer = ask(1000 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
+        times.append(time.perf_counter() - start)
+        assert answer["result"]["structuredContent"]["sum"] == i + 1, answer
+    cpu = cpu_seconds(child.pid) - cpu0
+    sw1, threads = switches(child.pid)
+    writer.close()
+    if sockets:
+        ours_in.close()  # the file above was a second handle on it
+    child.wait(timeout=30)
+    return statistics.median(times) * 1e6, cpu / calls * 1e6, (sw1 - sw0) / calls, threads
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=3000)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("bins", nargs="*")
+    args = parser.parse_args()
+    bins = args.bins or [os.path.join(ROOT, "target", "release", "mcp-defer")]
+    with tempfile.TemporaryDirectory() as tmp:
+        config = os.path.join(tmp, "servers.toml")
+        with open(config, "w") as f:
+            f.write(f'[mcp_servers.s1]\ncommand = {json.dumps(fixture(bins[0]))}\n')
+        print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls a run")
+        print("| build | stdio | p50 round trip | mcp-defer CPU a call | context switches a call | threads |")
+        print("|---|---|---:|---:|---:|---:|")
+        for _ in range(args.runs):
+            for binary in bins:
+                for sockets in (False, True):
+                    p50, cpu, sw, threads = run(binary, config, args.calls, sockets)
+                    print(f"| {binary} | {'socket pair' if sockets else 'pipes'} | {p50:.0f} us "
+                          f"| {cpu:.0f} us | {sw:.2f} | {threads} |", flush=True)
+        print(f"load average {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
