@@ -147,8 +147,12 @@ fn spawn_defer(config: &Path) -> (TokioChildProcess, u32) {
 fn spawn_defer_with(config: &Path, env: &[(&str, &Path)]) -> (TokioChildProcess, u32) {
     let bin = std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into());
     let mut command = tokio::process::Command::new(bin);
+    // Itself, not a relay to a hub (cargo's [env] turns the hub off; a bench binary run by
+    // hand would not).
     command.arg("serve").arg("--config").arg(config);
-    command.envs(env.iter().copied());
+    command
+        .env("MCP_DEFER_HUB", "off")
+        .envs(env.iter().copied());
     let transport = quiet(command);
     let pid = transport
         .id()

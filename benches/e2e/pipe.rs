@@ -203,7 +203,13 @@ async fn paths(config: &Path, tools: &Path, calls: usize) {
     let mut direct = RawClient::start(command).await;
     let serve = |bin: std::ffi::OsString| {
         let mut command = tokio::process::Command::new(bin);
-        command.arg("serve").arg("--config").arg(config);
+        // Itself, not a relay to a hub (cargo's [env] turns the hub off; a bench binary
+        // run by hand would not).
+        command
+            .arg("serve")
+            .arg("--config")
+            .arg(config)
+            .env("MCP_DEFER_HUB", "off");
         RawClient::start(command)
     };
     let bin = std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into());
