@@ -24,6 +24,11 @@ real training definitions over it, out of fold.
 
   target/venv/bin/python scripts/trust_meaning.py            # CV sweep, training sets only
   target/venv/bin/python scripts/trust_meaning.py --heldout  # + the one look at held-out sets
+
+The held-out sets (BFCL, BFCL live, fourth-*.json) were looked at once, with the scorer the
+sweep chose (docs/benchmarks.md, "A meaning feature"). A first sweep with a wider grid (L2
+1e-3, top 2, k 1 and 10) was stopped after 14 minutes on the shared machine before it
+printed; the grid below is what was measured. numpy 2.2.6 (pip, in target/venv).
 """
 import json
 import sys
@@ -235,7 +240,7 @@ def main():
         grid = [LR(l2, rounds, top, fields) for l2 in (1e-4,) for rounds, top in ((0, 0), (2, 1))]
         grid += [KNN(k) for k in (3,)] if not fields else []
         for proto in grid:
-            s = out_of_fold(lambda p=proto: type(p)(**vars(p)) if False else clone(p), train, x, owner, texts, fold)
+            s = out_of_fold(lambda p=proto: clone(p), train, x, owner, texts, fold)
             t = threshold(train, s)
             mine = s >= t
             c1, n1, r1, m1 = summary(train, mine)
@@ -244,12 +249,37 @@ def main():
                   f"with patterns+learned {c2}/{n1} ({100*c2/n1:.1f}%) real {r2}/{m1} ({100*r2/m1:.2f}%)",
                   flush=True)
             candidates.append((c2, -r2, c1, repr(proto), proto, t))
+    whole_definition(train, vectors, fold, base)
     candidates.sort(key=lambda c: (c[0], c[1], c[2]), reverse=True)
     best = candidates[0]
     print(f"chosen by CV: {best[3]} (CV union catch {best[0]}, real {-best[1]})")
     if "--heldout" not in sys.argv:
         return
     heldout_look(items, vectors, train, best[4])
+
+
+def whole_definition(train, vectors, fold, base):
+    """Diagnostic, not a candidate (added after the held-out look): one vector a definition
+    (the normalised mean of its sentence vectors) instead of the highest sentence score."""
+    x = np.zeros((len(train), DIMS))
+    for i, it in enumerate(train):
+        rows = [r for _, _, r in it["sentences"]]
+        if rows:
+            v = vectors[rows].mean(axis=0)
+            x[i] = v / (np.linalg.norm(v) + 1e-9)
+    y = np.array([float(it["poisoned"]) for it in train])
+    for l2 in (1e-3, 1e-4):
+        s = np.zeros(len(train))
+        for f in range(FOLDS):
+            tr = fold != f
+            w = np.where(y[tr] == 1, 0.5 / y[tr].sum(), 0.5 / (1 - y[tr]).sum()) * tr.sum()
+            s[~tr] = lr_scores(fit_lr(x[tr], y[tr], w, l2, epochs=600), x[~tr])
+        t = threshold(train, s)
+        c1, n1, r1, m1 = summary(train, s >= t)
+        c2, _, r2, _ = summary(train, (s >= t) | base)
+        print(f"(diagnostic) whole-definition vector LR l2={l2} thr {t:+.4f}: alone {c1}/{n1} "
+              f"({100*c1/n1:.1f}%) real {r1}/{m1}; with patterns+learned {c2}/{n1} real {r2}/{m1}",
+              flush=True)
 
 
 def clone(p):
