@@ -22,7 +22,8 @@
 //! tables of docs/benchmarks.md. `-- --show` also prints every real definition flagged and
 //! every poisoned one missed. `-- --train` fits the learned rule and writes
 //! `src/trust/learned.weights`; `-- --check` fits it again and fails unless the bytes are
-//! the committed ones (`scripts/train_trust.sh` runs either).
+//! the committed ones (`scripts/train_trust.sh` runs either). `-- --dump` writes every
+//! definition's sentences and their static-model vectors for `scripts/trust_meaning.py`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -319,7 +320,9 @@ fn main() {
         })
         .collect();
     let mut docs = docs;
-    docs.extend(twins(&items, bits));
+    let twins = twins(&items, bits);
+    let twin_definitions: Vec<Definition> = twins.iter().map(|(_, d)| d.clone()).collect();
+    docs.extend(twins.into_iter().map(|(doc, _)| doc));
     let docs: Vec<&Doc> = docs.iter().collect();
 
     if flag("--sweep") {
@@ -330,6 +333,20 @@ fn main() {
     let oof = train::out_of_fold(&docs, &PARAMS, FOLDS);
     let threshold = train::threshold(&docs, &oof);
     let cv_time = started.elapsed();
+    if flag("--dump") {
+        for item in &mut items {
+            item.score = model.score(&item.definition);
+        }
+        dump(
+            &items,
+            &docs,
+            &oof,
+            threshold,
+            &twin_definitions,
+            model.threshold,
+        );
+        return;
+    }
     if flag("--train") || flag("--check") {
         let mut fitted = train::train(&docs, &PARAMS);
         fitted.threshold = threshold;
@@ -580,7 +597,7 @@ sensitive-data left to the learned rule: of the poisoned it alone caught, {kept}
 /// poisoned case is mostly a toy tool, weather or notes, with a request added; without
 /// twins a plain "Forecast for a city." scored as poisoned). A twin any pattern flags, or
 /// (hidden characters included), is left out; each stays in its case's fold.
-fn twins(items: &[Item], bits: u32) -> Vec<Doc> {
+fn twins(items: &[Item], bits: u32) -> Vec<(Doc, Definition)> {
     let mut out = Vec::new();
     for item in items.iter().filter(|i| i.scored && SETS[i.set].poisoned) {
         let Some(group) = SETS[item.set].trained else {
@@ -610,13 +627,16 @@ fn twins(items: &[Item], bits: u32) -> Vec<Doc> {
         if first.is_empty() || !rules::check(&twin, None).is_empty() {
             continue;
         }
-        out.push(Doc {
-            features: learned::features(&twin, bits),
-            poisoned: false,
-            group: format!("case:{}", item.name),
-            set: group,
-            made: true,
-        });
+        out.push((
+            Doc {
+                features: learned::features(&twin, bits),
+                poisoned: false,
+                group: format!("case:{}", item.name),
+                set: group,
+                made: true,
+            },
+            twin,
+        ));
     }
     out
 }
@@ -736,4 +756,93 @@ fn sweep(docs: &[&Doc]) {
             }
         }
     }
+}
+
+/// `-- --dump`: every definition's sentences (`trust::meaning`) and their static-model
+/// vectors, for `scripts/trust_meaning.py`: `target/trust-meaning/items.jsonl` (one line a
+/// definition: set, labels, the patterns' verdict, the learned rule's out-of-fold and
+/// embedded scores, its sentences and the rows of their vectors) and `vectors.f32` (rows of
+/// the static model's dimensions, little-endian f32).
+fn dump(
+    items: &[Item],
+    docs: &[&Doc],
+    oof: &[f32],
+    cv_threshold: f32,
+    twins: &[Definition],
+    threshold: f32,
+) {
+    use std::io::Write;
+    let static_model = mcp_defer::search::StaticModel::get().expect("the static model loads");
+    let dir = format!("{}/target/trust-meaning", env!("CARGO_MANIFEST_DIR"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut lines =
+        std::io::BufWriter::new(std::fs::File::create(format!("{dir}/items.jsonl")).unwrap());
+    let mut vectors =
+        std::io::BufWriter::new(std::fs::File::create(format!("{dir}/vectors.f32")).unwrap());
+    let mut row = 0usize;
+    let mut trained = 0usize;
+    let (mut spent, mut definitions) = (std::time::Duration::ZERO, 0u32);
+    let mut write = |record: Value, definition: &Definition| {
+        let mut sentences = Vec::new();
+        let started = Instant::now();
+        let embedded: Vec<_> = (mcp_defer::trust::meaning::sentences(definition).into_iter())
+            .map(|(field, sentence)| {
+                let v = static_model.embed(&sentence);
+                (field, sentence, v)
+            })
+            .collect();
+        spent += started.elapsed();
+        definitions += 1;
+        for (field, sentence, v) in embedded {
+            let Some(v) = v else {
+                continue;
+            };
+            for x in &v {
+                vectors.write_all(&x.to_le_bytes()).unwrap();
+            }
+            sentences.push(json!([field, sentence, row]));
+            row += 1;
+        }
+        let mut record = record;
+        record["sentences"] = json!(sentences);
+        writeln!(lines, "{record}").unwrap();
+    };
+    for item in items {
+        let set = &SETS[item.set];
+        let in_training = item.scored && set.trained.is_some();
+        let oof_score = in_training.then(|| {
+            trained += 1;
+            oof[trained - 1]
+        });
+        let group = if set.poisoned {
+            format!("case:{}", item.name)
+        } else {
+            format!("{}:{}", set.label, item.class)
+        };
+        write(
+            json!({
+                "set": set.label, "poisoned": set.poisoned, "trained": set.trained,
+                "name": item.name, "class": item.class, "group": group, "scored": item.scored,
+                "patterns": item.rules(), "oof": oof_score, "score": item.score,
+                "learned": item.learned(threshold), "made": false,
+            }),
+            &item.definition,
+        );
+    }
+    for (k, twin) in twins.iter().enumerate() {
+        let doc = docs[trained + k];
+        write(
+            json!({
+                "set": "twin", "poisoned": false, "trained": doc.set, "name": doc.group,
+                "class": "twin", "group": doc.group, "scored": true, "patterns": false,
+                "oof": oof[trained + k], "score": 0.0, "learned": false, "made": true,
+            }),
+            twin,
+        );
+    }
+    println!(
+        "wrote {dir}: {row} sentence vectors, {:?} a definition to cut and embed; \
+         learned CV threshold {cv_threshold:.4}, embedded {threshold:.4}",
+        spent / definitions.max(1)
+    );
 }
