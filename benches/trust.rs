@@ -27,6 +27,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "trust/meaning.rs"]
+mod meaning;
 #[path = "trust/train.rs"]
 mod train;
 
@@ -758,7 +760,7 @@ fn sweep(docs: &[&Doc]) {
     }
 }
 
-/// `-- --dump`: every definition's sentences (`trust::meaning`) and their static-model
+/// `-- --dump`: every definition's sentences (`trust/meaning.rs`) and their static-model
 /// vectors, for `scripts/trust_meaning.py`: `target/trust-meaning/items.jsonl` (one line a
 /// definition: set, labels, the patterns' verdict, the learned rule's out-of-fold and
 /// embedded scores, its sentences and the rows of their vectors) and `vectors.f32` (rows of
@@ -785,7 +787,7 @@ fn dump(
     let mut write = |record: Value, definition: &Definition| {
         let mut sentences = Vec::new();
         let started = Instant::now();
-        let embedded: Vec<_> = (mcp_defer::trust::meaning::sentences(definition).into_iter())
+        let embedded: Vec<_> = (meaning::sentences(definition).into_iter())
             .map(|(field, sentence)| {
                 let v = static_model.embed(&sentence);
                 (field, sentence, v)

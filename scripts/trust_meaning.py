@@ -3,7 +3,7 @@
 phrasing better than the bag-of-words learned rule?
 
 Reads what `cargo bench --bench trust -- --dump` writes to target/trust-meaning/: every
-definition's sentences (src/trust/meaning.rs: the texts the rules read, cut into sentences
+definition's sentences (benches/trust/meaning.rs: the texts the rules read, cut into sentences
 and clauses) and each sentence's vector from the built-in static embedding model
 (src/search/semantic.rs, MiniLM distilled to a token table, 256 dims). A definition's
 score is the highest score of its sentences: a poisoned description is a tool description

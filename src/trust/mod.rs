@@ -9,8 +9,6 @@
 //!   learned one);
 //! - `learned.rs`: the learned rule, a logistic regression over hashed words of the
 //!   texts the rules read, its weights embedded from `learned.weights`;
-//! - `meaning.rs`: a definition's texts cut into sentences, as the meaning experiment
-//!   (`scripts/trust_meaning.py`, a negative result in docs/benchmarks.md) reads them;
 //! - `suspicious.rs`: both kinds of rule at once, what a decision asks;
 //! - `decision.rs`: pinned, recorded on first sight, held (`trust = "pin"`) or marked
 //!   (`"warn"`), for one tool;
@@ -26,7 +24,6 @@ mod definition;
 mod diff;
 pub mod learned;
 mod lock;
-pub mod meaning;
 pub mod rules;
 mod screen;
 pub mod suspicious;

@@ -233,7 +233,7 @@ pub(super) fn is_hidden(c: char) -> bool {
 /// `content_from_reading_ssh_id_rsa` reads as words; letters spaced out to hide a word
 /// (`r e a d  t h e`) joined again; and each base64 run that decodes to text, decoded
 /// (an instruction nobody can read in the description but the model decodes).
-pub(super) fn readings(at: &str, text: &str) -> Vec<(&'static str, String)> {
+pub fn readings(at: &str, text: &str) -> Vec<(&'static str, String)> {
     let name = at == "name" || at.ends_with("(name)");
     let mut out = vec![("", normalize(text, name))];
     if let Some(joined) = unspaced(text) {
