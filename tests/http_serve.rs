@@ -11,8 +11,10 @@ use serde_json::{Value, json};
 
 #[cfg(target_os = "linux")]
 use crate::support::FIXTURE;
+#[cfg(target_os = "linux")]
+use crate::support::http::result_of;
 use crate::support::http::{
-    ACCEPT, Server, initialize, open_session, post, result_of, session_headers, tools_list,
+    ACCEPT, Server, initialize, open_session, post, session_headers, tools_list,
 };
 use crate::support::{BIN, Dir, Killed, assert_contains_all, fixture, fixture_with_pids, peers};
 
