@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a call costs mcp-defer when its client starts it on pipes or on socket pairs (issue 31).
 
-usage: benches/client_stdio.py [--calls N] [--runs R] [BIN ...]      (Linux; from the project root)
+usage: benches/client_stdio.py [--calls N] [--runs R] [--hub] [BIN ...]   (Linux; from the project root)
 
 Node's `child_process` (so Claude Code, Copilot CLI and the TypeScript SDK) starts its children
 on Unix socket pairs, Python's and Rust's on pipes. For each build named (default
@@ -10,7 +10,8 @@ on pipes and once on socket pairs, alternating, R runs each, and makes N sequent
 the fixture's `add` (called by name after `select_tools`). It prints, per run, the p50 round
 trip, mcp-defer's CPU a call (user + system, from /proc/<pid>/stat) and its context switches a
 call (voluntary + involuntary, every thread, from /proc/<pid>/task/*/status), and its thread
-count. The fixture server's own CPU is not counted. A bench, not a test: figures go to
+count. The fixture server's own CPU is not counted. With `--hub` the session joins a hub (its
+own runtime directory), and the figures are the relay's and the hub's together. A bench, not a test: figures go to
 docs/benchmarks.md.
 """
 import argparse
@@ -55,8 +56,22 @@ def switches(pid):
     return total, threads
 
 
-def run(binary, config, calls, sockets):
-    env = dict(os.environ, MCP_DEFER_HUB="off", RUST_LOG="warn")
+def hub_of(config):
+    """The pid of the hub serving `config` (its command line has `--hub` and the path)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                line = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        if "--hub" in line and config in line:
+            return int(pid)
+    sys.exit("client_stdio: no hub found for the session")
+
+
+def run(binary, config, calls, sockets, hub):
+    env = dict(os.environ, MCP_DEFER_HUB="on" if hub else "off", RUST_LOG="warn",
+               XDG_RUNTIME_DIR=os.path.join(os.path.dirname(config), "run"))
     if sockets:
         ours_in, theirs_in = socket.socketpair()
         ours_out, theirs_out = socket.socketpair()
@@ -90,15 +105,18 @@ def run(binary, config, calls, sockets):
     ask(2, "tools/list", {})
     for i in range(200):  # warm up
         ask(3 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
-    cpu0, (sw0, _) = cpu_seconds(child.pid), switches(child.pid)
+    pids = [child.pid] + ([hub_of(config)] if hub else [])
+    cpu0 = sum(map(cpu_seconds, pids))
+    sw0 = sum(switches(p)[0] for p in pids)
     times = []
     for i in range(calls):
         start = time.perf_counter()
         answer = ask(1000 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
         times.append(time.perf_counter() - start)
         assert answer["result"]["structuredContent"]["sum"] == i + 1, answer
-    cpu = cpu_seconds(child.pid) - cpu0
-    sw1, threads = switches(child.pid)
+    cpu = sum(map(cpu_seconds, pids)) - cpu0
+    sw1 = sum(switches(p)[0] for p in pids)
+    threads = sum(switches(p)[1] for p in pids)
     writer.close()
     if sockets:
         ours_in.close()  # the file above was a second handle on it
@@ -110,20 +128,24 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--hub", action="store_true")
     parser.add_argument("bins", nargs="*")
     args = parser.parse_args()
     bins = args.bins or [os.path.join(ROOT, "target", "release", "mcp-defer")]
     with tempfile.TemporaryDirectory() as tmp:
         config = os.path.join(tmp, "servers.toml")
         with open(config, "w") as f:
-            f.write(f'[mcp_servers.s1]\ncommand = {json.dumps(fixture(bins[0]))}\n')
-        print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls a run")
+            f.write(f'[settings]\nhub_grace_sec = 0\n[mcp_servers.s1]\n'
+                    f'command = {json.dumps(fixture(bins[0]))}\n')
+        os.makedirs(os.path.join(tmp, "run"), mode=0o700)
+        print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls a run"
+              + ("; through the hub (relay + hub)" if args.hub else ""))
         print("| build | stdio | p50 round trip | mcp-defer CPU a call | context switches a call | threads |")
         print("|---|---|---:|---:|---:|---:|")
         for _ in range(args.runs):
             for binary in bins:
                 for sockets in (False, True):
-                    p50, cpu, sw, threads = run(binary, config, args.calls, sockets)
+                    p50, cpu, sw, threads = run(binary, config, args.calls, sockets, args.hub)
                     print(f"| {binary} | {'socket pair' if sockets else 'pipes'} | {p50:.0f} us "
                           f"| {cpu:.0f} us | {sw:.2f} | {threads} |", flush=True)
         print(f"load average {os.getloadavg()[0]:.1f}")
