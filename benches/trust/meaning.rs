@@ -6,6 +6,7 @@
 //! addressed to the model; a score over sentences can find that one sentence where a score
 //! over the whole text dilutes it.
 
+use mcp_defer::trust::learned::field;
 use mcp_defer::trust::{Definition, rules};
 
 /// At most this many sentences of a definition are read (a bound on a huge schema's cost).
@@ -65,15 +66,4 @@ pub fn split(text: &str) -> Vec<String> {
     }
     push(&mut current);
     out
-}
-
-/// Which kind of field a text is in (as `learned::features` names them).
-fn field(at: &str) -> &'static str {
-    match at {
-        "name" => "name",
-        "description" => "description",
-        "title" => "title",
-        _ if at.ends_with("(name)") => "property",
-        _ => "schema",
-    }
 }

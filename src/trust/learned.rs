@@ -251,7 +251,7 @@ pub fn features(definition: &Definition, bits: u32) -> Vec<u32> {
 
 /// Which kind of field a text is in: the tool's name, its description, a property's name,
 /// or any other text (titles, schema descriptions, enums, defaults).
-fn field(at: &str) -> &'static str {
+pub fn field(at: &str) -> &'static str {
     match at {
         "name" => "name",
         "description" => "description",
