@@ -6,7 +6,9 @@
 
 use std::process::Command;
 
-use crate::support::{BIN, Dir, assert_contains_all, line_where, stderr, stdout};
+use crate::support::{BIN, assert_contains_all, line_where, stdout};
+#[cfg(unix)]
+use crate::support::{Dir, stderr};
 
 #[test]
 fn login_and_logout_help_describe_every_option() {

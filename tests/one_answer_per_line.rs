@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+use crate::support::os;
 use crate::support::raw::{RawClient, result_text};
 use crate::support::wait::{eventually, poll_sync};
-use crate::support::{BIN, Dir, assert_contains_all, fixture, os};
+use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
 fn code(reply: &Value) -> Option<i64> {
     reply["error"]["code"].as_i64()
@@ -304,6 +306,7 @@ async fn calls_answered_out_of_order_keep_their_answers_progress_and_cancellatio
 /// server on socket pairs, not pipes. They go through the IO reactor (tokio's blocking
 /// handles cost a thread hand-off a line: 2-6x the CPU a call), lines larger than the
 /// sockets' buffers go both ways whole, and the session ends when the client closes.
+#[cfg(unix)]
 #[test]
 fn a_client_on_socket_pairs_is_served_through_the_reactor() {
     let dir = Dir::with_config(&fixture("fx", &[], ""));
