@@ -11,7 +11,8 @@ the fixture's `add` (called by name after `select_tools`). It prints, per run, t
 trip, mcp-defer's CPU a call (user + system, from /proc/<pid>/stat) and its context switches a
 call (voluntary + involuntary, every thread, from /proc/<pid>/task/*/status), and its thread
 count. The fixture server's own CPU is not counted. With `--hub` the session joins a hub (its
-own runtime directory), and the figures are the relay's and the hub's together. A bench, not a test: figures go to
+own runtime directory), and the figures are the relay's and the hub's together (the CPU
+column also gives each: relay / hub). A bench, not a test: figures go to
 docs/benchmarks.md.
 """
 import argparse
@@ -106,7 +107,8 @@ def run(binary, config, calls, sockets, hub):
     for i in range(200):  # warm up
         ask(3 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
     pids = [child.pid] + ([hub_of(config)] if hub else [])
-    cpu0 = sum(map(cpu_seconds, pids))
+    each0 = [cpu_seconds(p) for p in pids]
+    cpu0 = sum(each0)
     sw0 = sum(switches(p)[0] for p in pids)
     times = []
     for i in range(calls):
@@ -114,14 +116,16 @@ def run(binary, config, calls, sockets, hub):
         answer = ask(1000 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
         times.append(time.perf_counter() - start)
         assert answer["result"]["structuredContent"]["sum"] == i + 1, answer
-    cpu = sum(map(cpu_seconds, pids)) - cpu0
+    each = [cpu_seconds(p) for p in pids]
+    cpu = sum(each) - cpu0
     sw1 = sum(switches(p)[0] for p in pids)
     threads = sum(switches(p)[1] for p in pids)
     writer.close()
     if sockets:
         ours_in.close()  # the file above was a second handle on it
     child.wait(timeout=30)
-    return statistics.median(times) * 1e6, cpu / calls * 1e6, (sw1 - sw0) / calls, threads
+    shares = " / ".join(f"{(b - a) / calls * 1e6:.0f}" for a, b in zip(each0, each))
+    return statistics.median(times) * 1e6, cpu / calls * 1e6, (sw1 - sw0) / calls, threads, shares
 
 
 def main():
@@ -145,9 +149,11 @@ def main():
         for _ in range(args.runs):
             for binary in bins:
                 for sockets in (False, True):
-                    p50, cpu, sw, threads = run(binary, config, args.calls, sockets, args.hub)
+                    p50, cpu, sw, threads, shares = run(binary, config, args.calls, sockets,
+                                                        args.hub)
+                    cpu = f"{cpu:.0f} us" + (f" ({shares})" if args.hub else "")
                     print(f"| {binary} | {'socket pair' if sockets else 'pipes'} | {p50:.0f} us "
-                          f"| {cpu:.0f} us | {sw:.2f} | {threads} |", flush=True)
+                          f"| {cpu} | {sw:.2f} | {threads} |", flush=True)
         print(f"load average {os.getloadavg()[0]:.1f}")
 
 
