@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// The relay's own request ids: no client picks these, and their answers stay here.
@@ -40,6 +41,25 @@ pub(super) struct Memory {
     pub pending: BTreeMap<String, Pending>,
 }
 
+/// What the relay reads of every line both ways: its method, its id, and whether it is a
+/// result. The rest (a tool's whole answer) is skipped by the parser, not built into a
+/// tree; the few messages that need more (`tools/list` answers, `logging/setLevel`,
+/// `notifications/cancelled`) are read again whole.
+#[derive(serde::Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    /// `None` for a missing or null id, as for a notification.
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+}
+
+/// Whether the field is there, its value skipped unread.
+fn present<'de, D: serde::Deserializer<'de>>(field: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(field).map(|_| true)
+}
+
 /// Which way a message goes after the relay looked at it.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Route {
@@ -51,15 +71,13 @@ pub(super) enum Route {
 impl Memory {
     /// Notes a message of the client's on its way to the hub.
     pub(super) fn note_client(&mut self, line: &[u8]) {
-        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+        let Ok(head) = serde_json::from_slice::<Head>(line) else {
             return;
         };
-        let method = message.get("method").and_then(Value::as_str);
-        let id = message.get("id").filter(|id| !id.is_null());
-        match (method, id) {
+        match (head.method.as_deref(), head.id.as_ref()) {
             (Some(method), Some(id)) => {
                 if method == "logging/setLevel" {
-                    self.set_level = Some(message.clone());
+                    self.set_level = serde_json::from_slice(line).ok();
                 }
                 let resend = RESENT.contains(&method).then(|| line.to_vec());
                 self.pending.insert(
@@ -73,6 +91,7 @@ impl Memory {
             }
             (Some("notifications/initialized"), None) => self.initialized = Some(line.to_vec()),
             (Some("notifications/cancelled"), None) => {
+                let message: Value = serde_json::from_slice(line).unwrap_or_default();
                 if let Some(id) = message.pointer("/params/requestId") {
                     self.pending.remove(&id.to_string());
                 }
@@ -84,13 +103,13 @@ impl Memory {
     /// Notes a message of the hub's on its way to the client: an answer ends its request,
     /// and the names of a `tools/list` answer are remembered.
     pub(super) fn note_hub(&mut self, line: &[u8]) -> Route {
-        let Ok(message) = serde_json::from_slice::<Value>(line) else {
+        let Ok(head) = serde_json::from_slice::<Head>(line) else {
             return Route::Forward;
         };
-        if message.get("method").is_some() {
+        if head.method.is_some() {
             return Route::Forward;
         }
-        let Some(id) = message.get("id") else {
+        let Some(id) = head.id else {
             return Route::Forward;
         };
         if let Some(ours) = id.as_str().filter(|id| id.starts_with(RELAY_ID_PREFIX)) {
@@ -100,8 +119,8 @@ impl Memory {
             return Route::Forward;
         };
         match pending.method.as_str() {
-            "tools/list" => self.note_listed(&message),
-            "initialize" if message.get("result").is_some() => {
+            "tools/list" => self.note_listed(&serde_json::from_slice(line).unwrap_or_default()),
+            "initialize" if head.result => {
                 self.initialize =
                     (pending.resend.as_deref()).and_then(|line| serde_json::from_slice(line).ok());
             }
@@ -256,6 +275,37 @@ mod tests {
             json!({"jsonrpc":"2.0","id":0,"error":{"code":-32602,"message":"no"}}),
         ));
         assert!(failed.initialize.is_none());
+    }
+
+    /// The relay reads only a line's head: what it reads must not depend on how the line
+    /// is spelled (escaped method names, the fields' order, a null id, a null result).
+    #[test]
+    fn the_head_is_read_however_the_line_is_spelled() {
+        let mut memory = Memory::default();
+        memory.note_client(br#"{"params":{},"method":"tools\/list","jsonrpc":"2.0","id":"x"}"#);
+        memory.note_client(br#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#);
+        memory.note_client(
+            br#"{"jsonrpc":"2.0","method":"logging/setLevel","params":{"level":"debug"},"id":2}"#,
+        );
+        assert_eq!(memory.pending.len(), 2, "the null id is no request");
+        assert_eq!(memory.pending[r#""x""#].method, "tools/list");
+        assert_eq!(
+            memory
+                .set_level
+                .as_ref()
+                .and_then(|m| m.pointer("/params/level")),
+            Some(&json!("debug"))
+        );
+        let answer = br#"{"result":{"tools":[{"name":"a","inputSchema":{"type":"object"}}]},"id":"x","jsonrpc":"2.0"}"#;
+        assert_eq!(memory.note_hub(answer), Route::Forward);
+        assert_eq!(memory.seen, ["a"]);
+        memory.note_client(br#"{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}"#);
+        memory.note_hub(br#"{"jsonrpc":"2.0","id":3,"result":null}"#);
+        assert!(
+            memory.initialize.is_some(),
+            "a result, even null, answers initialize"
+        );
+        assert_eq!(memory.pending.len(), 1);
     }
 
     #[test]

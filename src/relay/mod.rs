@@ -61,9 +61,7 @@ impl Link {
     }
 
     async fn send(&mut self, line: &[u8]) -> io::Result<()> {
-        self.writer.write_all(line).await?;
-        self.writer.write_all(b"\n").await?;
-        self.writer.flush().await
+        write_line(&mut self.writer, line).await
     }
 }
 
@@ -145,6 +143,16 @@ pub(crate) async fn relay(hub: Hub, first: Channel, max: usize) -> io::Result<()
     }
 }
 
+/// Writes `line` and its newline in one write (two would be two system calls on a pipe or
+/// socket, and the reader woken twice).
+async fn write_line(out: &mut (impl AsyncWrite + Unpin + ?Sized), line: &[u8]) -> io::Result<()> {
+    let mut framed = Vec::with_capacity(line.len() + 1);
+    framed.extend_from_slice(line);
+    framed.push(b'\n');
+    out.write_all(&framed).await?;
+    out.flush().await
+}
+
 /// Whether `line` is `notifications/tools/list_changed`.
 fn is_tools_changed(line: &[u8]) -> bool {
     serde_json::from_slice::<Value>(line).is_ok_and(|m| {
@@ -161,9 +169,7 @@ enum Event {
 
 impl<W: AsyncWrite + Unpin> Relay<W> {
     async fn write_client(&mut self, line: &[u8]) -> io::Result<()> {
-        self.out.write_all(line).await?;
-        self.out.write_all(b"\n").await?;
-        self.out.flush().await
+        write_line(&mut self.out, line).await
     }
 
     async fn answer(&mut self, answer: &Value) -> io::Result<()> {
