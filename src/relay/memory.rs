@@ -45,7 +45,7 @@ pub(super) struct Memory {
 /// result. The rest (a tool's whole answer) is skipped by the parser, not built into a
 /// tree; the few messages that need more (`tools/list` answers, `logging/setLevel`,
 /// `notifications/cancelled`) are read again whole.
-#[derive(serde::Deserialize)]
+#[derive(Deserialize)]
 struct Head<'a> {
     #[serde(borrow)]
     method: Option<std::borrow::Cow<'a, str>>,
