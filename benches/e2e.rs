@@ -20,6 +20,8 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+#[path = "e2e/floor.rs"]
+mod floor;
 #[path = "common/http_child.rs"]
 mod http_child;
 #[path = "common/measure.rs"]
@@ -81,6 +83,12 @@ fn options() -> Options {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, mode, program, rest @ ..] = args.as_slice()
+        && mode == floor::FLOOR_RELAY
+    {
+        floor::relay(program, rest);
+    }
     let options = options();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -1,5 +1,6 @@
 //! Issue 31's figures side by side in one run, each beside its target: the latency a
-//! proxied `tools/call` adds over stdio (~1,000 tools from three servers), the CPU
+//! proxied `tools/call` adds over stdio (~1,000 tools from three servers) beside what a bare
+//! line relay adds (`floor.rs`: the least any proxy pays on this machine), the CPU
 //! mcp-defer spends per call over Streamable HTTP against the direct server's (read from
 //! `/proc` per process, so the ratio does not depend on the core count or on load), and
 //! the RSS at 1,000 and 10,000 tools with what it is made of.
@@ -16,6 +17,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{Value, json};
 
+use super::floor::FLOOR_RELAY;
 use super::http_child::start;
 use super::measure::{percentile, us};
 use super::{
@@ -68,23 +70,44 @@ async fn stdio(dir: &Path, calls: usize, rows: &mut Vec<Row>) {
     );
     let (tools, tables) = three_servers(dir);
     let config = write_config(dir, "pipe.toml", "", &tables);
-    let mut command = tokio::process::Command::new(FIXTURE);
-    command.arg("--tools").arg(&tools);
-    let direct = connect(quiet(command)).await;
+    let fixture = |mut command: tokio::process::Command| {
+        command.arg("--tools").arg(&tools);
+        command
+    };
+    let direct = connect(quiet(fixture(tokio::process::Command::new(FIXTURE)))).await;
+    let mut relay = tokio::process::Command::new(
+        std::env::current_exe().unwrap_or_else(|e| panic!("the bench's own path: {e}")),
+    );
+    relay.args([FLOOR_RELAY, FIXTURE]);
+    let relay = quiet(fixture(relay));
+    let relay_pid = relay
+        .id()
+        .unwrap_or_else(|| panic!("the floor relay has no pid"));
+    let floor = connect(relay).await;
     let (transport, pid) = spawn_defer(&config);
     let proxied = connect(transport).await;
     for i in 0..300 {
         call(&direct, "add", i).await;
+        call(&floor, "add", i).await;
         call(&proxied, "s1__add", i).await;
     }
-    let (mut d, mut p) = (Vec::with_capacity(calls), Vec::with_capacity(calls));
-    let mut cost = Cost::default();
+    let (mut d, mut f, mut p) = (
+        Vec::with_capacity(calls),
+        Vec::with_capacity(calls),
+        Vec::with_capacity(calls),
+    );
+    let (mut cost, mut floor_cost) = (Cost::default(), Cost::default());
     let mut done = 0;
     while done < calls {
         let n = BLOCK.min(calls - done);
         for i in done..done + n {
             d.push(call(&direct, "add", i).await);
         }
+        let before = Cost::of(relay_pid);
+        for i in done..done + n {
+            f.push(call(&floor, "add", i).await);
+        }
+        floor_cost.add(&before, &Cost::of(relay_pid));
         let before = Cost::of(pid);
         for i in done..done + n {
             p.push(call(&proxied, "s1__add", i).await);
@@ -92,30 +115,39 @@ async fn stdio(dir: &Path, calls: usize, rows: &mut Vec<Row>) {
         cost.add(&before, &Cost::of(pid));
         done += n;
     }
-    d.sort_unstable();
-    p.sort_unstable();
+    for v in [&mut d, &mut f, &mut p] {
+        v.sort_unstable();
+    }
     let at = |v: &[Duration], q: f64| us(percentile(v, q));
     println!(
-        "direct p50 {:.1} us p99 {:.1} us; through mcp-defer p50 {:.1} us p99 {:.1} us",
+        "direct p50 {:.1} us p99 {:.1} us; through a bare line relay (the floor) p50 {:.1} us \
+         p99 {:.1} us; through mcp-defer p50 {:.1} us p99 {:.1} us",
         at(&d, 0.5),
         at(&d, 0.99),
+        at(&f, 0.5),
+        at(&f, 0.99),
         at(&p, 0.5),
         at(&p, 0.99)
     );
     let cpu = cost.cpu_us / calls as f64;
     println!(
-        "mcp-defer: {cpu:.1} us CPU and {:.2} context switches per call",
-        cost.switches / calls as f64
+        "mcp-defer: {cpu:.1} us CPU and {:.2} context switches per call; the bare relay: \
+         {:.1} us CPU and {:.2} context switches",
+        cost.switches / calls as f64,
+        floor_cost.cpu_us / calls as f64,
+        floor_cost.switches / calls as f64
     );
     for (q, target) in [(0.5, 50.0), (0.99, 150.0)] {
         let added = at(&p, q) - at(&d, q);
+        let floor = at(&f, q) - at(&d, q);
         rows.push(Row {
             what: format!("stdio added latency p{}", (q * 100.0) as u32),
-            measured: format!("{added:.1} us (mcp-defer CPU {cpu:.1} us a call)"),
+            measured: format!("{added:.1} us (the bare relay's floor {floor:.1} us)"),
             target: format!("<= {target} us"),
             met: added <= target,
         });
     }
+    let _ = floor.cancel().await;
     let _ = direct.cancel().await;
     let _ = proxied.cancel().await;
     paths(&config, &tools, calls).await;

@@ -6,9 +6,9 @@
 //! requests it sends its client during the call are tied to this call, and whatever goes
 //! wrong downstream comes back as an error result naming the server (DESIGN.md invariant 4).
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ProgressNotificationParam};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use tokio::sync::mpsc;
 
 use super::passthrough::{LogLevel, envelope};
@@ -118,19 +118,17 @@ pub(super) async fn route(
     // The client's `_meta` reaches rmcp in the context, not in the params.
     let client_meta = request.meta.take().unwrap_or_else(|| context.meta.clone());
     request.meta = envelope::forwarded_meta(&client_meta);
-    let mut forwarding = None;
-    let progress = client_meta.get_progress_token().map(|client_token| {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let peer = context.peer.clone();
-        forwarding = Some(tokio::spawn(async move {
-            while let Some(param) = rx.recv().await {
-                if peer.notify_progress(param).await.is_err() {
-                    break;
-                }
-            }
-        }));
-        ProgressRoute { tx, client_token }
-    });
+    // The route's channel is read by the call itself while it waits (`with_progress`):
+    // a task of its own a call would cost every client that sends a token, and Claude Code
+    // sends one with every call.
+    let (progress, forward) = match client_meta.get_progress_token() {
+        Some(client_token) => {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let route = ProgressRoute { tx, client_token };
+            (Some(route), Some((rx, context.peer.clone())))
+        }
+        None => (None, None),
+    };
     // The next round of a 2026-07-28 retry is not the downstream's business.
     request.input_responses = None;
     request.request_state = None;
@@ -148,7 +146,12 @@ pub(super) async fn route(
                     progress,
                     origin: Some(origin),
                 };
-                let mut result = match handle.call(request, options).await {
+                let called = handle.call(request, options);
+                let called = match forward {
+                    Some((progress, peer)) => with_progress(called, progress, &peer).await,
+                    None => called.await,
+                };
+                let mut result = match called {
                     Ok(result) => result,
                     Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
                     // A server's error message may quote a URL or a token back at us.
@@ -156,16 +159,37 @@ pub(super) async fn route(
                 };
                 envelope::mark_complete(&mut result.result_type);
                 output_limit::apply(&mut result, max_output_tokens);
-                // The call has dropped its end of the channel: once the forwarder has
-                // written the last progress, the result may follow. A client drops progress
-                // that arrives after the result of its request (the Python SDK does).
-                if let Some(forwarding) = forwarding
-                    && let Err(err) = forwarding.await
-                {
-                    tracing::warn!(error = %err, "progress forwarding failed");
-                }
                 result
             },
         )
         .await
+}
+
+/// Waits for `call` while passing its progress to the client as it comes. Every progress
+/// read before the answer goes out before the result: the connection's reader puts a
+/// call's progress in its route before it hands over the answer, and what is left in the
+/// channel when the call ends is sent first. A client drops progress that arrives after
+/// the result of its request (the Python SDK does).
+async fn with_progress<T>(
+    call: impl Future<Output = T>,
+    mut progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    peer: &Peer<RoleServer>,
+) -> T {
+    tokio::pin!(call);
+    // Until the client's side of the connection is gone.
+    let mut open = true;
+    let result = loop {
+        tokio::select! {
+            biased;
+            param = progress.recv(), if open => match param {
+                Some(param) => open = peer.notify_progress(param).await.is_ok(),
+                None => open = false,
+            },
+            result = &mut call => break result,
+        }
+    };
+    while open && let Ok(param) = progress.try_recv() {
+        open = peer.notify_progress(param).await.is_ok();
+    }
+    result
 }

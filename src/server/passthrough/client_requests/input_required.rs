@@ -126,6 +126,18 @@ impl ClientRequests {
                 return meta::error_result("the call was cancelled").into();
             }
         };
+        self.park(running, first, tool)
+    }
+
+    /// Answers the client's request with what the call asked (`first`, and whatever else
+    /// it has asked by now) as an `InputRequiredResult`, and parks the call until the
+    /// client's retry.
+    pub(super) fn park(
+        &self,
+        mut running: Running,
+        first: Pending,
+        tool: &str,
+    ) -> CallToolResponse {
         // Everything the server asked at once goes out in one result.
         let mut asked = vec![first];
         while let Ok(more) = running.inputs.try_recv() {

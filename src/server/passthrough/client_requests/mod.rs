@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::logging::{self, LogLevel};
 use crate::downstream::{CallOrigin, LogFuture, Upstream, UpstreamFuture, input_method};
+use crate::server::meta;
 use crate::sync::lock;
 
 mod input_required;
@@ -209,27 +210,42 @@ impl ClientRequests {
             let _registered = self.register(number, capabilities, via, log);
             let running = call(origin, context.ct.child_token());
             tokio::pin!(running);
+            // The client's cancel first: a call that ends on it in the same poll still has
+            // its requests to the client withdrawn.
             let result = tokio::select! {
-                result = &mut running => result,
+                biased;
                 () = context.ct.cancelled() => {
                     client_cancelled.cancel();
                     running.await
                 }
+                result = &mut running => result,
             };
             return completed(result);
         }
-        // The client's request ends with our first answer and rmcp then cancels its token,
-        // so the downstream call runs in its own task under its own token.
-        let (inputs_tx, inputs) = mpsc::unbounded_channel();
-        let (done_tx, done) = oneshot::channel();
-        let cancel = CancellationToken::new();
         // A 2026-07-28 request opts in to the call's log messages with its `_meta` level.
         // They go out on that request's own stream: rmcp gives each stateless HTTP request
         // a connection of its own whose every message before the result goes on its SSE
         // response, and over stdio the one connection carries them.
         let log = requested_log(context);
+        let (inputs_tx, mut inputs) = mpsc::unbounded_channel();
         let registered = self.register(number, capabilities, Via::InputRequired(inputs_tx), log);
-        let running = call(origin, cancel.child_token());
+        let cancel = CancellationToken::new();
+        let mut running = Box::pin(call(origin, cancel.child_token()));
+        // Most calls end without asking the client anything, and run here. One that must
+        // outlive this request (it asked: the answer is an `InputRequiredResult` and the
+        // call waits for the retry; or the client cancelled, and it winds down) moves to a
+        // task of its own under its own token, since rmcp cancels the request's once it is
+        // answered.
+        let first = tokio::select! {
+            biased;
+            result = &mut running => {
+                drop(registered);
+                return completed(result);
+            }
+            Some(pending) = inputs.recv() => Some(pending),
+            () = context.ct.cancelled() => None,
+        };
+        let (done_tx, done) = oneshot::channel();
         tokio::spawn(async move {
             let result = running.await;
             drop(registered);
@@ -241,7 +257,13 @@ impl ClientRequests {
             done,
             cancel,
         };
-        self.drive(running, context.ct.clone(), tool).await
+        match first {
+            Some(pending) => self.park(running, pending, tool),
+            None => {
+                running.cancel.cancel();
+                meta::error_result("the call was cancelled").into()
+            }
+        }
     }
 
     /// Keeps a call in the table while the guard lives.
