@@ -8,9 +8,9 @@ on Unix socket pairs, Python's and Rust's on pipes. For each build named (defaul
 target/release/mcp-defer), this starts `mcp-defer serve` (no hub) over one fixture server once
 on pipes and once on socket pairs, alternating, R runs each, and makes N sequential calls of
 the fixture's `add` (called by name after `select_tools`). It prints, per run, the p50 round
-trip, mcp-defer's CPU a call (user + system, from /proc/<pid>/stat) and its context switches a
-call (voluntary + involuntary, every thread, from /proc/<pid>/task/*/status), and its thread
-count. The fixture server's own CPU is not counted. With `--hub` the session joins a hub (its
+trip, mcp-defer's CPU a call (the scheduler's nanoseconds on a CPU, every thread, from
+/proc/<pid>/task/*/schedstat), its context switches a call (voluntary + involuntary, every
+thread, from /proc/<pid>/task/*/status), and its thread count. The fixture server's own CPU is not counted. With `--hub` the session joins a hub (its
 own runtime directory), and the figures are the relay's and the hub's together (the CPU
 column also gives each: relay / hub). A bench, not a test: figures go to
 docs/benchmarks.md.
@@ -41,9 +41,19 @@ def fixture(first_bin):
 
 
 def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
+    """Time on a CPU, from the scheduler's per-thread nanoseconds (`schedstat`): exact for
+    a process that runs microseconds at a time, where utime + stime are sampled clock ticks.
+    Live threads only; ticks where the kernel keeps no schedstat."""
+    try:
+        total = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
+    except (FileNotFoundError, ProcessLookupError):
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def switches(pid):
