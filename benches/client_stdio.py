@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """What a call costs mcp-defer when its client starts it on pipes or on socket pairs (issue 31).
 
-usage: benches/client_stdio.py [--calls N] [--runs R] [--hub] [BIN ...]   (Linux; from the project root)
+usage: benches/client_stdio.py [--calls N] [--runs R] [--hub] [--era 2025|2026] [BIN ...]   (Linux; from the project root)
 
 Node's `child_process` (so Claude Code, Copilot CLI and the TypeScript SDK) starts its children
 on Unix socket pairs, Python's and Rust's on pipes. For each build named (default
 target/release/mcp-defer), this starts `mcp-defer serve` (no hub) over one fixture server once
 on pipes and once on socket pairs, alternating, R runs each, and makes N sequential calls of
-the fixture's `add` (called by name after `select_tools`). It prints, per run, the p50 round
-trip, mcp-defer's CPU a call (the scheduler's nanoseconds on a CPU, every thread, from
-/proc/<pid>/task/*/schedstat), its context switches a call (voluntary + involuntary, every
-thread, from /proc/<pid>/task/*/status), and its thread count. The fixture server's own CPU is not counted. With `--hub` the session joins a hub (its
-own runtime directory), and the figures are the relay's and the hub's together (the CPU
-column also gives each: relay / hub). A bench, not a test: figures go to
-docs/benchmarks.md.
+the fixture's `add` (called by name after `select_tools`), each with a progress token as Claude
+Code sends; `--era 2026` speaks 2026-07-28 as Claude Code does (no handshake, the envelope in
+every request's `_meta`). It prints, per run, the p50 round trip, mcp-defer's CPU a call (the
+scheduler's nanoseconds on a CPU, every thread, from /proc/<pid>/task/*/schedstat), its
+context switches a call (voluntary + involuntary, every thread, from
+/proc/<pid>/task/*/status), and its thread count. The fixture server's own CPU is not counted.
+With `--hub` the session joins a hub (its own runtime directory), and the figures are the
+relay's and the hub's together (the CPU column also gives each: relay / hub). A bench, not a
+test: figures go to docs/benchmarks.md.
 """
 import argparse
 import json
@@ -80,7 +82,16 @@ def hub_of(config):
     sys.exit("client_stdio: no hub found for the session")
 
 
-def run(binary, config, calls, sockets, hub):
+# The 2026-07-28 envelope Claude Code puts in every request's `_meta` (tests/support/raw.rs).
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"},
+    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True},
+                                                   "elicitation": {"form": {}, "url": {}}},
+}
+
+
+def run(binary, config, calls, sockets, hub, era):
     env = dict(os.environ, MCP_DEFER_HUB="on" if hub else "off", RUST_LOG="warn",
                XDG_RUNTIME_DIR=os.path.join(os.path.dirname(config), "run"))
     if sockets:
@@ -106,16 +117,25 @@ def run(binary, config, calls, sockets, hub):
             if message.get("id") == id_:
                 return message
 
-    ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                          "clientInfo": {"name": "client_stdio", "version": "1"}})
-    writer.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
-    writer.flush()
-    # `select_tools` answers once the client has listed again (the handshake era's way).
-    writer.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "select_tools", "arguments": {"names": ["s1__add"]}}}).encode() + b"\n")
-    ask(2, "tools/list", {})
+    def call(id_, i):
+        # A progress token on every call, as Claude Code sends.
+        meta = {"progressToken": id_, **(ENVELOPE if era == "2026" else {})}
+        return ask(id_, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1},
+                                       "_meta": meta})
+
+    if era == "2026":
+        ask(2, "tools/list", {"_meta": ENVELOPE})
+    else:
+        ask(0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "client_stdio", "version": "1"}})
+        writer.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        writer.flush()
+        # `select_tools` answers once the client has listed again (the handshake era's way).
+        writer.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "select_tools", "arguments": {"names": ["s1__add"]}}}).encode() + b"\n")
+        ask(2, "tools/list", {})
     for i in range(200):  # warm up
-        ask(3 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
+        call(3 + i, i)
     pids = [child.pid] + ([hub_of(config)] if hub else [])
     each0 = [cpu_seconds(p) for p in pids]
     cpu0 = sum(each0)
@@ -123,7 +143,7 @@ def run(binary, config, calls, sockets, hub):
     times = []
     for i in range(calls):
         start = time.perf_counter()
-        answer = ask(1000 + i, "tools/call", {"name": "s1__add", "arguments": {"a": i, "b": 1}})
+        answer = call(1000 + i, i)
         times.append(time.perf_counter() - start)
         assert answer["result"]["structuredContent"]["sum"] == i + 1, answer
     each = [cpu_seconds(p) for p in pids]
@@ -143,6 +163,9 @@ def main():
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--hub", action="store_true")
+    parser.add_argument("--era", choices=("2025", "2026"), default="2025",
+                        help="the handshake era (2025-06-18), or 2026-07-28 as Claude Code "
+                             "speaks it (no handshake, the envelope in every request)")
     parser.add_argument("bins", nargs="*")
     args = parser.parse_args()
     bins = args.bins or [os.path.join(ROOT, "target", "release", "mcp-defer")]
@@ -153,14 +176,15 @@ def main():
                     f'command = {json.dumps(fixture(bins[0]))}\n')
         os.makedirs(os.path.join(tmp, "run"), mode=0o700)
         print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls a run"
-              + ("; through the hub (relay + hub)" if args.hub else ""))
+              + ("; through the hub (relay + hub)" if args.hub else "")
+              + f"; era {args.era}")
         print("| build | stdio | p50 round trip | mcp-defer CPU a call | context switches a call | threads |")
         print("|---|---|---:|---:|---:|---:|")
         for _ in range(args.runs):
             for binary in bins:
                 for sockets in (False, True):
                     p50, cpu, sw, threads, shares = run(binary, config, args.calls, sockets,
-                                                        args.hub)
+                                                        args.hub, args.era)
                     cpu = f"{cpu:.0f} us" + (f" ({shares})" if args.hub else "")
                     print(f"| {binary} | {'socket pair' if sockets else 'pipes'} | {p50:.0f} us "
                           f"| {cpu} | {sw:.2f} | {threads} |", flush=True)
