@@ -51,6 +51,18 @@ pub(super) async fn pipe(dir: &Path, calls: usize) {
     }
 }
 
+/// The memory section alone (`resident`): its rows printed as `pipe` prints them.
+pub(super) async fn resident_only(dir: &Path) {
+    let mut rows = Vec::new();
+    memory(dir, &mut rows).await;
+    for row in &rows {
+        println!(
+            "{:<44} {:<14} target {}",
+            row.what, row.measured, row.target
+        );
+    }
+}
+
 /// The three servers of ~1,000 tools: the fixture serving `add`, `echo` and 332 real
 /// schemas, three times.
 fn three_servers(dir: &Path) -> (std::path::PathBuf, Vec<String>) {

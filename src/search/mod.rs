@@ -40,6 +40,7 @@ mod tests;
 #[cfg(feature = "model")]
 pub mod transformer;
 pub mod usage;
+mod wordpiece;
 #[cfg(not(feature = "model"))]
 pub use embedding::shim as transformer;
 
