@@ -7,7 +7,7 @@ use tantivy::indexer::NoMergePolicy;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::analysis::name_key;
-use super::embedding::{EMBED_CHUNK, EmbedWorker, embed_in_background};
+use super::embedding::{EMBED_CHUNK, EmbedWorker, Embedded, embed_in_background};
 use super::{
     Document, SearchError, SearchIndex, Semantic, StaticModel, ToolDoc, fields, transformer,
 };
@@ -93,13 +93,14 @@ impl SearchIndex {
                 transformer.submit(jobs);
             }
             let mut filed = filed.iter();
+            let dims = model.map_or(0, StaticModel::dims);
             for (len, worker) in workers {
                 let vectors = worker.join().unwrap_or_else(|_| {
                     tracing::error!("embedding worker panicked; those tools rank by words only");
-                    vec![None; len]
+                    Embedded::default()
                 });
-                for ((id, order, server), vector) in filed.by_ref().take(len).zip(vectors) {
-                    self.vectors.set(*id, *order, server, vector.as_deref());
+                for (i, (id, order, server)) in filed.by_ref().take(len).enumerate() {
+                    (self.vectors).set_quantized(*id, *order, server, vectors.get(i, dims));
                 }
             }
             Ok(())

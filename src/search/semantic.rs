@@ -257,10 +257,26 @@ impl Vectors {
             self.remove(id);
             return;
         };
+        let (q, scale) = quantize(vector);
+        self.set_quantized(id, order, server, Some((&q, scale)));
+    }
+
+    /// [`Vectors::set`] with the vector already quantized ([`quantize`]).
+    pub(crate) fn set_quantized(
+        &mut self,
+        id: EntryId,
+        order: u64,
+        server: &str,
+        vector: Option<(&[i8], f32)>,
+    ) {
+        let Some((q, scale)) = vector else {
+            self.remove(id);
+            return;
+        };
         if self.dims == 0 {
-            self.dims = vector.len();
+            self.dims = q.len();
         }
-        if vector.len() != self.dims {
+        if q.len() != self.dims {
             self.remove(id);
             return;
         }
@@ -271,7 +287,6 @@ impl Vectors {
                 (self.servers.len() - 1) as u32
             }
         };
-        let (q, scale) = quantize(vector);
         let row = Row {
             id,
             order,
@@ -281,12 +296,12 @@ impl Vectors {
         match self.by_id.get(&id) {
             Some(&at) => {
                 self.rows[at] = row;
-                self.data[at * self.dims..(at + 1) * self.dims].copy_from_slice(&q);
+                self.data[at * self.dims..(at + 1) * self.dims].copy_from_slice(q);
             }
             None => {
                 self.by_id.insert(id, self.rows.len());
                 self.rows.push(row);
-                self.data.extend_from_slice(&q);
+                self.data.extend_from_slice(q);
             }
         }
     }
