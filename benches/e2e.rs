@@ -3,7 +3,8 @@
 //! (direct calls against calls through mcp-defer, interleaved in blocks), so that ratios
 //! hold on a noisy machine. Prints figures; asserts nothing.
 //!
-//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|pipe|pipe-paths|all] [--calls N] [--reps N]`
+//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|pipe|pipe-paths|resident|all] [--calls N] [--reps N]`
+//! (`resident`: `pipe`'s memory section alone, the RSS at 1k and 10k tools by owner)
 //! (the default is `all`). Figures and machine notes are in `docs/benchmarks.md`.
 //! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons);
 //! with `MCP_DEFER_BASE=<path>`, `pipe` and `pipe-paths` also run that build's thin path
@@ -71,7 +72,8 @@ fn options() -> Options {
             "--bench" => {}
             "--calls" => options.calls = number("--calls"),
             "--reps" => options.reps = number("--reps"),
-            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "pipe-paths" | "all" => {
+            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "pipe-paths" | "resident"
+            | "all" => {
                 options.what = arg;
             }
             other if other.starts_with('-') => {}
@@ -119,6 +121,9 @@ fn main() {
         }
         if options.what == "pipe-paths" {
             pipe::pipe_paths(dir.path(), options.calls).await;
+        }
+        if options.what == "resident" {
+            pipe::resident_only(dir.path()).await;
         }
     });
 }

@@ -7,7 +7,7 @@ use tantivy::indexer::NoMergePolicy;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::analysis::name_key;
-use super::embedding::{EMBED_CHUNK, EmbedWorker, embed_in_background};
+use super::embedding::{EMBED_CHUNK, EmbedWorker, Embedded, embed_in_background};
 use super::{
     Document, SearchError, SearchIndex, Semantic, StaticModel, ToolDoc, fields, transformer,
 };
@@ -93,13 +93,14 @@ impl SearchIndex {
                 transformer.submit(jobs);
             }
             let mut filed = filed.iter();
+            let dims = model.map_or(0, StaticModel::dims);
             for (len, worker) in workers {
                 let vectors = worker.join().unwrap_or_else(|_| {
                     tracing::error!("embedding worker panicked; those tools rank by words only");
-                    vec![None; len]
+                    Embedded::default()
                 });
-                for ((id, order, server), vector) in filed.by_ref().take(len).zip(vectors) {
-                    self.vectors.set(*id, *order, server, vector.as_deref());
+                for (i, (id, order, server)) in filed.by_ref().take(len).enumerate() {
+                    (self.vectors).set_quantized(*id, *order, server, vectors.get(i, dims));
                 }
             }
             Ok(())
@@ -184,8 +185,9 @@ impl SearchIndex {
             }
         }
         if let Some(keys) = keys {
-            for key in &keys {
-                *self.key_counts.entry(key.clone()).or_default() += 1;
+            let keys: Box<[u64]> = keys.iter().map(|k| key_hash(k)).collect();
+            for &key in &keys {
+                *self.key_counts.entry(key).or_default() += 1;
             }
             self.keys_by_doc.insert(id, keys);
         }
@@ -221,4 +223,14 @@ impl SearchIndex {
         self.reader.reload()?;
         Ok(())
     }
+}
+
+/// What [`SearchIndex`] files an exact-name key under: its hash, not its text (10k tools:
+/// 30k keys were kept as `String`s twice, ~2 MiB). Two keys with one hash only make a
+/// query build a clause for a term no tool has, which matches nothing.
+pub(super) fn key_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
 }

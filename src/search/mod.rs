@@ -40,6 +40,7 @@ mod tests;
 #[cfg(feature = "model")]
 pub mod transformer;
 pub mod usage;
+mod wordpiece;
 #[cfg(not(feature = "model"))]
 pub use embedding::shim as transformer;
 
@@ -117,8 +118,9 @@ pub struct SearchIndex {
     reader: IndexReader,
     /// Compact whole names (see `analysis::name_key`) of every document, so a query only
     /// builds exact-name clauses for keys that exist.
-    keys_by_doc: BTreeMap<EntryId, Vec<String>>,
-    key_counts: HashMap<String, usize>,
+    keys_by_doc: BTreeMap<EntryId, Box<[u64]>>,
+    /// How many documents have each key, by [`index::key_hash`].
+    key_counts: HashMap<u64, u32>,
     /// What was learnt from use (`usage`); `None` with `learn = false`.
     usage: Option<std::sync::Arc<usage::Usage>>,
     /// Each document's qualified name, which use is learnt by.

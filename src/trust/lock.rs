@@ -146,20 +146,24 @@ impl Lock {
     }
 
     fn render_with(&self, header: &str) -> String {
-        let mut out = String::from(header);
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail, and every piece written is UTF-8.
+        let _ = self.write_lines(&mut out, header);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The lock's text, line by line into `out`: the file is written so rather than built
+    /// as one string first (10k tools: an 8.6 MB string at the peak of a first sight).
+    fn write_lines(&self, out: &mut impl Write, header: &str) -> std::io::Result<()> {
+        out.write_all(header.as_bytes())?;
         for ((server, tool), locked) in &self.tools {
-            out.push_str(server);
-            out.push('/');
-            out.push_str(&escape(tool));
-            out.push(' ');
-            out.push_str(locked.hash.as_str());
+            write!(out, "{server}/{} {}", escape(tool), locked.hash.as_str())?;
             if let Some(definition) = &locked.definition {
-                out.push(' ');
-                out.push_str(definition.text());
+                write!(out, " {}", definition.text())?;
             }
-            out.push('\n');
+            out.write_all(b"\n")?;
         }
-        out
+        Ok(())
     }
 
     pub fn get(&self, server: &str, tool: &str) -> Option<&Locked> {
@@ -216,9 +220,39 @@ impl Lock {
             changed |= lock.approve(server, tool, definition);
         }
         if changed {
-            lock.write_text(path, &lock.render())?;
+            lock.write_file(path, HEADER)?;
         }
         Ok(lock)
+    }
+
+    /// [`Lock::merge_into`] for a process that keeps the lock in memory: `mine` already has
+    /// `approved`, and `unchanged` says whether the file is still as `mine` was read from or
+    /// written to. Then `mine` is written as it is, not read back and parsed again (10k
+    /// tools: a second copy of every definition, ~20 MB, at each server's first sight);
+    /// otherwise `mine` becomes the file's lock with `approved`, as `merge_into` makes it.
+    ///
+    /// # Errors
+    /// When the file cannot be read back or written; `mine` is then left as it was.
+    pub fn merge_into_mine(
+        path: &Path,
+        approved: &[(String, String, Definition)],
+        mine: &mut Lock,
+        unchanged: impl FnOnce() -> bool,
+    ) -> Result<(), LockError> {
+        let _writing = exclusive(path)?;
+        if unchanged() {
+            return mine.write_file(path, HEADER);
+        }
+        let mut lock = Lock::read(path)?;
+        let mut changed = false;
+        for (server, tool, definition) in approved {
+            changed |= lock.approve(server, tool, definition);
+        }
+        if changed {
+            lock.write_file(path, HEADER)?;
+        }
+        *mine = lock;
+        Ok(())
     }
 
     /// Removes `server/tool`; true when it was there.
@@ -259,14 +293,14 @@ impl Lock {
                 _ => Ok(()),
             };
         }
-        held.write_text(path, &held.render_with(HELD_HEADER))
+        held.write_file(path, HELD_HEADER)
     }
 
     /// Replaces the file at `path` with `text`: a temporary file in the same directory,
     /// private to the user, renamed over the old one (a crash leaves one or the other).
     /// Only under [`exclusive`]: the temporary file's name is the process's, so two writers
     /// of one process would share it.
-    fn write_text(&self, path: &Path, text: &str) -> Result<(), LockError> {
+    fn write_file(&self, path: &Path, header: &str) -> Result<(), LockError> {
         let error = |source| LockError::Write {
             path: path.to_owned(),
             source,
@@ -279,7 +313,10 @@ impl Lock {
             let mut file = options.open(&tmp)?;
             // The mode given at open applies only to a file it creates.
             crate::platform::restrict_to_owner(&file)?;
-            file.write_all(text.as_bytes())?;
+            let mut out = std::io::BufWriter::new(&mut file);
+            self.write_lines(&mut out, header)?;
+            out.flush()?;
+            drop(out);
             file.sync_all()?;
             std::fs::rename(&tmp, path)
         })();

@@ -205,9 +205,12 @@ impl Trust {
             self.lock.approve(server, tool, definition);
         }
         let Some(path) = &self.path else { return };
-        match Lock::merge_into(path, approved) {
-            Ok(lock) => {
-                self.lock = lock;
+        // The file as this process last read or wrote it: the lock in memory is written as
+        // it is, not read back (`Lock::merge_into_mine`).
+        let known = self.stamp;
+        let unchanged = || known.is_some() && stamp(path) == known;
+        match Lock::merge_into_mine(path, approved, &mut self.lock, unchanged) {
+            Ok(()) => {
                 self.stamp = stamp(path);
                 let servers: BTreeMap<&str, usize> =
                     approved.iter().fold(BTreeMap::new(), |mut m, (s, _, _)| {
