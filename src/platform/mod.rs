@@ -36,7 +36,7 @@ use windows as imp;
 pub(crate) use imp::mode_of;
 pub(crate) use imp::restrict_dir_to_owner;
 pub(crate) use imp::{Hangup, Tree, exit_signal, is_not_executable, terminated};
-pub(crate) use imp::{create_new_with_mode, file_mode, raise_fd_limit, set_mode};
+pub(crate) use imp::{create_new_with_mode, file_identity, file_mode, raise_fd_limit, set_mode};
 pub(crate) use imp::{create_private_dir, no_follow, private_file_options, restrict_to_owner};
 
 /// Process-wide tuning done first thing in `main`. Linux: no transparent huge pages (see

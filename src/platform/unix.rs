@@ -207,6 +207,13 @@ pub(crate) fn file_mode(meta: &std::fs::Metadata) -> u32 {
     meta.permissions().mode() & 0o7777
 }
 
+/// Which file this is (device and inode): a file renamed over another is another file,
+/// whatever its size and time say.
+pub(crate) fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
 /// Sets `path`'s permission bits.
 ///
 /// # Errors

@@ -177,6 +177,13 @@ pub(crate) fn file_mode(_meta: &std::fs::Metadata) -> u32 {
     0o600
 }
 
+/// Which file this is: std gives no stable file index on Windows (`file_index` is
+/// unstable); NTFS keeps a creation time for each file, which a file renamed over another
+/// brings with it, so callers compare that.
+pub(crate) fn file_identity(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
 /// As [`file_mode`]: nothing to set.
 ///
 /// # Errors

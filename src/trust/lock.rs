@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use super::definition::{Definition, Hash};
 
@@ -89,6 +90,31 @@ pub fn lock_path(config: &Path) -> PathBuf {
         .file_stem()
         .map_or_else(|| "servers".into(), |s| s.to_string_lossy().into_owned());
     config.with_file_name(format!("{stem}.lock"))
+}
+
+/// What says a lock file is the one a process last read or wrote: its time, length and
+/// identity (device and inode on Unix; on Windows its creation time, which a file renamed
+/// over it brings). Every write renames a new file over the old one, so another writer's
+/// file differs in identity even when its length and time (a coarse clock) are equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    modified: Option<SystemTime>,
+    len: u64,
+    identity: Option<(u64, u64)>,
+    created: Option<SystemTime>,
+}
+
+impl Stamp {
+    /// The file's stamp; `None` when it cannot be read (it does not exist yet).
+    pub fn of(path: &Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            modified: meta.modified().ok(),
+            len: meta.len(),
+            identity: crate::platform::file_identity(&meta),
+            created: meta.created().ok(),
+        })
+    }
 }
 
 impl Lock {
@@ -226,10 +252,13 @@ impl Lock {
     }
 
     /// [`Lock::merge_into`] for a process that keeps the lock in memory: `mine` already has
-    /// `approved`, and `unchanged` says whether the file is still as `mine` was read from or
-    /// written to. Then `mine` is written as it is, not read back and parsed again (10k
-    /// tools: a second copy of every definition, ~20 MB, at each server's first sight);
-    /// otherwise `mine` becomes the file's lock with `approved`, as `merge_into` makes it.
+    /// `approved`, and `known` is the file's [`Stamp`] when `mine` was last read from or
+    /// written to it. When the file still has that stamp, `mine` is written as it is, not
+    /// read back and parsed again (10k tools: a second copy of every definition, ~20 MB,
+    /// at each server's first sight); otherwise `mine` becomes the file's lock with
+    /// `approved`, as `merge_into` makes it. Returns the file's stamp, taken before the
+    /// writers' lock is let go: taken after, it could be another writer's, and this
+    /// process would then write over what that one added.
     ///
     /// # Errors
     /// When the file cannot be read back or written; `mine` is then left as it was.
@@ -237,11 +266,12 @@ impl Lock {
         path: &Path,
         approved: &[(String, String, Definition)],
         mine: &mut Lock,
-        unchanged: impl FnOnce() -> bool,
-    ) -> Result<(), LockError> {
+        known: Option<Stamp>,
+    ) -> Result<Option<Stamp>, LockError> {
         let _writing = exclusive(path)?;
-        if unchanged() {
-            return mine.write_file(path, HEADER);
+        if known.is_some() && Stamp::of(path) == known {
+            mine.write_file(path, HEADER)?;
+            return Ok(Stamp::of(path));
         }
         let mut lock = Lock::read(path)?;
         let mut changed = false;
@@ -252,7 +282,7 @@ impl Lock {
             lock.write_file(path, HEADER)?;
         }
         *mine = lock;
-        Ok(())
+        Ok(Stamp::of(path))
     }
 
     /// Removes `server/tool`; true when it was there.
@@ -492,5 +522,76 @@ mod tests {
             let lock = Lock::read(file).unwrap_or_else(|e| panic!("read back: {e}"));
             assert_eq!(lock.len(), WRITERS * EACH, "{}", file.display());
         }
+    }
+
+    /// As above, with writers that keep the lock in memory (`serve`'s first sights): one
+    /// that took the file's stamp after letting the writers' lock go could take another
+    /// writer's, and then write over that one's lines.
+    #[test]
+    fn writers_keeping_the_lock_in_memory_keep_every_line() {
+        const WRITERS: usize = 6;
+        const EACH: usize = 15;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let path = dir.path().join("servers.lock");
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let path = &path;
+                scope.spawn(move || {
+                    let mut mine = Lock::default();
+                    let mut known = None;
+                    for n in 0..EACH {
+                        let tool = (format!("s{writer}"), format!("t{n}"), definition("d"));
+                        mine.approve(&tool.0, &tool.1, &tool.2);
+                        known = Lock::merge_into_mine(
+                            path,
+                            std::slice::from_ref(&tool),
+                            &mut mine,
+                            known,
+                        )
+                        .unwrap_or_else(|e| panic!("merge: {e}"));
+                    }
+                });
+            }
+        });
+        let lock = Lock::read(&path).unwrap_or_else(|e| panic!("read back: {e}"));
+        assert_eq!(lock.len(), WRITERS * EACH);
+    }
+
+    /// Another writer's file renamed into place with the same length and time (a coarse
+    /// clock, or a second) is still another file: it is read and merged, not written over.
+    #[test]
+    fn a_file_put_in_place_by_another_writer_is_merged_at_the_same_size_and_time() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let path = dir.path().join("servers.lock");
+        let mut mine = Lock::default();
+        let first = ("s".to_owned(), "aa".to_owned(), definition("d"));
+        mine.approve(&first.0, &first.1, &first.2);
+        let known = Lock::merge_into_mine(&path, std::slice::from_ref(&first), &mut mine, None)
+            .unwrap_or_else(|e| panic!("merge: {e}"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read: {e}"));
+        let theirs = text.replace("s/aa ", "s/bb ");
+        assert_eq!(theirs.len(), text.len());
+        let modified = (std::fs::metadata(&path).and_then(|m| m.modified()))
+            .unwrap_or_else(|e| panic!("mtime: {e}"));
+        let other = dir.path().join("other-writer.tmp");
+        std::fs::write(&other, theirs).unwrap_or_else(|e| panic!("write: {e}"));
+        (std::fs::File::options().write(true).open(&other))
+            .and_then(|f| f.set_modified(modified))
+            .unwrap_or_else(|e| panic!("set mtime: {e}"));
+        std::fs::rename(&other, &path).unwrap_or_else(|e| panic!("rename: {e}"));
+        let second = ("s".to_owned(), "cc".to_owned(), definition("e"));
+        mine.approve(&second.0, &second.1, &second.2);
+        Lock::merge_into_mine(&path, std::slice::from_ref(&second), &mut mine, known)
+            .unwrap_or_else(|e| panic!("merge: {e}"));
+        let back = Lock::read(&path).unwrap_or_else(|e| panic!("read back: {e}"));
+        assert!(
+            back.get("s", "bb").is_some(),
+            "the other writer's line was written over"
+        );
+        assert!(back.get("s", "cc").is_some());
+        assert!(
+            mine.get("s", "bb").is_some(),
+            "the lock in memory is the file's again"
+        );
     }
 }

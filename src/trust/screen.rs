@@ -11,11 +11,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use super::decision::{Change, Finding, Verdict, decide};
 use super::definition::{Definition, Hash, Overridden};
-use super::lock::{Lock, held_path, lock_path};
+use super::lock::{Lock, Stamp, held_path, lock_path};
 use crate::config::{Config, ServerConfig, TrustMode};
 use crate::printable::one_line;
 use crate::server_tool::ServerTool;
@@ -42,7 +41,6 @@ impl Held {
 }
 
 /// What changed in the file since it was read: its modification time and length.
-type Stamp = Option<(SystemTime, u64)>;
 
 /// The lock, and the tools held and marked against it.
 #[derive(Debug, Default)]
@@ -52,7 +50,7 @@ pub struct Trust {
     /// Where held definitions are written for `mcp-defer trust` (`lock::held_path`).
     held_file: Option<PathBuf>,
     lock: Lock,
-    stamp: Stamp,
+    stamp: Option<Stamp>,
     /// Why the lock file cannot be read; then nothing is recorded and, in `pin`, every
     /// tool that is not off is held.
     broken: Option<String>,
@@ -69,11 +67,6 @@ pub struct Screened {
     pub kept: Vec<ServerTool>,
     /// How many were held.
     pub held: usize,
-}
-
-fn stamp(path: &Path) -> Stamp {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
 }
 
 impl Trust {
@@ -98,7 +91,7 @@ impl Trust {
 
     fn reload(&mut self) {
         let Some(path) = &self.path else { return };
-        self.stamp = stamp(path);
+        self.stamp = Stamp::of(path);
         match Lock::read(path) {
             Ok(lock) => {
                 self.lock = lock;
@@ -116,7 +109,7 @@ impl Trust {
         let Some(path) = &self.path else {
             return false;
         };
-        if stamp(path) == self.stamp {
+        if Stamp::of(path) == self.stamp {
             return false;
         }
         self.reload();
@@ -207,11 +200,9 @@ impl Trust {
         let Some(path) = &self.path else { return };
         // The file as this process last read or wrote it: the lock in memory is written as
         // it is, not read back (`Lock::merge_into_mine`).
-        let known = self.stamp;
-        let unchanged = || known.is_some() && stamp(path) == known;
-        match Lock::merge_into_mine(path, approved, &mut self.lock, unchanged) {
-            Ok(()) => {
-                self.stamp = stamp(path);
+        match Lock::merge_into_mine(path, approved, &mut self.lock, self.stamp) {
+            Ok(stamp) => {
+                self.stamp = stamp;
                 let servers: BTreeMap<&str, usize> =
                     approved.iter().fold(BTreeMap::new(), |mut m, (s, _, _)| {
                         *m.entry(s.as_str()).or_default() += 1;
