@@ -347,6 +347,16 @@ pub(crate) fn tokens(analyzer: &TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
+/// What the index files a [`name_key`] under: its hash, not its text (10k tools: 30k keys
+/// were kept as `String`s twice, ~2 MiB). Two keys with one hash only make a query build a
+/// clause for a term no tool has, which matches nothing.
+pub(crate) fn key_hash(key: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use tantivy::index::SegmentId;
 use tantivy::indexer::NoMergePolicy;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
-use super::analysis::name_key;
+use super::analysis::{key_hash, name_key};
 use super::embedding::{EMBED_CHUNK, EmbedWorker, Embedded, embed_in_background};
 use super::{
     Document, SearchError, SearchIndex, Semantic, StaticModel, ToolDoc, fields, transformer,
@@ -223,14 +223,4 @@ impl SearchIndex {
         self.reader.reload()?;
         Ok(())
     }
-}
-
-/// What [`SearchIndex`] files an exact-name key under: its hash, not its text (10k tools:
-/// 30k keys were kept as `String`s twice, ~2 MiB). Two keys with one hash only make a
-/// query build a clause for a term no tool has, which matches nothing.
-pub(super) fn key_hash(key: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::hash::DefaultHasher::new();
-    key.hash(&mut hasher);
-    hasher.finish()
 }

@@ -119,7 +119,7 @@ pub struct SearchIndex {
     /// Compact whole names (see `analysis::name_key`) of every document, so a query only
     /// builds exact-name clauses for keys that exist.
     keys_by_doc: BTreeMap<EntryId, Box<[u64]>>,
-    /// How many documents have each key, by [`index::key_hash`].
+    /// How many documents have each key, by [`analysis::key_hash`].
     key_counts: HashMap<u64, u32>,
     /// What was learnt from use (`usage`); `None` with `learn = false`.
     usage: Option<std::sync::Arc<usage::Usage>>,

@@ -179,7 +179,9 @@ impl SearchIndex {
                 parts += part_count(word);
                 let whole = start == 0 && n + 1 == words.len();
                 if (parts >= 2 || whole)
-                    && self.key_counts.contains_key(&super::index::key_hash(&key))
+                    && self
+                        .key_counts
+                        .contains_key(&super::analysis::key_hash(&key))
                     && !seen.contains(&key)
                 {
                     seen.push(key.clone());

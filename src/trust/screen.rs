@@ -40,8 +40,6 @@ impl Held {
     }
 }
 
-/// What changed in the file since it was read: its modification time and length.
-
 /// The lock, and the tools held and marked against it.
 #[derive(Debug, Default)]
 pub struct Trust {
