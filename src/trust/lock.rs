@@ -240,6 +240,15 @@ impl Lock {
         approved: &[(String, String, Definition)],
     ) -> Result<Lock, LockError> {
         let _writing = exclusive(path)?;
+        Lock::read_and_add(path, approved)
+    }
+
+    /// The file's lock with `approved` added, written back when that changed it. Only
+    /// under [`exclusive`].
+    fn read_and_add(
+        path: &Path,
+        approved: &[(String, String, Definition)],
+    ) -> Result<Lock, LockError> {
         let mut lock = Lock::read(path)?;
         let mut changed = false;
         for (server, tool, definition) in approved {
@@ -273,15 +282,7 @@ impl Lock {
             mine.write_file(path, HEADER)?;
             return Ok(Stamp::of(path));
         }
-        let mut lock = Lock::read(path)?;
-        let mut changed = false;
-        for (server, tool, definition) in approved {
-            changed |= lock.approve(server, tool, definition);
-        }
-        if changed {
-            lock.write_file(path, HEADER)?;
-        }
-        *mine = lock;
+        *mine = Lock::read_and_add(path, approved)?;
         Ok(Stamp::of(path))
     }
 
