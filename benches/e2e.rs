@@ -3,8 +3,9 @@
 //! (direct calls against calls through mcp-defer, interleaved in blocks), so that ratios
 //! hold on a noisy machine. Prints figures; asserts nothing.
 //!
-//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|pipe|pipe-paths|resident|all] [--calls N] [--reps N]`
-//! (`resident`: `pipe`'s memory section alone, the RSS at 1k and 10k tools by owner)
+//! `cargo bench --bench e2e -- [proxy|handshake|memory|lifecycle|pipe|pipe-paths|pipe-http|resident|all] [--calls N] [--reps N]`
+//! (`resident`: `pipe`'s memory section alone, the RSS at 1k and 10k tools by owner;
+//! `pipe-http`: its Streamable HTTP section alone)
 //! (the default is `all`). Figures and machine notes are in `docs/benchmarks.md`.
 //! `MCP_DEFER_BIN=<path>` measures another build of `mcp-defer` (for A/B comparisons);
 //! with `MCP_DEFER_BASE=<path>`, `pipe` and `pipe-paths` also run that build's thin path
@@ -72,8 +73,8 @@ fn options() -> Options {
             "--bench" => {}
             "--calls" => options.calls = number("--calls"),
             "--reps" => options.reps = number("--reps"),
-            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "pipe-paths" | "resident"
-            | "all" => {
+            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "pipe-paths" | "pipe-http"
+            | "resident" | "all" => {
                 options.what = arg;
             }
             other if other.starts_with('-') => {}
@@ -124,6 +125,9 @@ fn main() {
         }
         if options.what == "resident" {
             pipe::resident_only(dir.path()).await;
+        }
+        if options.what == "pipe-http" {
+            pipe::http_only(dir.path(), options.calls).await;
         }
     });
 }

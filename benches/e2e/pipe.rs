@@ -53,6 +53,15 @@ pub(super) async fn pipe(dir: &Path, calls: usize) {
     }
 }
 
+/// The Streamable HTTP section alone (`pipe-http`): its row printed as `pipe` prints it.
+pub(super) async fn http_only(dir: &Path, calls: usize) {
+    let mut rows = Vec::new();
+    http(dir, calls, &mut rows).await;
+    for row in &rows {
+        println!("{:<44} {:<52} target {}", row.what, row.measured, row.target);
+    }
+}
+
 /// The memory section alone (`resident`): its rows printed as `pipe` prints them.
 pub(super) async fn resident_only(dir: &Path) {
     let mut rows = Vec::new();
