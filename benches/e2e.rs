@@ -73,8 +73,8 @@ fn options() -> Options {
             "--bench" => {}
             "--calls" => options.calls = number("--calls"),
             "--reps" => options.reps = number("--reps"),
-            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "pipe-paths" | "pipe-http"
-            | "resident" | "all" => {
+            "proxy" | "handshake" | "memory" | "lifecycle" | "pipe" | "pipe-paths"
+            | "pipe-http" | "resident" | "all" => {
                 options.what = arg;
             }
             other if other.starts_with('-') => {}

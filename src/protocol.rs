@@ -46,4 +46,6 @@ pub(crate) mod method {
 /// regard to case).
 pub(crate) mod header {
     pub(crate) const MCP_SESSION_ID: &str = rmcp::transport::common::http_header::HEADER_SESSION_ID;
+    pub(crate) const MCP_PROTOCOL_VERSION: &str =
+        rmcp::transport::common::http_header::HEADER_MCP_PROTOCOL_VERSION;
 }

@@ -161,7 +161,7 @@ fn a_client_that_stops_reading_ends_the_session() {
 }
 
 /// Issue 31: a plain `tools/call` skips rmcp's decoding and service loop (the thin path of
-/// `server/stdio/calls.rs`), in both eras, for routed tools and meta tools alike; the
+/// `server/thin_calls.rs`), in both eras, for routed tools and meta tools alike; the
 /// answers are what the general path gives (the rest of the suite runs its calls through
 /// it). Progress still reaches the client under its own token before the result.
 #[tokio::test]
@@ -184,7 +184,7 @@ async fn plain_calls_take_the_thin_path_in_both_eras() {
         let log_path = dir.file(&format!("serve{i}.log"));
         let log = std::fs::File::create(&log_path).unwrap();
         let mut session = Session::launch(&dir.file("servers.toml"), era, Some(log), |command| {
-            command.env("RUST_LOG", "mcp_defer::server::stdio=debug");
+            command.env("RUST_LOG", "mcp_defer::server::thin_calls=debug");
         })
         .await;
         // The first request after the handshake may still meet the path closed.

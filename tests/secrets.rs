@@ -243,7 +243,7 @@ async fn http_tokens_in_arguments_and_session_ids_stay_out_of_a_trace_log() {
     )
     .await;
     assert_eq!(status, 200, "{body}");
-    server.wait_for_log("response message id=3");
+    server.wait_for_log("tools/call over HTTP on the thin path id=3");
     let log = server.log();
     assert!(log.contains("TRACE"), "the log ran at trace level");
     for (what, secret) in [

@@ -91,6 +91,9 @@ mod http_limits;
 mod http_log_and_metrics;
 /// Sessions, each its own list; stateless requests; expiry; tokens, Origin, profiles.
 mod http_serve;
+/// Plain calls around rmcp's session worker: JSON answers, progress and requests on the
+/// call's own stream.
+mod http_thin;
 /// Replicas behind a real HAProxy with affinity on `Mcp-Session-Id`.
 #[cfg(unix)]
 mod replicas;

@@ -58,7 +58,10 @@ pub(super) async fn http_only(dir: &Path, calls: usize) {
     let mut rows = Vec::new();
     http(dir, calls, &mut rows).await;
     for row in &rows {
-        println!("{:<44} {:<52} target {}", row.what, row.measured, row.target);
+        println!(
+            "{:<44} {:<52} target {}",
+            row.what, row.measured, row.target
+        );
     }
 }
 

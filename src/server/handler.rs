@@ -106,6 +106,8 @@ impl ServerHandler for DeferServer {
             request.capabilities.clone(),
             self.session.log_level().clone(),
         );
+        // Over Streamable HTTP, the session's plain calls skip rmcp's session worker.
+        super::thin_calls::Opening::fill(self, &context);
         let mut result = self.negotiate_initialize(&request)?;
         // Handshake-era clients have MCP logging; servers' messages reach them
         // (`passthrough/logging.rs`).

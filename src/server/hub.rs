@@ -142,7 +142,7 @@ async fn idle_for(counted: &mut watch::Receiver<usize>, grace: Duration) {
 async fn session(shared: &Arc<Shared>, channel: Channel, max: usize) {
     let lists = ToolLists::default();
     let server = DeferServer::session(shared, Some(Mode::Connection), Some(lists.clone()));
-    let calls = super::serve::thin_calls(&server);
+    let calls = super::thin_calls::Calls::of(&server);
     let framed = Framed::new(
         BufReader::new(channel.reader),
         channel.writer,

@@ -46,6 +46,7 @@ mod shared;
 mod stdio;
 mod task_wire;
 mod tasks;
+mod thin_calls;
 mod usage;
 pub(crate) mod view;
 

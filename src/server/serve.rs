@@ -62,7 +62,7 @@ pub(crate) async fn serve(config: Config, profile: Option<String>) -> Result<(),
     Reloader::new(source, &started, pool.clone(), vec![view])
         .start(shutdown.child_token())
         .map_err(ServeError::Watch)?;
-    let calls = thin_calls(&server);
+    let calls = super::thin_calls::Calls::of(&server);
     let session = async {
         // Pipes and sockets (how clients launch us) go through the IO reactor
         // (`platform::client_stdio`). The framing is ours: every line gets an answer (see
@@ -130,16 +130,4 @@ async fn start_servers(
 /// When the handlers cannot be installed.
 pub(super) fn terminated() -> std::io::Result<impl Future<Output = &'static str>> {
     crate::platform::terminated()
-}
-
-/// Plain calls skip rmcp's loop (`stdio/calls.rs`) into the same dispatch it would run:
-/// for a stdio session and for each session of a hub.
-pub(super) fn thin_calls(server: &DeferServer) -> super::stdio::Calls {
-    let server = server.clone();
-    super::stdio::Calls::new(std::sync::Arc::new(move |request, context| {
-        let server = server.clone();
-        Box::pin(
-            async move { rmcp::service::Service::handle_request(&server, request, context).await },
-        )
-    }))
 }

@@ -23,6 +23,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::thin::{Diversions, Diverting, Thin};
+use crate::server::thin_calls::Opening;
 use crate::sync::lock;
 
 /// Bounds of the expiry sweep's period: often enough that a session lives at most a few
@@ -65,6 +67,10 @@ struct Live {
     aliases: HashMap<String, String>,
     /// Aliases given so far.
     next_alias: u64,
+    /// Its plain calls' way around rmcp's worker (`thin.rs`), once its handshake is served.
+    opening: Opening,
+    /// Where its thin calls' messages to the client go.
+    diversions: Diversions,
 }
 
 /// Cancelled ids remembered per session, at most.
@@ -183,12 +189,24 @@ impl Sessions {
     }
 
     /// Makes the session `id` (just answered its `initialize`) the reservation's
-    /// principal's, counted under its cap until it closes.
-    pub(super) fn bind(&self, id: &str, mut reservation: Reservation) {
+    /// principal's, counted under its cap until it closes, with its thin path from
+    /// `opening`.
+    pub(super) fn bind(&self, id: &str, mut reservation: Reservation, opening: Opening) {
         if let Some(session) = lock(&self.live).get_mut(id) {
             session.owner = Some(reservation.principal);
+            session.opening = opening;
             reservation.bound = true;
         }
+    }
+
+    /// The session's thin path, once its handshake is served.
+    pub(super) fn thin(&self, id: &str) -> Option<Thin> {
+        let live = lock(&self.live);
+        let session = live.get(id)?;
+        Some(Thin {
+            calls: session.opening.calls()?,
+            diversions: session.diversions.clone(),
+        })
     }
 
     /// Takes a place in the session's in-flight limit (and, for a request, its id's place
@@ -231,6 +249,17 @@ impl Sessions {
         }
         session.cancelled.insert(request.to_owned());
         session.aliases.get(request).cloned()
+    }
+
+    /// The client cancelled `request` (JSON text) in session `id`: a thin call with that
+    /// id stops and is not answered (`thin.rs`).
+    pub(super) fn cancel_thin(&self, id: &str, request: &str) {
+        let calls = lock(&self.live).get(id).and_then(|s| s.opening.calls());
+        if let Some(calls) = calls
+            && let Ok(request) = serde_json::from_str(request)
+        {
+            calls.cancel(&request);
+        }
     }
 
     /// The alias a request with the cancelled id `request` (JSON text) runs under, if it
@@ -319,10 +348,11 @@ impl Sessions {
 
 impl SessionManager for Sessions {
     type Error = LocalSessionManagerError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
+    type Transport = Diverting<<LocalSessionManager as SessionManager>::Transport>;
 
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        let (id, transport) = self.inner.create_session().await?;
+        let (id, inner) = self.inner.create_session().await?;
+        let diversions = Diversions::default();
         lock(&self.live).insert(
             id.clone(),
             Live {
@@ -333,9 +363,11 @@ impl SessionManager for Sessions {
                 cancelled: std::collections::HashSet::new(),
                 aliases: HashMap::new(),
                 next_alias: 0,
+                opening: Opening::default(),
+                diversions: diversions.clone(),
             },
         );
-        Ok((id, transport))
+        Ok((id, Diverting { inner, diversions }))
     }
 
     async fn initialize_session(

@@ -31,11 +31,13 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::expiry::{Admission, IdInFlight, Owner, Principal, Reservation, Sessions};
+use super::thin::Hosts;
 use crate::config::{HttpSettings, TokenSource};
 use crate::ingest::Registry;
 use crate::protocol::{self, method};
 use crate::server::error::HttpError;
 use crate::server::reused_ids::http as reused_ids;
+use crate::server::thin_calls::Opening;
 use crate::sync::lock;
 
 /// The accepted bearer tokens. `Debug` shows how many, never what.
@@ -196,6 +198,9 @@ pub(super) struct Gate {
     /// metrics: a tool's name need not begin with its server's (`prefix = ""`, `prefix =
     /// "gh"`). None for the probes' gate, which sees no calls.
     registry: Option<Arc<Registry>>,
+    /// The hosts a plain call may name to take the thin path (`thin.rs`); `None` for the
+    /// probes' gate.
+    hosts: Option<Hosts>,
 }
 
 /// The numbers the gate enforces, from `[settings]` and `[settings.http]`.
@@ -218,6 +223,7 @@ impl Gate {
             limits,
             stateless: Arc::default(),
             registry: None,
+            hosts: None,
         }
     }
 
@@ -225,6 +231,14 @@ impl Gate {
     pub(super) fn naming(self, registry: Arc<Registry>) -> Gate {
         Gate {
             registry: Some(registry),
+            ..self
+        }
+    }
+
+    /// Plain calls naming one of `hosts` take the thin path (`thin.rs`).
+    pub(super) fn thin(self, hosts: Hosts) -> Gate {
+        Gate {
+            hosts: Some(hosts),
             ..self
         }
     }
@@ -442,7 +456,7 @@ impl Gate {
         if request.method() != Method::POST {
             return Ok(next.run(request).await);
         }
-        let (parts, body) = request.into_parts();
+        let (mut parts, body) = request.into_parts();
         let bytes = read_body(body, self.limits.max_body, self.limits.body_timeout)
             .await
             .map_err(|error| Box::new(error.response(&self.limits)))?;
@@ -457,14 +471,32 @@ impl Gate {
             None => None,
         };
         let reservation = self.take_places(session.as_deref(), principal, &message, &mut guard)?;
+        if let Some(id) = &session {
+            if let Some(target) = &message.cancels {
+                self.sessions.cancel_thin(id, target);
+            }
+            if unalias.is_none()
+                && let Some(hosts) = &self.hosts
+                && let Some(thin) = self.sessions.thin(id)
+                && let Some(call) = hosts.admit(&parts, &thin.calls, &message.bytes)
+            {
+                let response = thin.respond(call, parts).await;
+                return Ok(hold(response, None, message.outbound, guard));
+            }
+        }
+        // The handler hands the session's thin path back through the `initialize` request.
+        let opening = reservation.as_ref().map(|_| Opening::default());
+        if let Some(opening) = &opening {
+            parts.extensions.insert(opening.clone());
+        }
         let response = next
             .run(Request::from_parts(parts, Body::from(message.bytes)))
             .await;
-        if let Some(reservation) = reservation
+        if let (Some(reservation), Some(opening)) = (reservation, opening)
             && let Some(id) = (response.headers().get(protocol::header::MCP_SESSION_ID))
                 .and_then(|v| v.to_str().ok())
         {
-            self.sessions.bind(id, reservation);
+            self.sessions.bind(id, reservation, opening);
         }
         Ok(hold(response, unalias, message.outbound, guard))
     }

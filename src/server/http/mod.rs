@@ -26,6 +26,7 @@ mod listen;
 mod metrics;
 mod probes;
 mod tasks;
+mod thin;
 mod token_file;
 
 use super::error::{HttpError, ServeError};
@@ -215,13 +216,21 @@ impl View<'_> {
             // Reachable from elsewhere under names we cannot know; tokens guard it.
             http.disable_allowed_hosts()
         };
+        // The thin path takes what rmcp's check would pass: the same list.
+        let hosts = if http.allowed_hosts.is_empty() {
+            thin::Hosts::Any
+        } else {
+            thin::Hosts::Only(http.allowed_hosts.clone().into())
+        };
         let registry = shared.registry().clone();
         let service = StreamableHttpService::new(
             move || Ok(DeferServer::session(&shared, None, None)),
             sessions.clone(),
             http,
         );
-        let gate = Gate::new(self.tokens, sessions.clone(), limits(settings)).naming(registry);
+        let gate = Gate::new(self.tokens, sessions.clone(), limits(settings))
+            .naming(registry)
+            .thin(hosts);
         let router = axum::Router::new()
             .route_service(path, service)
             .layer(axum::middleware::from_fn_with_state(gate, gate::admit));

@@ -19,11 +19,11 @@
 //! the answer, never parsed or serialized again per request.
 //!
 //! A plain `tools/call` skips rmcp's decoding and service loop: read as one typed shape and
-//! handed to the handler's dispatch on a task of its own (`calls.rs`, the thin call path).
+//! handed to the handler's dispatch on a task of its own (`server/thin_calls.rs`, the thin call path).
 //!
 //! Here: the transport (ids in flight, the writer task); `judge.rs` decides what a line is
 //! and answers a broken one, `tool_lists.rs` splices the listed bytes into `tools/list`,
-//! `calls.rs` runs plain calls.
+//! `server/thin_calls.rs` runs plain calls.
 
 use std::collections::HashSet;
 use std::io;
@@ -39,11 +39,10 @@ use tokio_util::sync::CancellationToken;
 use super::reused_ids::ReusedIds;
 use crate::lines::{Line, LineReader};
 
-mod calls;
 mod judge;
 mod tool_lists;
 
-pub(crate) use calls::Calls;
+use super::thin_calls::Calls;
 use judge::{Verdict, error_reply, judge};
 pub(super) use tool_lists::ToolLists;
 use tool_lists::encode;
@@ -227,7 +226,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
             {
                 // An id in use goes the general way, which refuses it.
                 if !self.in_flight.contains(&call.id) && !self.calls.is_running(&call.id) {
-                    self.calls.start(call, self.out.clone());
+                    self.calls.start(call, self.out.clone(), Default::default());
                     continue;
                 }
             }

@@ -1,16 +1,18 @@
-//! `tools/call` from the client's line straight to the handler: the thin call path of
-//! issue 31.
+//! `tools/call` from the client's message straight to the handler: the thin call path of
+//! issue 31, for a stdio session (`stdio/`), each session of a hub, and each handshake-era
+//! session over Streamable HTTP (`http/thin.rs`).
 //!
-//! On the general path rmcp decodes each line into its untagged `ClientJsonRpcMessage`
-//! (serde buffers the whole message to try each variant, after `judge.rs` has parsed it
-//! into a `Value` already), hands it to its service loop over a channel, spawns the
-//! handler's task, and sends the answer back through the loop to the transport: three
-//! hand-offs between tasks and two full decodes per call. A plain `tools/call` needs one
-//! typed read (`jsonrpc`, `id`, `method`, and the params rmcp would decode) and one task:
-//! [`Calls::read`] does the read, [`Calls::start`] runs rmcp's own request dispatch
-//! (`Service::handle_request`, which checks a 2026-07-28 request's `_meta` and calls
-//! `ServerHandler::call_tool`) with the context rmcp would build (the request's `_meta`, the
-//! session's peer, a cancellation token), and writes its answer.
+//! On the general path rmcp decodes each message into its untagged `ClientJsonRpcMessage`
+//! (serde buffers the whole message to try each variant), hands it to its service loop
+//! over a channel, spawns the handler's task, and sends the answer back through the loop
+//! to the transport (over HTTP, through the session's worker and an SSE stream of its
+//! own): three hand-offs between tasks and two full decodes per call. A plain `tools/call`
+//! needs one typed read (`jsonrpc`, `id`, `method`, and the params rmcp would decode) and
+//! one task: [`Calls::read`] does the read, [`Calls::start`] runs rmcp's own request
+//! dispatch (`Service::handle_request`, which checks a 2026-07-28 request's `_meta` and
+//! calls `ServerHandler::call_tool`) with the context rmcp would build (the request's
+//! `_meta`, the session's peer, a cancellation token, the HTTP request's parts), and hands
+//! over its answer.
 //!
 //! So everything on the call path stays where it was and unchanged: routing, the output
 //! limit, redaction, progress, log messages and requests to the client during the call,
@@ -18,21 +20,21 @@
 //! `notifications/cancelled` cancels it ([`Calls::cancel`]), a cancelled request is not
 //! answered, and the answer goes out as the JSON-RPC response or error rmcp would write.
 //!
-//! A line takes this path only when it is exactly such a request and the session is past
-//! its handshake ([`Calls::open`]); anything else (a task-augmented call, a retry with
-//! `inputResponses`, params rmcp does not know, an escape the borrowed read cannot take, a
-//! lone surrogate, an id in use) goes the general way, whose answers to broken lines are
-//! `judge.rs`'s.
+//! A message takes this path only when it is exactly such a request and the session is
+//! past its handshake ([`Calls::open`]); anything else (a task-augmented call, a retry
+//! with `inputResponses`, params rmcp does not know, an escape the borrowed read cannot
+//! take, a lone surrogate, an id in use) goes the general way, whose answers to broken
+//! lines are `stdio/judge.rs`'s.
 
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, JsonObject, JsonRpcMessage, RequestId,
-    RequestMetaObject, ServerResult,
+    CallToolRequest, CallToolRequestParams, ClientRequest, Extensions, JsonObject, JsonRpcMessage,
+    RequestId, RequestMetaObject, ServerResult,
 };
-use rmcp::service::{RequestContext, TxJsonRpcMessage};
+use rmcp::service::{RequestContext, Service, TxJsonRpcMessage};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -42,7 +44,7 @@ use crate::lines::repair_surrogates;
 use crate::sync::lock;
 
 /// The handler's dispatch of one request, as rmcp's service loop would call it.
-pub(crate) type Dispatch = Arc<
+type Dispatch = Arc<
     dyn Fn(
             ClientRequest,
             RequestContext<RoleServer>,
@@ -62,6 +64,34 @@ pub(crate) struct Calls {
     running: Arc<Mutex<Running>>,
 }
 
+/// Where an HTTP session's thin path reaches the gate (`http/thin.rs`): the gate puts an
+/// empty one on the session's `initialize` request, the handler fills it once it serves
+/// the handshake ([`Opening::fill`]), and the gate files it under the session's id.
+#[derive(Clone, Default)]
+pub(crate) struct Opening(Arc<OnceLock<Calls>>);
+
+impl Opening {
+    /// Fills the opening on `context`'s request, if the gate put one there, with the thin
+    /// path into `server` through the session's peer.
+    pub(super) fn fill<S: Service<RoleServer> + Clone>(
+        server: &S,
+        context: &RequestContext<RoleServer>,
+    ) {
+        let opening = (context.extensions.get::<http::request::Parts>())
+            .and_then(|parts| parts.extensions.get::<Opening>());
+        if let Some(opening) = opening {
+            let calls = Calls::of(server);
+            calls.open(context.peer.clone());
+            let _ = opening.0.set(calls);
+        }
+    }
+
+    /// The session's thin path, once the handshake was served.
+    pub(super) fn calls(&self) -> Option<Calls> {
+        self.0.get().cloned()
+    }
+}
+
 /// The calls not answered yet by id, each with a number of its own: a client may reuse
 /// the id of a call it cancelled while that call is still winding down, and the cancelled
 /// one must not take the new one's place.
@@ -71,12 +101,12 @@ struct Running {
     next: u64,
 }
 
-/// A `tools/call` read off a line, ready to run.
+/// A `tools/call` read off a message, ready to run.
 #[derive(Debug)]
 pub(super) struct Call {
     pub(super) id: RequestId,
     params: CallToolRequestParams,
-    meta: RequestMetaObject,
+    pub(super) meta: RequestMetaObject,
 }
 
 /// The line as this path takes it: nothing but these keys, `jsonrpc` and `method` as
@@ -103,7 +133,18 @@ struct Params {
 }
 
 impl Calls {
-    pub(crate) fn new(dispatch: Dispatch) -> Calls {
+    /// The thin path into `server`'s own dispatch (the session's `DeferServer`).
+    pub(super) fn of<S: Service<RoleServer> + Clone>(server: &S) -> Calls {
+        let server = server.clone();
+        Calls::new(Arc::new(move |request, context| {
+            let server = server.clone();
+            Box::pin(async move {
+                rmcp::service::Service::handle_request(&server, request, context).await
+            })
+        }))
+    }
+
+    fn new(dispatch: Dispatch) -> Calls {
         Calls {
             dispatch,
             peer: Arc::default(),
@@ -112,12 +153,12 @@ impl Calls {
     }
 
     /// Opens the path: the handshake is served and `peer` is the session's.
-    pub(crate) fn open(&self, peer: Peer<RoleServer>) {
+    pub(super) fn open(&self, peer: Peer<RoleServer>) {
         let _ = self.peer.set(peer);
     }
 
-    /// The call on `line`, when it is a plain `tools/call` this path takes (see the module
-    /// doc); `None` sends the line the general way.
+    /// The call in `line` (a stdio line or an HTTP body), when it is a plain `tools/call`
+    /// this path takes (see the module doc); `None` sends it the general way.
     pub(super) fn read(&self, line: &[u8]) -> Option<Call> {
         self.peer.get()?;
         read(line)
@@ -135,8 +176,14 @@ impl Calls {
         }
     }
 
-    /// Runs `call` on a task of its own and writes its answer line to `out`.
-    pub(super) fn start(&self, call: Call, out: mpsc::UnboundedSender<Vec<u8>>) {
+    /// Runs `call` on a task of its own and sends its answer line to `out`; `extensions`
+    /// are the request's (over HTTP, its `http::request::Parts`, as rmcp puts them).
+    pub(super) fn start(
+        &self,
+        call: Call,
+        out: mpsc::UnboundedSender<Vec<u8>>,
+        extensions: Extensions,
+    ) {
         let Some(peer) = self.peer.get().cloned() else {
             return;
         };
@@ -152,6 +199,7 @@ impl Calls {
         let mut context = RequestContext::new(id.clone(), peer);
         context.ct = cancel.child_token();
         context.meta = meta;
+        context.extensions = extensions;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let answer = (self.dispatch)(request, context);
         let running = self.running.clone();

@@ -1,0 +1,505 @@
+//! A plain `tools/call` of a handshake-era session, served around rmcp's session worker:
+//! the HTTP half of the thin call path (`server/thin_calls.rs`).
+//!
+//! rmcp serves a session's request through the session's worker: it opens a request-wise
+//! channel (an SSE stream with a priming event, event ids and a cache kept for
+//! resumption), hands the message to the service loop, which spawns the handler, and
+//! brings the answer back through the loop and the worker to the stream. Here a plain call
+//! is read once and run by the session's thin path, and its answer is the response:
+//! `application/json` when nothing else came first (the client has then read the whole
+//! body and may keep the connection), else an SSE stream of what the call sent the client
+//! first (progress, requests such as an elicitation) and then the answer. A server may
+//! answer a POST either way; a client must take both.
+//!
+//! What a call sends the client through the session's peer still passes rmcp's service
+//! loop, which keeps the ids of its requests so the client's answers (POSTed as usual)
+//! find them. The session's transport ([`Diverting`]) then takes what belongs to a thin
+//! call off to that call's response: its progress by token, a request tagged with the
+//! call's id. rmcp's worker routes the same messages to the call's own stream.
+//!
+//! Only a request rmcp would take as it is goes this way ([`Hosts::admit`]): no `Origin`
+//! (a browser's is checked by rmcp), a `Host` on the allow list, `Accept` naming JSON and
+//! SSE without weights, JSON content, a handshake-era version; any doubt sends it to rmcp,
+//! whose answer (403, 406, 415, 400) is the spec's.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderValue, StatusCode, header, request::Parts};
+use rmcp::RoleServer;
+use rmcp::model::{
+    Extensions, GetExtensions, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId,
+    ServerNotification,
+};
+use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::sync::mpsc;
+
+use crate::protocol;
+use crate::server::thin_calls::{Call, Calls};
+use crate::sync::lock;
+
+/// What a message to the client is: rmcp's type, as the session's transport takes it.
+type ToClient = TxJsonRpcMessage<RoleServer>;
+
+/// The hosts a request may name to take this path: rmcp's allow list, as configured.
+#[derive(Clone, Debug)]
+pub(super) enum Hosts {
+    /// These names (`host` or `host:port`), as rmcp matches them.
+    Only(Arc<[String]>),
+    /// Any: the allow list is off (reachable under names we cannot know; tokens guard it).
+    Any,
+}
+
+impl Hosts {
+    /// The plain call in `body`, when `parts` and the call are a request rmcp would take as
+    /// they are (see the module doc) and `calls` is open.
+    pub(super) fn admit(&self, parts: &Parts, calls: &Calls, body: &[u8]) -> Option<Call> {
+        let headers = &parts.headers;
+        if headers.contains_key(header::ORIGIN)
+            || !self.allows(headers.get(header::HOST)?)
+            || !accepts_json_and_sse(headers)
+            || !is_json(headers.get(header::CONTENT_TYPE)?)
+            || !handshake_era(headers.get(protocol::header::MCP_PROTOCOL_VERSION))
+        {
+            return None;
+        }
+        let call = calls.read(body)?;
+        // A version in `_meta` makes it a 2026-07-28 request, which rmcp serves apart.
+        let enveloped = (call.meta.0.0.keys()).any(|k| k.starts_with("io.modelcontextprotocol/"));
+        (!enveloped).then_some(call)
+    }
+
+    fn allows(&self, host: &HeaderValue) -> bool {
+        let Hosts::Only(allowed) = self else {
+            return true;
+        };
+        let Some(host) = host.to_str().ok().and_then(authority) else {
+            return false;
+        };
+        // An entry that is no authority (`::1`) is a bare host name, as rmcp reads it.
+        let entry = |allowed: &String| authority(allowed).unwrap_or_else(|| (bare(allowed), None));
+        (allowed.iter().map(entry))
+            .any(|(name, port)| name == host.0 && port.is_none_or(|port| host.1 == Some(port)))
+    }
+}
+
+/// A `host[:port]` as rmcp compares it: brackets off, lower case.
+fn authority(text: &str) -> Option<(String, Option<u16>)> {
+    let authority = http::uri::Authority::try_from(text.trim()).ok()?;
+    Some((bare(authority.host()), authority.port_u16()))
+}
+
+fn bare(host: &str) -> String {
+    host.trim().trim_matches(['[', ']']).to_ascii_lowercase()
+}
+
+/// Whether `Accept` names both media types a POST's answer may have, plainly: a weight or
+/// a wildcard is left to rmcp's reading.
+fn accepts_json_and_sse(headers: &http::HeaderMap) -> bool {
+    let (mut json, mut sse) = (false, false);
+    for value in headers.get_all(header::ACCEPT) {
+        let Ok(value) = value.to_str() else {
+            return false;
+        };
+        for item in value.split(',').map(str::trim) {
+            if item.contains(';') {
+                return false;
+            }
+            json |= item.eq_ignore_ascii_case(JSON);
+            sse |= item.eq_ignore_ascii_case(SSE);
+        }
+    }
+    json && sse
+}
+
+fn is_json(content_type: &HeaderValue) -> bool {
+    let Ok(value) = content_type.to_str() else {
+        return false;
+    };
+    let essence = value.split_once(';').map_or(value, |(essence, _)| essence);
+    essence.trim().eq_ignore_ascii_case(JSON)
+}
+
+/// No version header (rmcp assumes 2025-03-26), or a known version before 2026-07-28,
+/// whose standard headers rmcp checks against the body.
+fn handshake_era(version: Option<&HeaderValue>) -> bool {
+    let Some(version) = version else {
+        return true;
+    };
+    let Ok(version) = version.to_str() else {
+        return false;
+    };
+    version < ProtocolVersion::STANDARD_HEADERS.as_str()
+        && ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .any(|known| known.as_str() == version)
+}
+
+const JSON: &str = "application/json";
+const SSE: &str = "text/event-stream";
+
+/// The thin calls of one session in flight, each with where its messages to the client
+/// go; shared by the session's transport ([`Diverting`]) and the gate.
+#[derive(Clone, Default)]
+pub(super) struct Diversions(Arc<Mutex<Table>>);
+
+#[derive(Default)]
+struct Table {
+    calls: HashMap<RequestId, mpsc::UnboundedSender<ToClient>>,
+    tokens: HashMap<ProgressToken, RequestId>,
+}
+
+/// A call's place in [`Diversions`], given up on drop.
+struct Diversion {
+    diversions: Diversions,
+    id: RequestId,
+    token: Option<ProgressToken>,
+}
+
+impl Drop for Diversion {
+    fn drop(&mut self) {
+        let mut table = lock(&self.diversions.0);
+        table.calls.remove(&self.id);
+        if let Some(token) = &self.token {
+            table.tokens.remove(token);
+        }
+    }
+}
+
+impl Diversions {
+    fn register(
+        &self,
+        id: RequestId,
+        token: Option<ProgressToken>,
+    ) -> (Diversion, mpsc::UnboundedReceiver<ToClient>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut table = lock(&self.0);
+        table.calls.insert(id.clone(), tx);
+        if let Some(token) = &token {
+            table.tokens.insert(token.clone(), id.clone());
+        }
+        let diversion = Diversion {
+            diversions: self.clone(),
+            id,
+            token,
+        };
+        (diversion, rx)
+    }
+
+    /// `message` handed to the thin call it belongs to, or back when it is no thin call's
+    /// (or that call's response is gone: rmcp's worker then routes it as it would).
+    fn divert(&self, message: ToClient) -> Option<ToClient> {
+        let table = lock(&self.0);
+        if table.calls.is_empty() {
+            return Some(message);
+        }
+        let call = match &message {
+            JsonRpcMessage::Notification(notification) => match &notification.notification {
+                ServerNotification::ProgressNotification(progress) => {
+                    table.tokens.get(&progress.params.progress_token)
+                }
+                _ => None,
+            },
+            JsonRpcMessage::Request(request) => (request.request.extensions())
+                .get::<OriginatingRequestId>()
+                .map(|origin| &origin.0),
+            _ => None,
+        };
+        match call.and_then(|id| table.calls.get(id)) {
+            Some(tx) => tx.send(message).err().map(|returned| returned.0),
+            None => Some(message),
+        }
+    }
+}
+
+/// A session's transport: rmcp's, with what belongs to a thin call taken off to it.
+pub(super) struct Diverting<T> {
+    pub(super) inner: T,
+    pub(super) diversions: Diversions,
+}
+
+impl<T: Transport<RoleServer>> Transport<RoleServer> for Diverting<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: ToClient,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let passed = (self.diversions.divert(item)).map(|item| self.inner.send(item));
+        async move {
+            match passed {
+                Some(sent) => sent.await,
+                None => Ok(()),
+            }
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// One session's thin path and its calls in flight.
+#[derive(Clone)]
+pub(super) struct Thin {
+    pub(super) calls: Calls,
+    pub(super) diversions: Diversions,
+}
+
+/// A call running on the thin path for an HTTP response: cancelled if the response is
+/// dropped (the client hung up) before its answer, as rmcp cancels a stateless request.
+struct Running {
+    calls: Calls,
+    id: RequestId,
+    answered: bool,
+    _diversion: Diversion,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.calls.cancel(&self.id);
+        }
+    }
+}
+
+impl Thin {
+    /// Runs `call` with the request's `parts` (as rmcp gives a handler) and answers it.
+    pub(super) async fn respond(&self, call: Call, parts: Parts) -> Response {
+        let id = call.id.clone();
+        let (diversion, mut sent) = self
+            .diversions
+            .register(id.clone(), call.meta.get_progress_token());
+        let (tx, mut answer) = mpsc::unbounded_channel();
+        let mut extensions = Extensions::new();
+        extensions.insert(parts);
+        self.calls.start(call, tx, extensions);
+        tracing::debug!(%id, "tools/call over HTTP on the thin path");
+        let mut running = Running {
+            calls: self.calls.clone(),
+            id,
+            answered: false,
+            _diversion: diversion,
+        };
+        // What the call sent the client first goes first: it was sent before the answer.
+        tokio::select! {
+            biased;
+            Some(first) = sent.recv() => stream(running, Some(event(&first)), sent, answer),
+            line = answer.recv() => match line {
+                Some(line) => {
+                    running.answered = true;
+                    json(line)
+                }
+                // Cancelled: not answered (rmcp ends such a stream without an answer).
+                None => stream(running, None, sent, answer),
+            },
+            () = tokio::time::sleep(JSON_WITHIN) => stream(running, None, sent, answer),
+        }
+    }
+}
+
+/// How long a call's answer may keep its response waiting to go as JSON. A longer call
+/// gets its SSE stream at once, kept alive, as rmcp's would: a client or a proxy between
+/// may give up on a response that says nothing for minutes.
+const JSON_WITHIN: Duration = Duration::from_millis(100);
+
+/// How often a quiet stream says it is alive (rmcp's default).
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The answer alone, as `application/json`.
+fn json(line: Vec<u8>) -> Response {
+    let mut response = Response::new(Body::from(line));
+    (response.headers_mut()).insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
+    response
+}
+
+/// An SSE stream of `first`, what else the call sends the client, then its answer.
+fn stream(
+    running: Running,
+    first: Option<Bytes>,
+    sent: mpsc::UnboundedReceiver<ToClient>,
+    answer: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> Response {
+    struct State {
+        running: Running,
+        first: Option<Bytes>,
+        sent: mpsc::UnboundedReceiver<ToClient>,
+        answer: mpsc::UnboundedReceiver<Vec<u8>>,
+    }
+    let state = State {
+        running,
+        first,
+        sent,
+        answer,
+    };
+    let events = futures::stream::unfold(state, |mut state| async move {
+        if let Some(first) = state.first.take() {
+            return Some((Ok::<_, Infallible>(first), state));
+        }
+        if state.running.answered {
+            return None;
+        }
+        tokio::select! {
+            biased;
+            Some(message) = state.sent.recv() => Some((Ok(event(&message)), state)),
+            line = state.answer.recv() => {
+                let line = line?;
+                state.running.answered = true;
+                Some((Ok(frame(line.trim_ascii_end())), state))
+            }
+            // An SSE comment, which a client skips.
+            () = tokio::time::sleep(KEEP_ALIVE) => Some((Ok(Bytes::from_static(b":\n\n")), state)),
+        }
+    });
+    let mut response = Response::new(Body::from_stream(events));
+    *response.status_mut() = StatusCode::OK;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(SSE));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// `message` as one SSE event.
+fn event(message: &ToClient) -> Bytes {
+    match serde_json::to_vec(message) {
+        Ok(json) => frame(&json),
+        Err(err) => {
+            tracing::error!(error = %err, "cannot encode a message to the client");
+            Bytes::new()
+        }
+    }
+}
+
+/// One SSE event carrying `json` (compact JSON holds no line break).
+fn frame(json: &[u8]) -> Bytes {
+    let mut event = Vec::with_capacity(json.len() + 8);
+    event.extend_from_slice(b"data: ");
+    event.extend_from_slice(json);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> http::HeaderMap {
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in pairs {
+            headers.append(
+                *name,
+                HeaderValue::from_str(value).unwrap_or_else(|e| panic!("{value}: {e}")),
+            );
+        }
+        headers
+    }
+
+    #[test]
+    fn accept_must_name_both_plainly() {
+        let both = headers(&[("accept", "application/json, text/event-stream")]);
+        assert!(accepts_json_and_sse(&both));
+        let split = headers(&[
+            ("accept", "application/json"),
+            ("accept", "TEXT/event-stream"),
+        ]);
+        assert!(accepts_json_and_sse(&split));
+        for value in [
+            "application/json",
+            "*/*",
+            "application/json, text/event-stream;q=0",
+        ] {
+            assert!(
+                !accepts_json_and_sse(&headers(&[("accept", value)])),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_known_handshake_era_versions_pass() {
+        assert!(handshake_era(None));
+        for version in ["2025-06-18", "2025-11-25", "2025-03-26"] {
+            assert!(
+                handshake_era(Some(&HeaderValue::from_static(version))),
+                "{version}"
+            );
+        }
+        for version in ["2026-07-28", "2099-01-01", "junk", "2025-06-19"] {
+            assert!(
+                !handshake_era(Some(&HeaderValue::from_static(version))),
+                "{version}"
+            );
+        }
+    }
+
+    #[test]
+    fn hosts_match_as_rmcp_matches_them() {
+        let loopback = Hosts::Only(Arc::from(vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            "::1".to_owned(),
+            "example.com:8080".to_owned(),
+        ]));
+        for host in [
+            "127.0.0.1:8765",
+            "LOCALHOST",
+            "[::1]:80",
+            "example.com:8080",
+        ] {
+            assert!(loopback.allows(&HeaderValue::from_static(host)), "{host}");
+        }
+        for host in [
+            "evil.example:8765",
+            "example.com:9090",
+            "example.com",
+            "127.0.0.2",
+        ] {
+            assert!(!loopback.allows(&HeaderValue::from_static(host)), "{host}");
+        }
+        assert!(Hosts::Any.allows(&HeaderValue::from_static("anything:1")));
+    }
+
+    #[test]
+    fn a_call_gets_its_progress_and_its_requests_others_pass_on() {
+        use rmcp::model::{
+            PingRequest, ProgressNotification, ProgressNotificationParam, ServerRequest,
+        };
+        let diversions = Diversions::default();
+        let token = ProgressToken(rmcp::model::NumberOrString::String("t".into()));
+        let id = RequestId::Number(7);
+        let (diversion, mut rx) = diversions.register(id.clone(), Some(token.clone()));
+        let progress = |token: ProgressToken| -> ToClient {
+            JsonRpcMessage::notification(ServerNotification::ProgressNotification(
+                ProgressNotification::new(ProgressNotificationParam::new(token, 1.0)),
+            ))
+        };
+        assert!(diversions.divert(progress(token.clone())).is_none());
+        let other = ProgressToken(rmcp::model::NumberOrString::Number(1));
+        assert!(diversions.divert(progress(other)).is_some());
+        let mut ask = ServerRequest::PingRequest(PingRequest::default());
+        ask.extensions_mut()
+            .insert(OriginatingRequestId(id.clone()));
+        assert!(
+            diversions
+                .divert(JsonRpcMessage::request(ask, RequestId::Number(0)))
+                .is_none()
+        );
+        assert_eq!(rx.try_recv().map(|_| ()).ok(), Some(()));
+        assert_eq!(rx.try_recv().map(|_| ()).ok(), Some(()));
+        drop(diversion);
+        assert!(
+            diversions.divert(progress(token)).is_some(),
+            "given up on drop"
+        );
+    }
+}

@@ -1,0 +1,195 @@
+//! Issue 31 over `serve --http`: a plain `tools/call` of a handshake-era session skips
+//! rmcp's session worker (`server/http/thin.rs`). A quick answer comes back as JSON; what
+//! the call sends the client before it (progress, an elicitation) comes first on the
+//! call's own SSE stream, and the client's answer to the elicitation reaches the server;
+//! a call the client cancels is not answered; a request rmcp must check (a browser's
+//! `Origin`) goes rmcp's way. Real processes: mcp-defer, the fixture server, reqwest.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::http::{ACCEPT, Server, post, result_of, session_headers};
+use crate::support::{Dir, assert_contains_all, fixture};
+
+const THIN: &str = "tools/call over HTTP on the thin path";
+
+fn call(id: u64, name: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments}})
+}
+
+/// A handshake-era session whose client can answer an elicitation; its id.
+async fn open(client: &reqwest::Client, url: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "reqwest", "version": "1"}}});
+    let (status, session, body) = post(client, url, &[], &initialize).await;
+    assert_eq!(status, 200, "initialize: {body}");
+    let session = session.unwrap_or_else(|| panic!("no Mcp-Session-Id: {body}"));
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (status, _, _) = post(client, url, &session_headers(&session), &initialized).await;
+    assert_eq!(status, 202);
+    session
+}
+
+/// Sends `body` in `session`; the response, headers read.
+async fn send(
+    client: &reqwest::Client,
+    url: &str,
+    session: &str,
+    body: &Value,
+    extra: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut request = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT)
+        .body(body.to_string());
+    for (name, value) in session_headers(session).iter().chain(extra) {
+        request = request.header(*name, *value);
+    }
+    request.send().await.unwrap_or_else(|e| panic!("POST: {e}"))
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    (response.headers().get("content-type"))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The JSON-RPC messages of an SSE response, one a `data:` line, as they come.
+struct Events {
+    response: reqwest::Response,
+    buffer: String,
+    ready: std::collections::VecDeque<Value>,
+}
+
+impl Events {
+    fn new(response: reqwest::Response) -> Events {
+        Events {
+            response,
+            buffer: String::new(),
+            ready: Default::default(),
+        }
+    }
+
+    /// The next message, or `None` when the stream ends (or says nothing for 30 s).
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(message) = self.ready.pop_front() {
+                return Some(message);
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(30), self.response.chunk());
+            let chunk = chunk.await.ok()?.ok()??;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+            while let Some(end) = self.buffer.find("\n\n") {
+                let event: String = self.buffer.drain(..end + 2).collect();
+                let data = event.lines().filter_map(|l| l.strip_prefix("data: "));
+                self.ready
+                    .extend(data.filter_map(|d| serde_json::from_str(d).ok()));
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn plain_calls_skip_rmcps_worker_and_keep_progress_and_requests_on_their_stream() {
+    let (_dir, server) = Server::serving(&fixture("fx", &["--ask-tool"], ""));
+    server.wait_for_log("tools listed");
+    let client = reqwest::Client::new();
+    let session = open(&client, &server.url).await;
+
+    // A quick answer is the response, as JSON.
+    let added = send(
+        &client,
+        &server.url,
+        &session,
+        &call(2, "fx__add", json!({"a": 2, "b": 3})),
+        &[],
+    )
+    .await;
+    assert_eq!(added.status().as_u16(), 200);
+    assert_eq!(content_type(&added), "application/json");
+    let body = added.text().await.unwrap_or_default();
+    assert!(result_of(&body, 2).to_string().contains('5'), "{body}");
+
+    // Progress under the call's own token, all of it before the answer, on its stream.
+    let mut sleep = call(3, "fx__sleep", json!({"ms": 300}));
+    sleep["params"]["_meta"] = json!({"progressToken": "p3"});
+    let slept = send(&client, &server.url, &session, &sleep, &[]).await;
+    assert_eq!(content_type(&slept), "text/event-stream");
+    let mut events = Events::new(slept);
+    let mut progress = Vec::new();
+    let answer = loop {
+        let message = events
+            .next()
+            .await
+            .unwrap_or_else(|| panic!("{progress:#?}"));
+        if message.get("method").is_none() {
+            break message;
+        }
+        progress.push(message);
+    };
+    assert_eq!(answer["id"], 3, "{answer}");
+    assert!(
+        answer["result"].to_string().contains("slept 300 ms"),
+        "{answer}"
+    );
+    assert_eq!(progress.len(), 10, "{progress:#?}");
+    for message in &progress {
+        assert_eq!(message["method"], "notifications/progress", "{message}");
+        assert_eq!(message["params"]["progressToken"], "p3", "{message}");
+    }
+
+    // The server's elicitation comes on the call's stream; the client's answer, POSTed
+    // as usual, reaches the server, and the call's answer follows on the same stream.
+    let ask = call(4, "fx__ask", json!({"asks": ["elicitation"]}));
+    let asked = send(&client, &server.url, &session, &ask, &[]).await;
+    assert_eq!(content_type(&asked), "text/event-stream");
+    let mut events = Events::new(asked);
+    let elicit = events
+        .next()
+        .await
+        .unwrap_or_else(|| panic!("no elicitation"));
+    assert_eq!(elicit["method"], "elicitation/create", "{elicit}");
+    let reply = json!({"jsonrpc": "2.0", "id": elicit["id"],
+        "result": {"action": "accept", "content": {"name": "Ada"}}});
+    let (status, _, body) = post(&client, &server.url, &session_headers(&session), &reply).await;
+    assert_eq!(status, 202, "{body}");
+    let answer = events.next().await.unwrap_or_else(|| panic!("no answer"));
+    assert_eq!(answer["id"], 4, "{answer}");
+    assert_contains_all(&answer["result"].to_string(), &["accept", "Ada"]);
+
+    // A call the client cancels reaches the server as cancelled and is not answered.
+    let long = call(5, "fx__sleep", json!({"ms": 20000}));
+    let running = send(&client, &server.url, &session, &long, &[]).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 5, "reason": "changed my mind"}});
+    let (status, _, body) = post(&client, &server.url, &session_headers(&session), &cancel).await;
+    assert_eq!(status, 202, "{body}");
+    server.wait_for_log("sleep cancelled");
+    let mut events = Events::new(running);
+    assert_eq!(
+        events.next().await,
+        None,
+        "the cancelled call is not answered"
+    );
+
+    // A browser's request is rmcp's to check (its Origin): answered there, as before.
+    let origin = [("origin", "http://localhost:5173")];
+    let by_rmcp = send(
+        &client,
+        &server.url,
+        &session,
+        &call(6, "fx__add", json!({"a": 1, "b": 1})),
+        &origin,
+    )
+    .await;
+    assert_eq!(content_type(&by_rmcp), "text/event-stream");
+    let body = by_rmcp.text().await.unwrap_or_default();
+    assert!(result_of(&body, 6).to_string().contains('2'), "{body}");
+    let log = server.log();
+    assert_eq!(log.matches(THIN).count(), 4, "calls 2 to 5 only:\n{log}");
+}
