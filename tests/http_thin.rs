@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::http::{ACCEPT, Server, post, result_of, session_headers};
-use crate::support::{Dir, assert_contains_all, fixture};
+use crate::support::{assert_contains_all, fixture};
 
 const THIN: &str = "tools/call over HTTP on the thin path";
 
