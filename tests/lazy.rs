@@ -260,8 +260,13 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
     assert!(!text(&added).contains('3'), "{added:?}");
     let planted = session.call_through("fx__planted", json!({})).await;
     assert_eq!(planted.is_error, Some(true), "{planted:?}");
+    // Refused either way: held by the trust lock (a name the approved server never
+    // listed, read from the cache before the server's own list came), or unknown to the
+    // server's own list once it came.
+    let refused = text(&planted);
     assert!(
-        text(&planted).contains("does not list a tool 'planted'"),
+        refused.contains("does not list a tool 'planted'")
+            || refused.contains("is held: it is a new tool of a server approved before"),
         "{planted:?}"
     );
     // Neither reached the server: a call it answers afterwards is all it recorded (each
@@ -294,10 +299,10 @@ async fn the_tool_cache_is_private_and_a_tool_written_into_it_is_never_called() 
         .await;
     let refused = tasked.get("error").is_some() || tasked["result"]["isError"] == json!(true);
     assert!(refused, "{tasked}");
+    let refused = tasked.to_string();
     assert!(
-        tasked
-            .to_string()
-            .contains("does not list a tool 'planted'"),
+        refused.contains("does not list a tool 'planted'")
+            || refused.contains("is held: it is a new tool of a server approved before"),
         "{tasked}"
     );
     let echoed = raw.call_through("fx__echo", json!({"message": "hi"})).await;

@@ -33,11 +33,12 @@
 //!      `Notifier::subscriptions` and `Notifier::relists_how`, `ClientRequests`'
 //!      `Inner::session`, `Inner::downstream_level`, `Inner::calls` and `Inner::parked`,
 //!      `Validators` (`meta/validate.rs`), `ToolLists` (`stdio/tool_lists.rs`) and
-//!      `Calls::running` (`stdio/calls.rs`);
+//!      `Calls::running` (`thin_calls.rs`);
 //!    - HTTP (`server/http/`): `Tokens::accepted` (the bearer tokens), `Gate::stateless`
 //!      (stateless requests in flight per principal), `Connections::inner`,
 //!      `Sessions::live` (open sessions), `Holdings` (alias `Reservation::held`: sessions
-//!      per principal) and `Counters::requests` (the metrics);
+//!      per principal), `Counters::requests` (the metrics) and `Diversions` (the thin calls
+//!      of a session in flight, `thin.rs`);
 //!    - ingest: `Registry::searchable`, `Registry::screened_changes`,
 //!      `Registry::pending` and `Registry::instructions`;
 //!    - downstream, each shared by one server's handle, supervisor and connection:
