@@ -24,7 +24,6 @@ use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use super::connections::Connections;
@@ -36,7 +35,12 @@ use crate::config::HttpSettings;
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// Serves `app` on `listener` until the future is dropped; never returns otherwise.
-pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &HttpSettings) {
+///
+/// Run it on a worker (`tokio::spawn`), not on `block_on`'s thread: a connection's task
+/// then starts on the worker that accepted it, where `block_on`'s thread must wake a worker
+/// for each one (a client that opens a connection per call pays it per call).
+pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: HttpSettings) {
+    let settings = &settings;
     crate::platform::raise_fd_limit();
     let connections = Arc::new(Connections::new(settings.max_connections));
     let mut builder = http1::Builder::new();
@@ -68,9 +72,10 @@ pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &H
         if let Err(err) = stream.set_nodelay(true) {
             tracing::debug!(error = %err, "cannot set TCP_NODELAY");
         }
-        // Each request carries its connection, for the gate to count it as authenticated.
-        let service =
-            TowerToHyperService::new(app.clone().layer(axum::Extension(slot.connection.clone())));
+        let service = WithConnection {
+            app: app.clone(),
+            connection: slot.connection.clone(),
+        };
         let builder = builder.clone();
         tokio::spawn(async move {
             let _open = super::metrics::connection_opened();
@@ -87,5 +92,24 @@ pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: &H
             }
             drop(slot);
         });
+    }
+}
+
+/// The router, each request carrying its connection for the gate to count it as
+/// authenticated. (A layer per connection would rebuild every route of the router.)
+#[derive(Clone)]
+struct WithConnection {
+    app: axum::Router,
+    connection: super::connections::Connection,
+}
+
+impl hyper::service::Service<http::Request<hyper::body::Incoming>> for WithConnection {
+    type Response = axum::response::Response;
+    type Error = std::convert::Infallible;
+    type Future = axum::routing::future::RouteFuture<std::convert::Infallible>;
+
+    fn call(&self, mut request: http::Request<hyper::body::Incoming>) -> Self::Future {
+        request.extensions_mut().insert(self.connection.clone());
+        tower_service::Service::call(&mut self.app.clone(), request)
     }
 }

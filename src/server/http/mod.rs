@@ -151,14 +151,16 @@ pub(crate) async fn serve_http(
     for path in &paths {
         tracing::info!(url = %format!("http://{bound}{path}"), "serving MCP over Streamable HTTP");
     }
-    let served = listen::serve(listener, app, &settings.http);
+    let served = tokio::spawn(listen::serve(listener, app, settings.http.clone()));
+    let abort = served.abort_handle();
     let result = tokio::select! {
-        () = served => Ok(()),
+        _ = served => Ok(()),
         signal = terminated => {
             tracing::info!(signal, "shutting down");
             Ok(())
         }
     };
+    abort.abort();
     shutdown.cancel();
     pool.lock().await.stop_all().await;
     result
