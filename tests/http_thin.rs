@@ -2,7 +2,8 @@
 //! rmcp's session worker (`server/http/thin.rs`). A quick answer comes back as JSON; what
 //! the call sends the client before it (progress, an elicitation) comes first on the
 //! call's own SSE stream, and the client's answer to the elicitation reaches the server;
-//! a call the client cancels is not answered; a request rmcp must check (a browser's
+//! a call the client cancels is not answered, and one whose client hangs up is cancelled;
+//! a request rmcp must check (a browser's
 //! `Origin`) goes rmcp's way. Real processes: mcp-defer, the fixture server, reqwest.
 
 use std::time::Duration;
@@ -177,6 +178,22 @@ async fn plain_calls_skip_rmcps_worker_and_keep_progress_and_requests_on_their_s
         "the cancelled call is not answered"
     );
 
+    // A client that hangs up before the answer's headers cancels its call: the server is
+    // told (hyper drops the response when the connection closes mid-request).
+    let hung_up = call(7, "fx__sleep", json!({"ms": 20000})).to_string();
+    let host = server.url.trim_start_matches("http://");
+    let (address, path) = host.split_once('/').unwrap_or((host, ""));
+    let mut socket = std::net::TcpStream::connect(address).unwrap_or_else(|e| panic!("{e}"));
+    let request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: {ACCEPT}\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{hung_up}",
+        hung_up.len()
+    );
+    std::io::Write::write_all(&mut socket, request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    drop(socket);
+    server.wait_for_log_times("sleep cancelled", 2);
+
     // A browser's request is rmcp's to check (its Origin): answered there, as before.
     let origin = [("origin", "http://localhost:5173")];
     let by_rmcp = send(
@@ -191,5 +208,9 @@ async fn plain_calls_skip_rmcps_worker_and_keep_progress_and_requests_on_their_s
     let body = by_rmcp.text().await.unwrap_or_default();
     assert!(result_of(&body, 6).to_string().contains('2'), "{body}");
     let log = server.log();
-    assert_eq!(log.matches(THIN).count(), 4, "calls 2 to 5 only:\n{log}");
+    assert_eq!(
+        log.matches(THIN).count(),
+        5,
+        "calls 2 to 5 and 7 only:\n{log}"
+    );
 }
