@@ -5,6 +5,7 @@
 //! both alike. Then the memory one idle session costs. Prints figures; asserts nothing.
 //!
 //! `cargo bench --bench http -- [--sessions N] [--calls N] [--idle N] [--slow N]`
+//! (`MCP_DEFER_BIN=<path>` measures another build of `mcp-defer`, for A/B comparisons)
 //!
 //! Also prints the throughput ratio (through mcp-defer / direct) and the latency of the
 //! same calls while `--slow` connections (default 2,000) hold half-sent headers.
@@ -201,7 +202,7 @@ fn main() {
     let mut fixture = Command::new(FIXTURE);
     fixture.args(["--http", "127.0.0.1:0"]);
     let (_direct_process, direct_url) = start(fixture);
-    let mut defer = Command::new(BIN);
+    let mut defer = Command::new(std::env::var_os("MCP_DEFER_BIN").unwrap_or_else(|| BIN.into()));
     defer
         .args(["serve", "--http", "127.0.0.1:0", "--config"])
         .arg(&config)
