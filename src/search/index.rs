@@ -62,7 +62,9 @@ impl SearchIndex {
         // written), faster made than indexed (10.4 MiB of them waiting at the 10k peak), into
         // a segment writer whose term table is 4 MiB however few the documents.
         let mut building = Building::new(&self.index)?;
-        let mut built: Vec<Building> = Vec::new();
+        // Segments closed before the batch ends (at their budget, or at an id given twice):
+        // written out, so a batch holds one segment writer at a time.
+        let mut built: Vec<Built> = Vec::new();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
         let chunk = docs.len().div_ceil(threads).max(EMBED_CHUNK);
         // Per document, what its vector is filed under once its worker is done.
@@ -78,7 +80,7 @@ impl SearchIndex {
                         || building.writer.mem_usage() >= SEGMENT_MEMORY
                     {
                         let next = Building::new(&self.index)?;
-                        built.push(std::mem::replace(&mut building, next));
+                        built.extend(std::mem::replace(&mut building, next).finish()?);
                     }
                     let document = self.fields.document(doc, &mut self.analyzers.index_text);
                     building.add(doc.id, replaces, document)?;
@@ -129,31 +131,28 @@ impl SearchIndex {
             }
             Ok(())
         })?;
-        built.push(building);
-        for building in built {
-            self.publish(building)?;
+        built.extend(building.finish()?);
+        for segment in built {
+            self.publish(segment)?;
         }
         Ok(())
     }
 
-    /// Lays `building` on the index: first the deletes of the documents it replaces, with one
+    /// Lays `built` on the index: first the deletes of the documents it replaces, with one
     /// writer, committed; then the segment, with a writer of its own (a writer's delete queue
     /// would apply deletes issued before the segment was added to it too), committed with
     /// [`SearchIndex::commit`]'s merges and reader reload.
-    fn publish(&mut self, building: Building) -> Result<(), SearchError> {
-        let Some(meta) = building.finish()? else {
-            return Ok(());
-        };
-        if !meta.replaced.is_empty() {
+    fn publish(&mut self, built: Built) -> Result<(), SearchError> {
+        if !built.replaced.is_empty() {
             let mut writer = self.writer()?;
-            for &id in &meta.replaced {
+            for &id in &built.replaced {
                 writer.delete_term(self.id_term(id));
             }
             writer.commit()?;
             writer.wait_merging_threads()?;
         }
         let writer = self.writer()?;
-        writer.add_segment(meta.segment)?;
+        writer.add_segment(built.segment)?;
         self.commit(writer)
     }
 
@@ -285,7 +284,9 @@ struct Building {
     replaced: Vec<EntryId>,
 }
 
-/// A written segment, and the ids it replaces.
+/// A written segment, and the ids it replaces. Its files are tantivy's to collect only once
+/// its `SegmentMeta` is dropped (tantivy keeps every live one's files), so a commit in
+/// between leaves them.
 struct Built {
     segment: tantivy::index::SegmentMeta,
     replaced: Vec<EntryId>,
