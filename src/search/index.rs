@@ -2,8 +2,10 @@
 //! that keeps BM25 statistics independent of segment layout (DESIGN.md invariant 2: scores
 //! and so ties depend only on what was fed, in what order).
 
-use tantivy::index::SegmentId;
-use tantivy::indexer::NoMergePolicy;
+use std::collections::HashSet;
+
+use tantivy::index::{Segment, SegmentId};
+use tantivy::indexer::{AddOperation, NoMergePolicy, SegmentWriter};
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
 use super::analysis::{key_hash, name_key};
@@ -13,9 +15,19 @@ use super::{
 };
 use crate::catalog::EntryId;
 
-/// Writer arena: large enough that a 10k-tool first load is one segment, not several that
-/// must then be merged.
-const WRITER_MEMORY: usize = 64_000_000;
+/// A batch's segment is closed once it holds this much (tantivy's own writer flushes at its
+/// budget less 1 MB): large enough that a 10k-tool first load is one segment, not several
+/// that must then be merged.
+const SEGMENT_MEMORY: usize = 63_000_000;
+/// What sizes a batch's term table (tantivy: the largest power of two slots, 8 bytes each,
+/// under a third of it): 2^15 slots, 256 KiB, doubling as terms come. tantivy's
+/// `IndexWriter` sizes it by its budget, whose minimum (15 MB) gives 2^19 slots, 4 MiB
+/// written at creation, so resident for each batch however small.
+const TABLE_BUDGET: usize = 1_000_000;
+/// The writer that deletes and commits: it indexes no document (they are written into
+/// segments on the caller's thread, [`Building`]), so its arena is never made; tantivy's
+/// minimum.
+const WRITER_MEMORY: usize = 15_000_000;
 /// When a commit leaves more segments than this, the small ones are merged (all of them into
 /// the largest once they hold 1/[`MERGE_ALL_RATIO`] of its documents). Every term clause
 /// costs per segment (MetaTool p50 ~125 µs with one segment, ~220 µs with four); merging
@@ -45,7 +57,14 @@ impl SearchIndex {
             .as_ref()
             .map(|_| Vec::with_capacity(docs.len()));
         let model = self.model();
-        let writer = self.writer()?;
+        // Written here, not through an `IndexWriter`: its indexing thread takes documents
+        // through a 10,000-slot channel (made at creation and again at commit, ~2 MiB each,
+        // written), faster made than indexed (10.4 MiB of them waiting at the 10k peak), into
+        // a segment writer whose term table is 4 MiB however few the documents.
+        let mut building = Building::new(&self.index)?;
+        // Segments closed before the batch ends (at their budget, or at an id given twice):
+        // written out, so a batch holds one segment writer at a time.
+        let mut built: Vec<Built> = Vec::new();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
         let chunk = docs.len().div_ceil(threads).max(EMBED_CHUNK);
         // Per document, what its vector is filed under once its worker is done.
@@ -55,9 +74,16 @@ impl SearchIndex {
             let mut texts: Vec<String> = Vec::new();
             for doc in &docs {
                 doc.with_doc(|doc| -> Result<(), SearchError> {
-                    writer.delete_term(self.id_term(doc.id));
+                    let replaces = self.keys_by_doc.contains_key(&doc.id);
+                    // Ids are unique within a segment, and a segment stops at its budget.
+                    if building.ids.contains(&doc.id)
+                        || building.writer.mem_usage() >= SEGMENT_MEMORY
+                    {
+                        let next = Building::new(&self.index)?;
+                        built.extend(std::mem::replace(&mut building, next).finish()?);
+                    }
                     let document = self.fields.document(doc, &mut self.analyzers.index_text);
-                    writer.add_document(document)?;
+                    building.add(doc.id, replaces, document)?;
                     self.set_name_keys(doc);
                     let order = fields::order_key(doc.server_index, doc.id.0);
                     if let Some(jobs) = &mut jobs {
@@ -105,11 +131,32 @@ impl SearchIndex {
             }
             Ok(())
         })?;
+        built.extend(building.finish()?);
+        for segment in built {
+            self.publish(segment)?;
+        }
+        Ok(())
+    }
+
+    /// Lays `built` on the index: first the deletes of the documents it replaces, with one
+    /// writer, committed; then the segment, with a writer of its own (a writer's delete queue
+    /// would apply deletes issued before the segment was added to it too), committed with
+    /// [`SearchIndex::commit`]'s merges and reader reload.
+    fn publish(&mut self, built: Built) -> Result<(), SearchError> {
+        if !built.replaced.is_empty() {
+            let mut writer = self.writer()?;
+            for &id in &built.replaced {
+                writer.delete_term(self.id_term(id));
+            }
+            writer.commit()?;
+            writer.wait_merging_threads()?;
+        }
+        let writer = self.writer()?;
+        writer.add_segment(built.segment)?;
         self.commit(writer)
     }
 
-    /// A writer for one batch. One indexing thread: documents get ids in the order they
-    /// were given.
+    /// A writer for one batch's deletes, commit and merges.
     fn writer(&self) -> Result<IndexWriter<TantivyDocument>, SearchError> {
         let writer = self.index.writer_with_num_threads(1, WRITER_MEMORY)?;
         writer.set_merge_policy(Box::new(NoMergePolicy));
@@ -222,5 +269,74 @@ impl SearchIndex {
         writer.wait_merging_threads()?;
         self.reader.reload()?;
         Ok(())
+    }
+}
+
+/// One segment of a batch, written on the caller's thread in the order given: documents get
+/// ids in that order, as with one indexing thread.
+struct Building {
+    writer: SegmentWriter,
+    segment: Segment,
+    /// The ids in this segment, each once.
+    ids: HashSet<EntryId>,
+    /// Those that replace a document already in the index (or in an earlier segment of the
+    /// batch): deleted before this segment is added.
+    replaced: Vec<EntryId>,
+}
+
+/// A written segment, and the ids it replaces. Its files are tantivy's to collect only once
+/// its `SegmentMeta` is dropped (tantivy keeps every live one's files), so a commit in
+/// between leaves them.
+struct Built {
+    segment: tantivy::index::SegmentMeta,
+    replaced: Vec<EntryId>,
+}
+
+impl Building {
+    fn new(index: &tantivy::Index) -> Result<Building, SearchError> {
+        let segment = index.new_segment();
+        Ok(Building {
+            writer: SegmentWriter::for_segment(TABLE_BUDGET, segment.clone())?,
+            segment,
+            ids: HashSet::new(),
+            replaced: Vec::new(),
+        })
+    }
+
+    /// `replaces`: a document with this id is in the index. One in an earlier segment of the
+    /// batch started this one, so it replaces too.
+    fn add(
+        &mut self,
+        id: EntryId,
+        replaces: bool,
+        document: TantivyDocument,
+    ) -> Result<(), SearchError> {
+        self.ids.insert(id);
+        if replaces {
+            self.replaced.push(id);
+        }
+        // Opstamps order a writer's deletes against its documents; this segment is added
+        // after its deletes are committed, so none applies to it.
+        (self.writer).add_document(AddOperation {
+            opstamp: 0,
+            document,
+        })?;
+        Ok(())
+    }
+
+    /// Writes the segment's files; `None` when it has no document.
+    fn finish(self) -> Result<Option<Built>, SearchError> {
+        let max_doc = self.writer.max_doc();
+        if max_doc == 0 {
+            return Ok(None);
+        }
+        self.writer.finalize()?;
+        let segment = self.segment.with_max_doc(max_doc).meta().clone();
+        // As tantivy's indexing thread does: the store is written in place, no temp file.
+        segment.untrack_temp_docstore();
+        Ok(Some(Built {
+            segment,
+            replaced: self.replaced,
+        }))
     }
 }

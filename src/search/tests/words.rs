@@ -170,6 +170,36 @@ fn upsert_replaces_a_document() {
     assert!(index.search("lookup", 5, None).is_empty());
 }
 
+/// A batch is written into segments of its own (`index::Building`), then the documents it
+/// replaces are deleted: an id given twice in one batch keeps the later document, and a
+/// batch that mixes new and replacing documents keeps every new one and each replacement.
+#[test]
+fn a_batch_replaces_in_order_and_keeps_its_new_documents() {
+    let mut index = SearchIndex::with_semantic(Semantic::Off).unwrap();
+    let old = tool("lookup", "Find a word in the dictionary", empty());
+    let new = tool("lookup", "Resolve a hostname through DNS", empty());
+    let clock = tool("clock", "Tell the current time in a timezone", empty());
+    let doc = |id, tool| ToolDoc {
+        id: EntryId(id),
+        server_index: 0,
+        qualified_name: if id == 7 { "net__lookup" } else { "net__clock" },
+        server: "net",
+        server_text: "",
+        tool,
+    };
+    index.upsert([doc(7, &old), doc(7, &new)]).unwrap();
+    assert!(index.search("dictionary", 5, None).is_empty());
+    assert_eq!(first(&index, "dns hostname"), Some(7));
+    index.upsert([doc(8, &clock), doc(7, &old)]).unwrap();
+    assert_eq!(index.len(), 2);
+    assert!(index.search("dns", 5, None).is_empty());
+    assert_eq!(first(&index, "dictionary word"), Some(7));
+    assert_eq!(first(&index, "timezone"), Some(8));
+    // The searcher sees each document once: replaced ones are deleted, not hidden.
+    let lexical = index.search("lookup", 5, None);
+    assert_eq!(lexical.len(), 1);
+}
+
 /// Scores depend on the documents only, not on how they arrived: one batch, one upsert per
 /// tool, and upserts that replace documents (deletes) all give the same hits and scores.
 #[test]
