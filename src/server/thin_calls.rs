@@ -43,17 +43,13 @@ use tokio_util::sync::CancellationToken;
 use crate::lines::repair_surrogates;
 use crate::sync::lock;
 
-/// The handler's dispatch of one request, as rmcp's service loop would call it.
-type Dispatch = Arc<
-    dyn Fn(
-            ClientRequest,
-            RequestContext<RoleServer>,
-        ) -> Pin<Box<dyn Future<Output = Result<ServerResult, McpError>> + Send>>
-        + Send
-        + Sync,
->;
+/// A request's answer as the handler's dispatch gives it.
+type Answering = Pin<Box<dyn Future<Output = Result<ServerResult, McpError>> + Send>>;
 
-/// The thin path of one stdio session; cheap to clone, every clone the same.
+/// The handler's dispatch of one request, as rmcp's service loop would call it.
+type Dispatch = Arc<dyn Fn(ClientRequest, RequestContext<RoleServer>) -> Answering + Send + Sync>;
+
+/// The thin path of one session; cheap to clone, every clone the same.
 #[derive(Clone)]
 pub(crate) struct Calls {
     dispatch: Dispatch,
@@ -176,17 +172,22 @@ impl Calls {
         }
     }
 
-    /// Runs `call` on a task of its own and sends its answer line to `out`; `extensions`
-    /// are the request's (over HTTP, its `http::request::Parts`, as rmcp puts them).
-    pub(super) fn start(
-        &self,
-        call: Call,
-        out: mpsc::UnboundedSender<Vec<u8>>,
-        extensions: Extensions,
-    ) {
-        let Some(peer) = self.peer.get().cloned() else {
-            return;
-        };
+    /// Runs `call` on a task of its own and sends its answer line to `out` (stdio).
+    pub(super) fn start(&self, call: Call, out: mpsc::UnboundedSender<Vec<u8>>) {
+        if let Some(begun) = self.begin(call, Extensions::new()) {
+            tokio::spawn(async move {
+                if let Some(line) = begun.await {
+                    let _ = out.send(line);
+                }
+            });
+        }
+    }
+
+    /// `call` begun with the context rmcp would build; `extensions` are the request's (over
+    /// HTTP, its `http::request::Parts`, as rmcp puts them). The caller runs it to its answer
+    /// line ([`Begun`]); `None` before the handshake.
+    pub(super) fn begin(&self, call: Call, extensions: Extensions) -> Option<Begun> {
+        let peer = self.peer.get().cloned()?;
         let Call { id, params, meta } = call;
         let cancel = CancellationToken::new();
         let number = {
@@ -201,36 +202,95 @@ impl Calls {
         context.meta = meta;
         context.extensions = extensions;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let answer = (self.dispatch)(request, context);
-        let running = self.running.clone();
         tracing::debug!(%id, "tools/call on the thin path");
-        tokio::spawn(async move {
-            let answer = answer.await;
-            // rmcp cancels a request's token once it is answered; tasks tied to it end.
-            cancel.cancel();
-            // Gone from the table (or its id taken by a new call): the client cancelled it,
-            // and it is not answered.
-            let answering = {
-                let mut running = lock(&running);
-                let ours = running.calls.get(&id).is_some_and(|(n, _)| *n == number);
-                ours && running.calls.remove(&id).is_some()
-            };
-            if !answering {
-                tracing::debug!(%id, "not answering a cancelled call");
-                return;
+        Some(Begun {
+            answer: Some((self.dispatch)(request, context)),
+            id,
+            number,
+            cancel,
+            running: self.running.clone(),
+        })
+    }
+}
+
+/// A call begun on the thin path: a future of its answer line, `None` when the client
+/// cancelled it (a cancelled request is not answered). Dropped before its answer (an HTTP
+/// client hung up), it is cancelled and winds down on a task of its own, so the server is
+/// told as on a cancel.
+pub(super) struct Begun {
+    answer: Option<Answering>,
+    id: RequestId,
+    /// Its number in the table of calls running, which its id may be given to next.
+    number: u64,
+    cancel: CancellationToken,
+    running: Arc<Mutex<Running>>,
+}
+
+impl Begun {
+    /// Whether this call still holds its id in the table, taking it out: not when the
+    /// client cancelled it (or a new call took the id after a cancel).
+    fn leave(&self) -> bool {
+        let mut running = lock(&self.running);
+        let ours = (running.calls.get(&self.id)).is_some_and(|(n, _)| *n == self.number);
+        ours && running.calls.remove(&self.id).is_some()
+    }
+
+    /// The JSON-RPC line rmcp would write for `answer`.
+    fn line(&self, answer: Result<ServerResult, McpError>) -> Option<Vec<u8>> {
+        let id = self.id.clone();
+        let message: TxJsonRpcMessage<RoleServer> = match answer {
+            Ok(result) => JsonRpcMessage::response(result, id),
+            Err(error) => JsonRpcMessage::error(error, Some(id)),
+        };
+        match serde_json::to_vec(&message) {
+            Ok(mut bytes) => {
+                bytes.push(b'\n');
+                Some(bytes)
             }
-            let message: TxJsonRpcMessage<RoleServer> = match answer {
-                Ok(result) => JsonRpcMessage::response(result, id),
-                Err(error) => JsonRpcMessage::error(error, Some(id)),
-            };
-            match serde_json::to_vec(&message) {
-                Ok(mut bytes) => {
-                    bytes.push(b'\n');
-                    let _ = out.send(bytes);
-                }
-                Err(err) => tracing::error!(error = %err, "cannot encode a call's answer"),
+            Err(err) => {
+                tracing::error!(error = %err, "cannot encode a call's answer");
+                None
             }
-        });
+        }
+    }
+}
+
+impl Future for Begun {
+    type Output = Option<Vec<u8>>;
+
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Vec<u8>>> {
+        let Some(answer) = self.answer.as_mut() else {
+            return std::task::Poll::Ready(None);
+        };
+        let answer = std::task::ready!(answer.as_mut().poll(cx));
+        self.answer = None;
+        // rmcp cancels a request's token once it is answered; tasks tied to it end.
+        self.cancel.cancel();
+        if !self.leave() {
+            tracing::debug!(id = %self.id, "not answering a cancelled call");
+            return std::task::Poll::Ready(None);
+        }
+        std::task::Poll::Ready(self.line(answer))
+    }
+}
+
+impl Drop for Begun {
+    fn drop(&mut self) {
+        let Some(rest) = self.answer.take() else {
+            return;
+        };
+        self.leave();
+        self.cancel.cancel();
+        tracing::debug!(id = %self.id, "a call's answer is no longer awaited; cancelled");
+        // Spawning needs a runtime; without one (the process is ending) it just goes.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = rest.await;
+            });
+        }
     }
 }
 

@@ -22,13 +22,13 @@
 //! SSE without weights, JSON content, a handshake-era version; any doubt sends it to rmcp,
 //! whose answer (403, 406, 415, 400) is the spec's.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header, request::Parts};
 use rmcp::RoleServer;
@@ -41,7 +41,7 @@ use rmcp::transport::Transport;
 use tokio::sync::mpsc;
 
 use crate::protocol;
-use crate::server::thin_calls::{Call, Calls};
+use crate::server::thin_calls::{Begun, Call, Calls};
 use crate::sync::lock;
 
 /// What a message to the client is: rmcp's type, as the session's transport takes it.
@@ -256,20 +256,37 @@ pub(super) struct Thin {
     pub(super) diversions: Diversions,
 }
 
-/// A call running on the thin path for an HTTP response: cancelled if the response is
-/// dropped (the client hung up) before its answer, as rmcp cancels a stateless request.
-struct Running {
-    calls: Calls,
-    id: RequestId,
-    answered: bool,
+/// A call on the thin path as its HTTP response takes it: the call itself, run by whoever
+/// polls the response (dropped before its answer, it is cancelled: [`Begun`]), what it sent
+/// the client meanwhile, and the frames ready to go.
+struct Answer {
+    call: Begun,
+    sent: mpsc::UnboundedReceiver<ToClient>,
     _diversion: Diversion,
+    frames: VecDeque<Bytes>,
+    /// The call has ended: its answer, if any, is among the frames.
+    done: bool,
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        if !self.answered {
-            self.calls.cancel(&self.id);
+/// What woke the response.
+enum Next {
+    /// A message to the client, as its event.
+    Sent(Bytes),
+    Answered(Option<Vec<u8>>),
+    Quiet,
+}
+
+impl Answer {
+    /// The call ended with `line` (`None`: cancelled, not answered): what it sent the client
+    /// before goes first, the answer last.
+    fn end(&mut self, line: Option<Vec<u8>>) {
+        while let Ok(message) = self.sent.try_recv() {
+            self.frames.push_back(event(&message));
         }
+        if let Some(line) = line {
+            self.frames.push_back(frame(line.trim_ascii_end()));
+        }
+        self.done = true;
     }
 }
 
@@ -277,34 +294,36 @@ impl Thin {
     /// Runs `call` with the request's `parts` (as rmcp gives a handler) and answers it.
     pub(super) async fn respond(&self, call: Call, parts: Parts) -> Response {
         let id = call.id.clone();
-        let (diversion, mut sent) = self
-            .diversions
-            .register(id.clone(), call.meta.get_progress_token());
-        let (tx, mut answer) = mpsc::unbounded_channel();
+        let (diversion, sent) =
+            (self.diversions).register(id.clone(), call.meta.get_progress_token());
         let mut extensions = Extensions::new();
         extensions.insert(parts);
-        self.calls.start(call, tx, extensions);
+        let Some(call) = self.calls.begin(call, extensions) else {
+            // `Hosts::admit` read the call through an open path: not reached.
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
         tracing::debug!(%id, "tools/call over HTTP on the thin path");
-        let mut running = Running {
-            calls: self.calls.clone(),
-            id,
-            answered: false,
+        let mut answer = Answer {
+            call,
+            sent,
             _diversion: diversion,
+            frames: VecDeque::new(),
+            done: false,
         };
         // What the call sent the client first goes first: it was sent before the answer.
-        tokio::select! {
+        let next = tokio::select! {
             biased;
-            Some(first) = sent.recv() => stream(running, Some(event(&first)), sent, answer),
-            line = answer.recv() => match line {
-                Some(line) => {
-                    running.answered = true;
-                    json(line)
-                }
-                // Cancelled: not answered (rmcp ends such a stream without an answer).
-                None => stream(running, None, sent, answer),
-            },
-            () = tokio::time::sleep(JSON_WITHIN) => stream(running, None, sent, answer),
+            Some(message) = answer.sent.recv() => Next::Sent(event(&message)),
+            line = &mut answer.call => Next::Answered(line),
+            () = tokio::time::sleep(JSON_WITHIN) => Next::Quiet,
+        };
+        match next {
+            Next::Sent(event) => answer.frames.push_back(event),
+            Next::Answered(Some(line)) if answer.sent.is_empty() => return json(line),
+            Next::Answered(line) => answer.end(line),
+            Next::Quiet => {}
         }
+        stream(answer)
     }
 }
 
@@ -323,42 +342,29 @@ fn json(line: Vec<u8>) -> Response {
     response
 }
 
-/// An SSE stream of `first`, what else the call sends the client, then its answer.
-fn stream(
-    running: Running,
-    first: Option<Bytes>,
-    sent: mpsc::UnboundedReceiver<ToClient>,
-    answer: mpsc::UnboundedReceiver<Vec<u8>>,
-) -> Response {
-    struct State {
-        running: Running,
-        first: Option<Bytes>,
-        sent: mpsc::UnboundedReceiver<ToClient>,
-        answer: mpsc::UnboundedReceiver<Vec<u8>>,
-    }
-    let state = State {
-        running,
-        first,
-        sent,
-        answer,
-    };
-    let events = futures::stream::unfold(state, |mut state| async move {
-        if let Some(first) = state.first.take() {
-            return Some((Ok::<_, Infallible>(first), state));
-        }
-        if state.running.answered {
-            return None;
-        }
-        tokio::select! {
-            biased;
-            Some(message) = state.sent.recv() => Some((Ok(event(&message)), state)),
-            line = state.answer.recv() => {
-                let line = line?;
-                state.running.answered = true;
-                Some((Ok(frame(line.trim_ascii_end())), state))
+/// An SSE stream of what the call sends the client, then its answer; a comment when it
+/// has said nothing for [`KEEP_ALIVE`].
+fn stream(answer: Answer) -> Response {
+    let events = futures::stream::unfold(answer, |mut answer| async move {
+        loop {
+            if let Some(frame) = answer.frames.pop_front() {
+                return Some((Ok::<_, Infallible>(frame), answer));
             }
-            // An SSE comment, which a client skips.
-            () = tokio::time::sleep(KEEP_ALIVE) => Some((Ok(Bytes::from_static(b":\n\n")), state)),
+            if answer.done {
+                return None;
+            }
+            let next = tokio::select! {
+                biased;
+                Some(message) = answer.sent.recv() => Next::Sent(event(&message)),
+                line = &mut answer.call => Next::Answered(line),
+                () = tokio::time::sleep(KEEP_ALIVE) => Next::Quiet,
+            };
+            match next {
+                Next::Sent(event) => answer.frames.push_back(event),
+                Next::Answered(line) => answer.end(line),
+                // An SSE comment, which a client skips.
+                Next::Quiet => return Some((Ok(Bytes::from_static(b":\n\n")), answer)),
+            }
         }
     });
     let mut response = Response::new(Body::from_stream(events));

@@ -226,7 +226,7 @@ impl<R: AsyncBufRead + Unpin + Send + 'static> rmcp::transport::Transport<RoleSe
             {
                 // An id in use goes the general way, which refuses it.
                 if !self.in_flight.contains(&call.id) && !self.calls.is_running(&call.id) {
-                    self.calls.start(call, self.out.clone(), Default::default());
+                    self.calls.start(call, self.out.clone());
                     continue;
                 }
             }
