@@ -27,9 +27,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from client_stdio import ENVELOPE, cpu_seconds, fixture  # noqa: E402
+from client_stdio import ENVELOPE, builds, cpu_seconds, servers_toml  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Client:
@@ -127,12 +126,9 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("bins", nargs="*")
     args = parser.parse_args()
-    bins = args.bins or [os.path.join(ROOT, "target", "release", "mcp-defer")]
+    bins = builds(args.bins)
     with tempfile.TemporaryDirectory() as tmp:
-        config = os.path.join(tmp, "servers.toml")
-        with open(config, "w") as f:
-            f.write(f'[settings]\nclient_era = "any"\n[mcp_servers.s1]\n'
-                    f'command = {json.dumps(fixture(bins[0]))}\n')
+        config = servers_toml(tmp, bins[0], 'client_era = "any"')
         print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls a run, one kept-alive "
               "connection")
         print("| build | era | p50 round trip | mcp-defer CPU a call | connections | answers |")

@@ -42,6 +42,20 @@ def fixture(first_bin):
              "run `cargo build --release` first")
 
 
+def builds(named):
+    """The builds named on the command line, else target/release/mcp-defer."""
+    return named or [os.path.join(ROOT, "target", "release", "mcp-defer")]
+
+
+def servers_toml(folder, first_bin, settings):
+    """A config in `folder` with `settings` and one fixture server, `s1`; its path."""
+    config = os.path.join(folder, "servers.toml")
+    with open(config, "w") as f:
+        f.write(f'[settings]\n{settings}\n[mcp_servers.s1]\n'
+                f'command = {json.dumps(fixture(first_bin))}\n')
+    return config
+
+
 def cpu_seconds(pid):
     """Time on a CPU, from the scheduler's per-thread nanoseconds (`schedstat`): exact for
     a process that runs microseconds at a time, where utime + stime are sampled clock ticks.
@@ -168,12 +182,9 @@ def main():
                              "speaks it (no handshake, the envelope in every request)")
     parser.add_argument("bins", nargs="*")
     args = parser.parse_args()
-    bins = args.bins or [os.path.join(ROOT, "target", "release", "mcp-defer")]
+    bins = builds(args.bins)
     with tempfile.TemporaryDirectory() as tmp:
-        config = os.path.join(tmp, "servers.toml")
-        with open(config, "w") as f:
-            f.write(f'[settings]\nhub_grace_sec = 0\n[mcp_servers.s1]\n'
-                    f'command = {json.dumps(fixture(bins[0]))}\n')
+        config = servers_toml(tmp, bins[0], "hub_grace_sec = 0")
         os.makedirs(os.path.join(tmp, "run"), mode=0o700)
         print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls a run"
               + ("; through the hub (relay + hub)" if args.hub else "")

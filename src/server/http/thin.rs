@@ -277,6 +277,17 @@ enum Next {
 }
 
 impl Answer {
+    /// Runs the call until it sends the client something, ends, or is quiet for `quiet`.
+    /// What it sent goes first: it was sent before the answer.
+    async fn next(&mut self, quiet: Duration) -> Next {
+        tokio::select! {
+            biased;
+            Some(message) = self.sent.recv() => Next::Sent(event(&message)),
+            line = &mut self.call => Next::Answered(line),
+            () = tokio::time::sleep(quiet) => Next::Quiet,
+        }
+    }
+
     /// The call ended with `line` (`None`: cancelled, not answered): what it sent the client
     /// before goes first, the answer last.
     fn end(&mut self, line: Option<Vec<u8>>) {
@@ -310,14 +321,7 @@ impl Thin {
             frames: VecDeque::new(),
             done: false,
         };
-        // What the call sent the client first goes first: it was sent before the answer.
-        let next = tokio::select! {
-            biased;
-            Some(message) = answer.sent.recv() => Next::Sent(event(&message)),
-            line = &mut answer.call => Next::Answered(line),
-            () = tokio::time::sleep(JSON_WITHIN) => Next::Quiet,
-        };
-        match next {
+        match answer.next(JSON_WITHIN).await {
             Next::Sent(event) => answer.frames.push_back(event),
             Next::Answered(Some(line)) if answer.sent.is_empty() => return json(line),
             Next::Answered(line) => answer.end(line),
@@ -353,13 +357,7 @@ fn stream(answer: Answer) -> Response {
             if answer.done {
                 return None;
             }
-            let next = tokio::select! {
-                biased;
-                Some(message) = answer.sent.recv() => Next::Sent(event(&message)),
-                line = &mut answer.call => Next::Answered(line),
-                () = tokio::time::sleep(KEEP_ALIVE) => Next::Quiet,
-            };
-            match next {
+            match answer.next(KEEP_ALIVE).await {
                 Next::Sent(event) => answer.frames.push_back(event),
                 Next::Answered(line) => answer.end(line),
                 // An SSE comment, which a client skips.
