@@ -33,7 +33,8 @@
 //!      `Notifier::subscriptions` and `Notifier::relists_how`, `ClientRequests`'
 //!      `Inner::session`, `Inner::downstream_level`, `Inner::calls` and `Inner::parked`,
 //!      `Validators` (`meta/validate.rs`), `ToolLists` (`stdio/tool_lists.rs`) and
-//!      `Calls::running` (`thin_calls.rs`);
+//!      `Calls::running` (`thin_calls.rs`; `Begun::running`
+//!      is the same table);
 //!    - HTTP (`server/http/`): `Tokens::accepted` (the bearer tokens), `Gate::stateless`
 //!      (stateless requests in flight per principal), `Connections::inner`,
 //!      `Sessions::live` (open sessions), `Holdings` (alias `Reservation::held`: sessions
