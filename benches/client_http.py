@@ -72,7 +72,7 @@ def run(binary, config, calls, era):
     server = subprocess.Popen([binary, "serve", "--http", "127.0.0.1:0", "--config", config],
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True,
-                              env=dict(os.environ, RUST_LOG="info", MCP_DEFER_HUB="off"))
+                              env=dict(os.environ, RUST_LOG="info,rmcp=warn", MCP_DEFER_HUB="off"))
     url = None
     for line in server.stderr:
         found = re.search(r"url=http://([\d.]+):(\d+)(/\S*)", line)
