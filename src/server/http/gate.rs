@@ -476,6 +476,7 @@ impl Gate {
                 self.sessions.cancel_thin(id, target);
             }
             if unalias.is_none()
+                && message.method.as_deref() == Some(method::TOOLS_CALL)
                 && let Some(hosts) = &self.hosts
                 && let Some(thin) = self.sessions.thin(id)
                 && let Some(call) = hosts.admit(&parts, &thin.calls, &message.bytes)

@@ -40,7 +40,6 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 /// then starts on the worker that accepted it, where `block_on`'s thread must wake a worker
 /// for each one (a client that opens a connection per call pays it per call).
 pub(super) async fn serve(listener: TcpListener, app: axum::Router, settings: HttpSettings) {
-    let settings = &settings;
     crate::platform::raise_fd_limit();
     let connections = Arc::new(Connections::new(settings.max_connections));
     let mut builder = http1::Builder::new();

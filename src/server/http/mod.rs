@@ -219,11 +219,7 @@ impl View<'_> {
             http.disable_allowed_hosts()
         };
         // The thin path takes what rmcp's check would pass: the same list.
-        let hosts = if http.allowed_hosts.is_empty() {
-            thin::Hosts::Any
-        } else {
-            thin::Hosts::Only(http.allowed_hosts.clone().into())
-        };
+        let hosts = thin::Hosts::allowing(&http.allowed_hosts);
         let registry = shared.registry().clone();
         let service = StreamableHttpService::new(
             move || Ok(DeferServer::session(&shared, None, None)),

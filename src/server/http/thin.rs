@@ -50,13 +50,23 @@ type ToClient = TxJsonRpcMessage<RoleServer>;
 /// The hosts a request may name to take this path: rmcp's allow list, as configured.
 #[derive(Clone, Debug)]
 pub(super) enum Hosts {
-    /// These names (`host` or `host:port`), as rmcp matches them.
-    Only(Arc<[String]>),
+    /// These names with their port, if one is given, read once as rmcp reads them.
+    Only(Arc<[(String, Option<u16>)]>),
     /// Any: the allow list is off (reachable under names we cannot know; tokens guard it).
     Any,
 }
 
 impl Hosts {
+    /// rmcp's allow list (`host` or `host:port` entries); an empty one allows any host.
+    pub(super) fn allowing(allowed: &[String]) -> Hosts {
+        if allowed.is_empty() {
+            return Hosts::Any;
+        }
+        // An entry that is no authority (`::1`) is a bare host name, as rmcp reads it.
+        let entry = |allowed: &String| authority(allowed).unwrap_or_else(|| (bare(allowed), None));
+        Hosts::Only(allowed.iter().map(entry).collect())
+    }
+
     /// The plain call in `body`, when `parts` and the call are a request rmcp would take as
     /// they are (see the module doc) and `calls` is open.
     pub(super) fn admit(&self, parts: &Parts, calls: &Calls, body: &[u8]) -> Option<Call> {
@@ -82,10 +92,8 @@ impl Hosts {
         let Some(host) = host.to_str().ok().and_then(authority) else {
             return false;
         };
-        // An entry that is no authority (`::1`) is a bare host name, as rmcp reads it.
-        let entry = |allowed: &String| authority(allowed).unwrap_or_else(|| (bare(allowed), None));
-        (allowed.iter().map(entry))
-            .any(|(name, port)| name == host.0 && port.is_none_or(|port| host.1 == Some(port)))
+        (allowed.iter())
+            .any(|(name, port)| *name == host.0 && port.is_none_or(|port| host.1 == Some(port)))
     }
 }
 
@@ -448,12 +456,12 @@ mod tests {
 
     #[test]
     fn hosts_match_as_rmcp_matches_them() {
-        let loopback = Hosts::Only(Arc::from(vec![
+        let loopback = Hosts::allowing(&[
             "localhost".to_owned(),
             "127.0.0.1".to_owned(),
             "::1".to_owned(),
             "example.com:8080".to_owned(),
-        ]));
+        ]);
         for host in [
             "127.0.0.1:8765",
             "LOCALHOST",
@@ -470,7 +478,7 @@ mod tests {
         ] {
             assert!(!loopback.allows(&HeaderValue::from_static(host)), "{host}");
         }
-        assert!(Hosts::Any.allows(&HeaderValue::from_static("anything:1")));
+        assert!(Hosts::allowing(&[]).allows(&HeaderValue::from_static("anything:1")));
     }
 
     #[test]
