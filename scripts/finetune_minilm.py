@@ -60,20 +60,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import distill_static as ds  # noqa: E402  (venv location, pins, model sha256)
+from encoder_compare import SETS, TOKENIZERS  # noqa: E402  (the sets every bench reads)
 
-TOKENIZERS = "tokenizers==0.23.3"
 OUT = ROOT / "target" / "h33d"
 SEED = 33
 MAX_TOKENS = 256
 LAYERS, HIDDEN, HEADS, EPS = 6, 384, 12, 1e-12
 BATCH, SCALE = 32, 20.0
-SETS = [
-    ("metatool single", "metatool", "queries.jsonl"),
-    ("metatool multi", "metatool", "queries_multi.jsonl"),
-    ("reference", "reference", "queries.jsonl"),
-    ("bfcl", "bfcl", "queries.jsonl"),
-    ("bfcl live", "bfcl-live", "queries.jsonl"),
-]
 HELD_OUT = ("reference", "bfcl", "bfcl live")
 
 
