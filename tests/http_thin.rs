@@ -214,3 +214,31 @@ async fn plain_calls_skip_rmcps_worker_and_keep_progress_and_requests_on_their_s
         "calls 2 to 5 and 7 only:\n{log}"
     );
 }
+
+/// Issue 31, item 1, over HTTP: a plain call's answer is the JSON-RPC response carrying the
+/// downstream's `result` as its server wrote it (its own key, its spelling of a number).
+#[tokio::test]
+async fn a_plain_calls_answer_is_the_servers_bytes() {
+    let result =
+        r#"{"content":[{"type":"text","text":"ok"}],"structuredContent":{"z":1e15},"serverOwn":1}"#;
+    let list = json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]});
+    let args = ["--raw-list", &list.to_string(), "--raw-call-result", result];
+    let (_dir, server) = Server::serving(&fixture("rw", &args, ""));
+    server.wait_for_log("tools listed");
+    let client = reqwest::Client::new();
+    let session = open(&client, &server.url).await;
+    let echoed = send(
+        &client,
+        &server.url,
+        &session,
+        &call(2, "rw__echo", json!({})),
+        &[],
+    )
+    .await;
+    assert_eq!(content_type(&echoed), "application/json");
+    let body = echoed.text().await.unwrap_or_default();
+    assert_eq!(
+        body,
+        format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result}}}"#)
+    );
+}

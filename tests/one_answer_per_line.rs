@@ -212,6 +212,62 @@ async fn plain_calls_take_the_thin_path_in_both_eras() {
     }
 }
 
+/// Issue 31, item 1: on the thin path a downstream's answer reaches a handshake-era client
+/// as the server wrote it (its own keys, its spelling of numbers, escapes) under the
+/// client's id. What must work on the result gets it decoded as before: the `call_tool`
+/// fallback, a result that the output limit might cut, a 2026-07-28 client.
+#[tokio::test]
+async fn a_plain_calls_answer_reaches_the_client_as_the_server_wrote_it() {
+    let result = r#"{"content":[{"type":"text","text":"as \"written\"\n"}],"structuredContent":{"z":1e15,"a":[0.10]},"isError":false,"serverOwn":{"kept":true}}"#;
+    let list = json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]});
+    let server = |name: &str, extra: &str| {
+        let args = ["--raw-list", &list.to_string(), "--raw-call-result", result];
+        fixture(name, &args, extra)
+    };
+    let dir = Dir::with_config(&format!(
+        "[settings]\nclient_era = \"any\"\n\n{}{}",
+        server("rw", ""),
+        // A budget of 100 tokens (400 bytes): the result is over a fifth of it.
+        server("cut", "max_output_tokens = 100"),
+    ));
+    let mut raw = RawClient::start(&dir.file("servers.toml"));
+    raw.handshake("2025-06-18").await;
+    raw.request("tools/list", json!({})).await;
+    let call = |id: i64, name: &str| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": {}}})
+    };
+    raw.send(&call(7, "rw__echo")).await;
+    let line = raw.next_line().await;
+    assert_eq!(
+        line,
+        format!(r#"{{"jsonrpc":"2.0","id":7,"result":{result}}}"#)
+    );
+    // Decoded: rmcp's result type has no place for the server's own key.
+    let decoded = |answer: &Value| {
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "as \"written\"\n",
+            "{answer}"
+        );
+        answer["result"].get("serverOwn").is_none()
+    };
+    let through = raw.call_through("rw__echo", json!({})).await;
+    assert!(decoded(&through), "call_tool decodes: {through}");
+    raw.send(&call(8, "cut__echo")).await;
+    let cut = raw.response(8).await;
+    assert!(decoded(&cut), "near its budget a result is decoded: {cut}");
+    raw.close().await;
+
+    let mut claude = RawClient::claude(&dir.file("servers.toml")).await;
+    let answer = claude.call_tool("rw__echo", json!({}), json!({})).await;
+    assert!(
+        decoded(&answer),
+        "a 2026-07-28 client's is decoded: {answer}"
+    );
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    claude.close().await;
+}
+
 /// Issue 31: calls to a stdio server go around rmcp's client loop under ids of our own, and
 /// each still gets its own answer and its own progress when the server answers out of order
 /// with progress between; a cancelled one reaches the server as cancelled and is not answered.

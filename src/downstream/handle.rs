@@ -23,8 +23,9 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::demand::Demand;
+use super::passed::{CallAnswer, Passing};
 use super::progress::{ProgressRoute, ProgressRoutes};
-use super::raw_call::{RawCall, RawLink};
+use super::raw_call::{Answer, RawCall, RawLink};
 use super::upstream::{CallOrigin, InFlight};
 use super::{DownstreamError, ServerState};
 use crate::protocol::method;
@@ -44,6 +45,9 @@ pub struct CallOptions {
     /// The client request this call serves: requests the server sends to its client
     /// during the call are tied to it (see [`Upstream::ask`](super::Upstream::ask)).
     pub origin: Option<CallOrigin>,
+    /// Set for a `tools/call` whose answer the caller takes as the server wrote it, when
+    /// it can be ([`passed`](super::passed)).
+    pub passing: Option<Passing>,
 }
 
 impl From<CancellationToken> for CallOptions {
@@ -217,16 +221,32 @@ impl ServerHandle {
         request: CallToolRequestParams,
         options: CallOptions,
     ) -> Result<CallToolResult, DownstreamError> {
+        let options = CallOptions {
+            passing: None,
+            ..options
+        };
+        self.call_answer(request, options)
+            .await
+            .map(CallAnswer::into_result)
+    }
+
+    /// [`ServerHandle::call`], its answer as the server wrote it where `options.passing`
+    /// allows ([`passed`](super::passed)).
+    ///
+    /// # Errors
+    /// As [`ServerHandle::call`].
+    pub async fn call_answer(
+        &self,
+        request: CallToolRequestParams,
+        options: CallOptions,
+    ) -> Result<CallAnswer, DownstreamError> {
         let tool = request.name.to_string();
         let span = tracing::debug_span!("call", tool = %tool);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
-        match self
-            .request(request, &tool, options)
-            .instrument(span)
-            .await?
-        {
-            ServerResult::CallToolResult(result) => Ok(result),
-            _ => Err(self.unexpected(format!("tools/call {tool}"))),
+        match self.send(request, &tool, options).instrument(span).await? {
+            Answer::Passed(answer) => Ok(CallAnswer::Passed(answer)),
+            Answer::Decoded(ServerResult::CallToolResult(result)) => Ok(CallAnswer::Result(result)),
+            Answer::Decoded(_) => Err(self.unexpected(format!("tools/call {tool}"))),
         }
     }
 
@@ -336,6 +356,20 @@ impl ServerHandle {
         what: &str,
         options: CallOptions,
     ) -> Result<ServerResult, DownstreamError> {
+        match self.send(request, what, options).await? {
+            Answer::Decoded(result) => Ok(result),
+            Answer::Passed(answer) => Ok(ServerResult::CallToolResult(answer.into_result())),
+        }
+    }
+
+    /// [`ServerHandle::request`], its answer passed as written where `options.passing`
+    /// allows it.
+    async fn send(
+        &self,
+        request: ClientRequest,
+        what: &str,
+        options: CallOptions,
+    ) -> Result<Answer, DownstreamError> {
         let _busy = self.demand.begin();
         let live = match self.live() {
             Some(live) => live,
@@ -371,12 +405,12 @@ impl ServerHandle {
             in_flight.sent(sent.id().clone());
         }
         enum Outcome {
-            Answer(Box<Result<ServerResult, ServiceError>>),
+            Answer(Box<Result<Answer, ServiceError>>),
             Cancelled,
             TimedOut,
         }
         let outcome = tokio::select! {
-            answer = sent.answer() => Outcome::Answer(Box::new(answer)),
+            answer = sent.answer(options.passing) => Outcome::Answer(Box::new(answer)),
             () = options.cancel.cancelled() => Outcome::Cancelled,
             () = tokio::time::sleep(live.tool_timeout) => Outcome::TimedOut,
         };
@@ -479,13 +513,15 @@ impl Sent {
         }
     }
 
-    /// The answer; a connection that ended first is [`ServiceError::TransportClosed`].
-    async fn answer(&mut self) -> Result<ServerResult, ServiceError> {
+    /// The answer, passed as written where `passing` allows it (only a raw call's can
+    /// be); a connection that ended first is [`ServiceError::TransportClosed`].
+    async fn answer(&mut self, passing: Option<Passing>) -> Result<Answer, ServiceError> {
         match self {
             Sent::Rmcp(handle) => (&mut handle.rx)
                 .await
-                .unwrap_or(Err(ServiceError::TransportClosed)),
-            Sent::Raw(call) => call.answer().await,
+                .unwrap_or(Err(ServiceError::TransportClosed))
+                .map(Answer::Decoded),
+            Sent::Raw(call) => call.answer(passing).await,
         }
     }
 

@@ -9,7 +9,9 @@
 //! matched by that id, straight back to the task ([`RawAnswers`](super::raw_answers::RawAnswers),
 //! the table that already hands task answers on raw). The task decodes it once, into the
 //! `CallToolResult` the handler works on (output limit, redaction, structured content,
-//! `isError`): one hand-off and one decode fewer a call.
+//! `isError`), or passes it on as written where its caller can take it
+//! (`passed.rs`): one hand-off and one decode fewer a call, and with a passed answer
+//! no decode or encode at all.
 //!
 //! Ids and progress tokens are strings, `mcp-defer-N`: rmcp numbers its own from 0, so
 //! the two never meet on a connection. Everything else stays rmcp's: progress is routed by
@@ -37,6 +39,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use super::passed::{PassedAnswer, Passing};
 use super::raw_answers::{RawAnswer, RawCalls};
 use crate::sync::lock;
 
@@ -64,9 +67,20 @@ pub(super) struct RawCall {
     link: RawLink,
 }
 
+/// A call's answer as the connection gives it.
+#[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved a few times a call; boxing would allocate for every typed answer"
+)]
+pub(super) enum Answer {
+    Decoded(ServerResult),
+    Passed(PassedAnswer),
+}
+
 /// The answer line as far as the call needs it; other keys (`jsonrpc`, `id`) are skipped.
 #[derive(Deserialize)]
-struct Answer {
+struct Decoded {
     result: Option<CallToolResult>,
     error: Option<ErrorData>,
 }
@@ -119,14 +133,26 @@ impl RawCall {
             .write(&JsonRpcMessage::request(request, self.id.clone()))
     }
 
-    /// The server's answer: a `CallToolResult` as rmcp would decode it, the server's
-    /// JSON-RPC error, or [`ServiceError::TransportClosed`] when the connection ended first.
-    pub(super) async fn answer(&mut self) -> Result<ServerResult, ServiceError> {
-        match (&mut self.answer).await {
-            Err(_) => Err(ServiceError::TransportClosed),
-            Ok(RawAnswer::TooLong(error)) => Err(ServiceError::McpError(error)),
-            Ok(RawAnswer::Line(line)) => decode(&line),
-        }
+    /// The server's answer: passed as written where `passing` allows it, else a
+    /// `CallToolResult` as rmcp would decode it; the server's JSON-RPC error, or
+    /// [`ServiceError::TransportClosed`] when the connection ended first.
+    pub(super) async fn answer(
+        &mut self,
+        passing: Option<Passing>,
+    ) -> Result<Answer, ServiceError> {
+        let line = match (&mut self.answer).await {
+            Err(_) => return Err(ServiceError::TransportClosed),
+            Ok(RawAnswer::TooLong(error)) => return Err(ServiceError::McpError(error)),
+            Ok(RawAnswer::Line(line)) => line,
+        };
+        let line = match passing {
+            Some(passing) => match PassedAnswer::read(line, passing) {
+                Ok(passed) => return Ok(Answer::Passed(passed)),
+                Err(line) => line,
+            },
+            None => line,
+        };
+        decode(&line).map(Answer::Decoded)
     }
 
     /// Tells the server the call is cancelled, with `reason`, as rmcp's request handle does.
@@ -148,11 +174,11 @@ impl Drop for RawCall {
 /// untagged decoding leaves it for the caller to refuse (`CustomResult`), and so does a
 /// line that is no answer at all.
 fn decode(line: &str) -> Result<ServerResult, ServiceError> {
-    match serde_json::from_str::<Answer>(line) {
-        Ok(Answer {
+    match serde_json::from_str::<Decoded>(line) {
+        Ok(Decoded {
             error: Some(error), ..
         }) => Err(ServiceError::McpError(error)),
-        Ok(Answer {
+        Ok(Decoded {
             result: Some(result),
             ..
         }) => Ok(ServerResult::CallToolResult(result)),

@@ -8,26 +8,30 @@ use rmcp::model::JsonObject;
 #[expect(deprecated, reason = "handshake-era clients set a log level")]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, DiscoverRequestMethod, DiscoverResult, ErrorCode, GetPromptRequestParams,
-    GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, ClientRequest, CompleteRequestParams,
+    CompleteResult, CustomRequest, CustomResult, DiscoverRequestMethod, DiscoverResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerConfig, ServerResult, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 
+use super::call_reply::CallReply;
 use super::error::ServeError;
 use super::forwarded::{completions, prompts, resources, set_level};
 use super::meta::Relists;
 use super::meta::validate::Validators;
 use super::meta::{self, MetaTool};
 use super::passthrough::ClientRequests;
+use super::route::Pass;
 use super::session::{Mode, Session};
 use super::shared::Shared;
 use super::stdio::ToolLists;
+use super::thin_calls::{Answered, ThinCall};
 use super::view::{Servers, Unknown};
 use super::{latency, publish, route, tasks};
 use crate::catalog::EntryId;
@@ -336,9 +340,7 @@ impl ServerHandler for DeferServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let (shared, session) = (&self.shared, &self.session);
-        shared.client().note(&context);
-        session.usage().learn_as(shared.learning(), &context);
-        publish::lift_approved(shared).await;
+        self.begin_call(&context).await;
         if let Some(request_state) = request.request_state.as_deref() {
             return shared
                 .client()
@@ -350,7 +352,53 @@ impl ServerHandler for DeferServer {
                 let _timer = (tool == MetaTool::SearchTools).then(|| latency::SEARCH.start());
                 Ok(meta::apply(self, tool, request, &context).await)
             }
-            None => route::call_direct(shared, session, request, &context).await,
+            None => route::call_direct(shared, session, request, &context, Pass::Typed)
+                .await
+                .map(CallReply::into_response),
+        }
+    }
+}
+
+impl DeferServer {
+    /// What every `tools/call` notes first: the client's capabilities in its envelope, the
+    /// session's searches to learn from, tools approved since.
+    async fn begin_call(&self, context: &RequestContext<RoleServer>) {
+        self.shared.client().note(context);
+        (self.session.usage()).learn_as(self.shared.learning(), context);
+        publish::lift_approved(&self.shared).await;
+    }
+}
+
+/// A call on the thin path: a handshake-era session's direct call of a downstream tool
+/// has its answer passed on as the server wrote it where it can be, with what
+/// `Service::handle_request` does for such a call (no `_meta` checks apply; `resultType`
+/// and non-object output stripped for the legacy peer). Meta tools and 2026-07-28
+/// requests go through rmcp's dispatch.
+impl ThinCall for DeferServer {
+    async fn call_thin(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Answered {
+        let handshake_era = context.meta.protocol_version().is_none()
+            && (context.peer.peer_info())
+                .is_some_and(|info| info.protocol_version < ProtocolVersion::V_2026_07_28);
+        if !handshake_era || MetaTool::from_name(&params.name).is_some() {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let answer = rmcp::service::Service::handle_request(self, request, context).await;
+            return Answered::Typed(answer);
+        }
+        self.begin_call(&context).await;
+        let (shared, session) = (&self.shared, &self.session);
+        match route::call_direct(shared, session, params, &context, Pass::Bytes).await {
+            Ok(CallReply::Passed(answer)) => Answered::Passed(answer),
+            Ok(CallReply::Response(response)) => {
+                let mut result = ServerResult::from(response);
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+                Answered::Typed(Ok(result))
+            }
+            Err(error) => Answered::Typed(Err(error)),
         }
     }
 }
@@ -410,7 +458,17 @@ impl meta::Context for DeferServer {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let level = self.session.log_level();
-        route::route(&self.shared, level, id, request, client_tool, context).await
+        route::route(
+            &self.shared,
+            level,
+            id,
+            request,
+            client_tool,
+            context,
+            Pass::Typed,
+        )
+        .await
+        .into_response()
     }
 
     fn relist_count(&self) -> u64 {

@@ -26,6 +26,7 @@
 //! section 2). Locks are std mutexes held for a few lines and never across `.await`, in
 //! the order [`crate::sync::order`] writes down.
 
+mod call_reply;
 mod error;
 mod forwarded;
 mod handler;

@@ -6,17 +6,18 @@
 //! requests it sends its client during the call are tied to this call, and whatever goes
 //! wrong downstream comes back as an error result naming the server (DESIGN.md invariant 4).
 
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ProgressNotificationParam};
+use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use tokio::sync::mpsc;
 
+use super::call_reply::CallReply;
 use super::passthrough::{LogLevel, envelope};
 use super::session::Session;
 use super::shared::Shared;
 use super::{meta, output_limit, view};
 use crate::catalog::EntryId;
-use crate::downstream::{CallOptions, DownstreamError, ProgressRoute};
+use crate::downstream::{CallAnswer, CallOptions, DownstreamError, Passing, ProgressRoute};
 use crate::search::usage::Kind;
 
 /// A direct `tools/call` of a downstream tool by its qualified name, from `session`. A
@@ -30,14 +31,16 @@ pub(super) async fn call_direct(
     session: &Session,
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResponse, McpError> {
+    pass: Pass,
+) -> Result<CallReply, McpError> {
     let name = meta::clean_name(&request.name)
         .map_err(|err| McpError::invalid_params(err.to_string(), None))?
         .to_owned();
     match entry_waiting(shared, &name).await {
         Some(id) => {
             (session.usage()).note_choice(shared.learning(), &name, Kind::Called, false);
-            Ok(route(shared, session.log_level(), id, request, &name, context).await)
+            let level = session.log_level();
+            Ok(route(shared, level, id, request, &name, context, pass).await)
         }
         None => {
             let message = shared.unknown_message(&name).await;
@@ -60,6 +63,16 @@ pub(super) async fn entry_waiting(shared: &Shared, name: &str) -> Option<EntryId
     id()
 }
 
+/// Whether a call's answer may reach its caller as the server wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Pass {
+    /// Decoded: the caller works on the result, or writes it typed.
+    Typed,
+    /// As written where it can be (`downstream/passed.rs`): the thin call path of a
+    /// handshake-era session, which writes the bytes under its client's id.
+    Bytes,
+}
+
 /// Sends one call to the tool's server and returns its result unchanged; a failure of the
 /// server becomes an error result naming it (DESIGN.md invariant 4). `client_tool` is the
 /// name the client called (a retry after `InputRequiredResult` must repeat it); `level`
@@ -71,7 +84,8 @@ pub(super) async fn route(
     mut request: CallToolRequestParams,
     client_tool: &str,
     context: &RequestContext<RoleServer>,
-) -> CallToolResponse {
+    pass: Pass,
+) -> CallReply {
     // A change the server just announced is listed and screened before its call goes.
     let announced = (shared.registry().catalog())
         .get(id)
@@ -133,6 +147,9 @@ pub(super) async fn route(
     request.input_responses = None;
     request.request_state = None;
     let max_output_tokens = servers.config.max_output_tokens(server);
+    let passing = (pass == Pass::Bytes).then(|| Passing {
+        budget: max_output_tokens.map(crate::tokens::bytes_for),
+    });
     let level = level.clone();
     shared
         .client()
@@ -145,21 +162,24 @@ pub(super) async fn route(
                     cancel,
                     progress,
                     origin: Some(origin),
+                    passing,
                 };
-                let called = handle.call(request, options);
+                let called = handle.call_answer(request, options);
                 let called = match forward {
                     Some((progress, peer)) => with_progress(called, progress, &peer).await,
                     None => called.await,
                 };
                 let mut result = match called {
-                    Ok(result) => result,
+                    Ok(CallAnswer::Result(result)) => result,
+                    // Passed only when the output limit cannot cut it.
+                    Ok(passed @ CallAnswer::Passed(_)) => return passed,
                     Err(err @ DownstreamError::Cancelled) => meta::error_result(err.to_string()),
                     // A server's error message may quote a URL or a token back at us.
                     Err(err) => meta::error_result(crate::redact::redact(&err.to_string())),
                 };
                 envelope::mark_complete(&mut result.result_type);
                 output_limit::apply(&mut result, max_output_tokens);
-                result
+                CallAnswer::Result(result)
             },
         )
         .await

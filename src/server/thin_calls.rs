@@ -14,6 +14,11 @@
 //! `_meta`, the session's peer, a cancellation token, the HTTP request's parts), and hands
 //! over its answer.
 //!
+//! A handshake-era session's direct call of a downstream tool goes one step further
+//! (`ThinCall`, in `handler.rs`): the downstream's answer is written under the client's id
+//! as its server wrote it, when nothing on the way would change it
+//! (`downstream/passed.rs`), so it is neither decoded nor encoded again.
+//!
 //! So everything on the call path stays where it was and unchanged: routing, the output
 //! limit, redaction, progress, log messages and requests to the client during the call,
 //! usage notes, both eras. What is here is what rmcp's loop did for such a request: a
@@ -31,23 +36,48 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, ClientRequest, Extensions, JsonObject, JsonRpcMessage,
-    RequestId, RequestMetaObject, ServerResult,
+    CallToolRequestParams, Extensions, JsonObject, JsonRpcMessage, RequestId, RequestMetaObject,
+    ServerResult,
 };
-use rmcp::service::{RequestContext, Service, TxJsonRpcMessage};
+use rmcp::service::{RequestContext, TxJsonRpcMessage};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::downstream::PassedAnswer;
 use crate::lines::repair_surrogates;
 use crate::sync::lock;
 
-/// A request's answer as the handler's dispatch gives it.
-type Answering = Pin<Box<dyn Future<Output = Result<ServerResult, McpError>> + Send>>;
+/// A call's answer as the session's server gives it ([`ThinCall`]).
+type Answering = Pin<Box<dyn Future<Output = Answered> + Send>>;
 
-/// The handler's dispatch of one request, as rmcp's service loop would call it.
-type Dispatch = Arc<dyn Fn(ClientRequest, RequestContext<RoleServer>) -> Answering + Send + Sync>;
+/// The session's server taking one call.
+type Dispatch =
+    Arc<dyn Fn(CallToolRequestParams, RequestContext<RoleServer>) -> Answering + Send + Sync>;
+
+/// What a session's server does with a call on this path (`handler.rs`): rmcp's own
+/// request dispatch (`Service::handle_request`), or, where it can, the downstream's answer
+/// as the server wrote it.
+pub(super) trait ThinCall: Clone + Send + Sync + 'static {
+    fn call_thin(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Answered> + Send;
+}
+
+/// A call's answer, to be written under the client's id.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "moved a few times a call; boxing would allocate for every typed answer"
+)]
+pub(super) enum Answered {
+    /// What rmcp's dispatch returned.
+    Typed(Result<ServerResult, McpError>),
+    /// The downstream's `result`, as its server wrote it.
+    Passed(PassedAnswer),
+}
 
 /// The thin path of one session; cheap to clone, every clone the same.
 #[derive(Clone)]
@@ -69,10 +99,7 @@ pub(crate) struct Opening(Arc<OnceLock<Calls>>);
 impl Opening {
     /// Fills the opening on `context`'s request, if the gate put one there, with the thin
     /// path into `server` through the session's peer.
-    pub(super) fn fill<S: Service<RoleServer> + Clone>(
-        server: &S,
-        context: &RequestContext<RoleServer>,
-    ) {
+    pub(super) fn fill<S: ThinCall>(server: &S, context: &RequestContext<RoleServer>) {
         let opening = (context.extensions.get::<http::request::Parts>())
             .and_then(|parts| parts.extensions.get::<Opening>());
         if let Some(opening) = opening {
@@ -129,14 +156,12 @@ struct Params {
 }
 
 impl Calls {
-    /// The thin path into `server`'s own dispatch (the session's `DeferServer`).
-    pub(super) fn of<S: Service<RoleServer> + Clone>(server: &S) -> Calls {
+    /// The thin path into `server` (the session's `DeferServer`).
+    pub(super) fn of<S: ThinCall>(server: &S) -> Calls {
         let server = server.clone();
-        Calls::new(Arc::new(move |request, context| {
+        Calls::new(Arc::new(move |params, context| {
             let server = server.clone();
-            Box::pin(async move {
-                rmcp::service::Service::handle_request(&server, request, context).await
-            })
+            Box::pin(async move { server.call_thin(params, context).await })
         }))
     }
 
@@ -201,10 +226,9 @@ impl Calls {
         context.ct = cancel.child_token();
         context.meta = meta;
         context.extensions = extensions;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         tracing::debug!(%id, "tools/call on the thin path");
         Some(Begun {
-            answer: Some((self.dispatch)(request, context)),
+            answer: Some((self.dispatch)(params, context)),
             id,
             number,
             cancel,
@@ -235,12 +259,14 @@ impl Begun {
         ours && running.calls.remove(&self.id).is_some()
     }
 
-    /// The JSON-RPC line rmcp would write for `answer`.
-    fn line(&self, answer: Result<ServerResult, McpError>) -> Option<Vec<u8>> {
+    /// The JSON-RPC line rmcp would write for `answer`; a passed one as the server wrote
+    /// it, under the client's id.
+    fn line(&self, answer: Answered) -> Option<Vec<u8>> {
         let id = self.id.clone();
         let message: TxJsonRpcMessage<RoleServer> = match answer {
-            Ok(result) => JsonRpcMessage::response(result, id),
-            Err(error) => JsonRpcMessage::error(error, Some(id)),
+            Answered::Passed(answer) => return self.passed(answer.result()),
+            Answered::Typed(Ok(result)) => JsonRpcMessage::response(result, id),
+            Answered::Typed(Err(error)) => JsonRpcMessage::error(error, Some(id)),
         };
         match serde_json::to_vec(&message) {
             Ok(mut bytes) => {
@@ -252,6 +278,23 @@ impl Begun {
                 None
             }
         }
+    }
+}
+
+impl Begun {
+    /// The response line carrying `result`, the bytes of a downstream's result.
+    fn passed(&self, result: &str) -> Option<Vec<u8>> {
+        const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+        let mut line = Vec::with_capacity(HEAD.len() + result.len() + 40);
+        line.extend_from_slice(HEAD);
+        if let Err(err) = serde_json::to_writer(&mut line, &self.id) {
+            tracing::error!(error = %err, "cannot encode a call's id");
+            return None;
+        }
+        line.extend_from_slice(br#","result":"#);
+        line.extend_from_slice(result.as_bytes());
+        line.extend_from_slice(b"}\n");
+        Some(line)
     }
 }
 
@@ -356,7 +399,7 @@ mod tests {
     #[test]
     fn nothing_takes_the_thin_path_before_the_handshake() {
         let calls = Calls::new(Arc::new(|_, _| {
-            Box::pin(async { Ok(ServerResult::empty(())) })
+            Box::pin(async { Answered::Typed(Ok(ServerResult::empty(()))) })
         }));
         let line = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
         assert!(calls.read(line).is_none());

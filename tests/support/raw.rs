@@ -267,6 +267,18 @@ impl RawClient {
 
     /// The next message mcp-defer writes, or `None` when it writes none within `wait`.
     pub async fn next_within(&mut self, wait: Duration) -> Option<Value> {
+        let line = self.line_within(wait).await?;
+        self.received.last().cloned().or_else(|| panic!("{line}"))
+    }
+
+    /// The next line mcp-defer writes, byte for byte (also kept, parsed, in `received`).
+    pub async fn next_line(&mut self) -> String {
+        self.line_within(ANSWER_WAIT)
+            .await
+            .unwrap_or_else(|| panic!("no message within {ANSWER_WAIT:?}"))
+    }
+
+    async fn line_within(&mut self, wait: Duration) -> Option<String> {
         let line = tokio::time::timeout(wait, self.lines.next_line())
             .await
             .ok()?
@@ -274,8 +286,8 @@ impl RawClient {
             .unwrap_or_else(|| panic!("mcp-defer closed stdout"));
         let message: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("mcp-defer wrote a line that is not JSON ({e}): {line}"));
-        self.received.push(message.clone());
-        Some(message)
+        self.received.push(message);
+        Some(line)
     }
 
     /// `tools/call` with the Claude Code envelope plus `extra` `_meta` keys.

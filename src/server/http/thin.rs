@@ -347,8 +347,11 @@ const JSON_WITHIN: Duration = Duration::from_millis(100);
 /// How often a quiet stream says it is alive (rmcp's default).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-/// The answer alone, as `application/json`.
-fn json(line: Vec<u8>) -> Response {
+/// The answer alone, as `application/json` (without the line's newline).
+fn json(mut line: Vec<u8>) -> Response {
+    if line.last() == Some(&b'\n') {
+        line.pop();
+    }
     let mut response = Response::new(Body::from(line));
     (response.headers_mut()).insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
     response

@@ -19,7 +19,8 @@ use rmcp::service::RequestContext;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::{ClientRequests, Pending, Reply, completed, requested_log};
+use super::{ClientRequests, Pending, Reply, requested_log};
+use crate::server::call_reply::completed;
 use crate::server::meta;
 use crate::sync::lock;
 

@@ -22,8 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientCapabilities, ClientResult, ErrorData, InputRequest,
-    ProtocolVersion, RequestId, ResultType,
+    ClientCapabilities, ClientResult, ErrorData, InputRequest, ProtocolVersion, RequestId,
 };
 #[expect(
     deprecated,
@@ -36,7 +35,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::logging::{self, LogLevel};
-use crate::downstream::{CallOrigin, LogFuture, Upstream, UpstreamFuture, input_method};
+use crate::downstream::{
+    CallAnswer, CallOrigin, LogFuture, Upstream, UpstreamFuture, input_method,
+};
+use crate::server::call_reply::{CallReply, completed};
 use crate::server::meta;
 use crate::sync::lock;
 
@@ -181,17 +183,19 @@ impl ClientRequests {
     /// Runs one proxied call for the client's `tools/call` of `tool` (`context`). `call`
     /// gets the origin to give the downstream call and the token that cancels it. Requests
     /// the server sends during the call reach the client as its era allows (module doc);
-    /// so do its log messages, at the session's `level`.
+    /// so do its log messages, at the session's `level`. An answer passed as the server
+    /// wrote it stays so in the handshake era; a 2026-07-28 call's is decoded, since it
+    /// may have to wait for a retry.
     pub(crate) async fn run<F, Fut>(
         &self,
         context: &RequestContext<RoleServer>,
         tool: &str,
         level: LogLevel,
         call: F,
-    ) -> CallToolResponse
+    ) -> CallReply
     where
         F: FnOnce(CallOrigin, CancellationToken) -> Fut,
-        Fut: Future<Output = CallToolResult> + Send + 'static,
+        Fut: Future<Output = CallAnswer> + Send + 'static,
     {
         let number = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let origin = CallOrigin(number);
@@ -220,7 +224,7 @@ impl ClientRequests {
                 }
                 result = &mut running => result,
             };
-            return completed(result);
+            return result.into();
         }
         // A 2026-07-28 request opts in to the call's log messages with its `_meta` level.
         // They go out on that request's own stream: rmcp gives each stateless HTTP request
@@ -240,14 +244,14 @@ impl ClientRequests {
             biased;
             result = &mut running => {
                 drop(registered);
-                return completed(result);
+                return CallReply::Response(completed(result.into_result()));
             }
             Some(pending) = inputs.recv() => Some(pending),
             () = context.ct.cancelled() => None,
         };
         let (done_tx, done) = oneshot::channel();
         tokio::spawn(async move {
-            let result = running.await;
+            let result = running.await.into_result();
             drop(registered);
             let _ = done_tx.send(result);
         });
@@ -257,13 +261,13 @@ impl ClientRequests {
             done,
             cancel,
         };
-        match first {
+        CallReply::Response(match first {
             Some(pending) => self.park(running, pending, tool),
             None => {
                 running.cancel.cancel();
                 meta::error_result("the call was cancelled").into()
             }
-        }
+        })
     }
 
     /// Keeps a call in the table while the guard lives.
@@ -472,14 +476,6 @@ impl Drop for Registered {
     fn drop(&mut self) {
         lock(&self.requests.inner.calls).remove(&self.number);
     }
-}
-
-/// A downstream result as the client's final answer. Handshake-era servers send no
-/// `resultType`, which 2026-07-28 requires on every result (`"complete"` here); rmcp
-/// strips it again for handshake-era clients.
-fn completed(mut result: CallToolResult) -> CallToolResponse {
-    result.result_type.get_or_insert(ResultType::COMPLETE);
-    result.into()
 }
 
 /// Whether the request uses the 2026-07-28 lifecycle (no server→client requests).
