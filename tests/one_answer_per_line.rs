@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 #[cfg(unix)]
 use crate::support::os;
-use crate::support::raw::{RawClient, result_text};
+use crate::support::raw::{RawClient, claude_envelope, result_text};
 use crate::support::wait::{eventually, poll_sync};
 use crate::support::{BIN, Dir, assert_contains_all, fixture};
 
@@ -259,11 +259,22 @@ async fn a_plain_calls_answer_reaches_the_client_as_the_server_wrote_it() {
     raw.close().await;
 
     let mut claude = RawClient::claude(&dir.file("servers.toml")).await;
-    let answer = claude.call_tool("rw__echo", json!({}), json!({})).await;
-    assert!(
-        decoded(&answer),
-        "a 2026-07-28 client's is decoded: {answer}"
+    let params = json!({"_meta": claude_envelope(), "name": "rw__echo", "arguments": {}});
+    let id = claude.send_request("tools/call", params).await;
+    let line = loop {
+        let line = claude.next_line().await;
+        if !line.contains(r#""method":"#) {
+            break line;
+        }
+    };
+    let complete = format!(r#"{{"resultType":"complete",{}"#, &result[1..]);
+    assert_eq!(
+        line,
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{complete}}}"#)
     );
+    let through = json!({"name": "rw__echo", "arguments": {}});
+    let answer = claude.call_tool("call_tool", through, json!({})).await;
+    assert!(decoded(&answer), "call_tool decodes: {answer}");
     assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
     claude.close().await;
 }

@@ -31,7 +31,7 @@ use super::route::Pass;
 use super::session::{Mode, Session};
 use super::shared::Shared;
 use super::stdio::ToolLists;
-use super::thin_calls::{Answered, ThinCall};
+use super::thin_calls::{AnswerEra, Answered, ThinCall};
 use super::view::{Servers, Unknown};
 use super::{latency, publish, route, tasks};
 use crate::catalog::EntryId;
@@ -369,33 +369,32 @@ impl DeferServer {
     }
 }
 
-/// A call on the thin path: a handshake-era session's direct call of a downstream tool
-/// has its answer passed on as the server wrote it where it can be, with what
-/// `Service::handle_request` does for such a call (no `_meta` checks apply; `resultType`
-/// and non-object output stripped for the legacy peer). Meta tools and 2026-07-28
-/// requests go through rmcp's dispatch.
+/// A call on the thin path: a direct call of a downstream tool has its answer passed on as
+/// the server wrote it where it can be, with what `Service::handle_request` checks and
+/// changes for such a call done here ([`AnswerEra`]). Meta tools, and requests whose
+/// envelope rmcp must judge, go through rmcp's dispatch.
 impl ThinCall for DeferServer {
     async fn call_thin(
         &self,
         params: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Answered {
-        let handshake_era = context.meta.protocol_version().is_none()
-            && (context.peer.peer_info())
-                .is_some_and(|info| info.protocol_version < ProtocolVersion::V_2026_07_28);
-        if !handshake_era || MetaTool::from_name(&params.name).is_some() {
+        let era = AnswerEra::of(&context, &ServerHandler::supported_protocol_versions(self));
+        let Some(era) = era.filter(|_| MetaTool::from_name(&params.name).is_none()) else {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
             let answer = rmcp::service::Service::handle_request(self, request, context).await;
             return Answered::Typed(answer);
-        }
+        };
         self.begin_call(&context).await;
         let (shared, session) = (&self.shared, &self.session);
         match route::call_direct(shared, session, params, &context, Pass::Bytes).await {
-            Ok(CallReply::Passed(answer)) => Answered::Passed(answer),
+            Ok(CallReply::Passed(answer)) => Answered::Passed(answer, era),
             Ok(CallReply::Response(response)) => {
                 let mut result = ServerResult::from(response);
-                result.strip_result_type_for_legacy_peer();
-                result.strip_non_object_output_for_legacy_peer();
+                if era == AnswerEra::Handshake {
+                    result.strip_result_type_for_legacy_peer();
+                    result.strip_non_object_output_for_legacy_peer();
+                }
                 Answered::Typed(Ok(result))
             }
             Err(error) => Answered::Typed(Err(error)),

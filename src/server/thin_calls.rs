@@ -36,8 +36,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, Extensions, JsonObject, JsonRpcMessage, RequestId, RequestMetaObject,
-    ServerResult,
+    CallToolRequestParams, Extensions, JsonObject, JsonRpcMessage, ProtocolVersion, RequestId,
+    RequestMetaObject, ServerResult,
 };
 use rmcp::service::{RequestContext, TxJsonRpcMessage};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
@@ -75,8 +75,41 @@ pub(super) trait ThinCall: Clone + Send + Sync + 'static {
 pub(super) enum Answered {
     /// What rmcp's dispatch returned.
     Typed(Result<ServerResult, McpError>),
-    /// The downstream's `result`, as its server wrote it.
-    Passed(PassedAnswer),
+    /// The downstream's `result`, as its server wrote it, for a client of that era.
+    Passed(PassedAnswer, AnswerEra),
+}
+
+/// The era a passed answer is written for: a request whose answer needs nothing that
+/// `Service::handle_request` would check of it or change in its result beyond what
+/// [`Begun`] writes. Any other request goes through rmcp's dispatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AnswerEra {
+    /// A session that negotiated an era before 2026-07-28 with `initialize`, the request
+    /// naming no version of its own: nothing to check, the result as it is.
+    Handshake,
+    /// A request of 2026-07-28 or later with the whole envelope, in a version served here:
+    /// its result must say `"resultType": "complete"`.
+    Inline,
+}
+
+impl AnswerEra {
+    /// The era of the request in `context`, when a passed answer may be written for it;
+    /// `supported`: the versions the server serves.
+    pub(super) fn of(
+        context: &RequestContext<RoleServer>,
+        supported: &[ProtocolVersion],
+    ) -> Option<AnswerEra> {
+        const INLINE: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+        match context.meta.protocol_version() {
+            None => (context.peer.peer_info())
+                .is_some_and(|info| info.protocol_version < INLINE)
+                .then_some(AnswerEra::Handshake),
+            Some(version) => (version >= INLINE
+                && supported.contains(&version)
+                && context.meta.missing_required_keys(&INLINE).is_empty())
+            .then_some(AnswerEra::Inline),
+        }
+    }
 }
 
 /// The thin path of one session; cheap to clone, every clone the same.
@@ -264,7 +297,7 @@ impl Begun {
     fn line(&self, answer: Answered) -> Option<Vec<u8>> {
         let id = self.id.clone();
         let message: TxJsonRpcMessage<RoleServer> = match answer {
-            Answered::Passed(answer) => return self.passed(answer.result()),
+            Answered::Passed(answer, era) => return self.passed(answer.result(), era),
             Answered::Typed(Ok(result)) => JsonRpcMessage::response(result, id),
             Answered::Typed(Err(error)) => JsonRpcMessage::error(error, Some(id)),
         };
@@ -282,18 +315,31 @@ impl Begun {
 }
 
 impl Begun {
-    /// The response line carrying `result`, the bytes of a downstream's result.
-    fn passed(&self, result: &str) -> Option<Vec<u8>> {
+    /// The response line carrying `result`, the bytes of a downstream's result (an
+    /// object without `resultType`, `downstream/passed.rs`), for a client of `era`.
+    fn passed(&self, result: &str, era: AnswerEra) -> Option<Vec<u8>> {
         const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
-        let mut line = Vec::with_capacity(HEAD.len() + result.len() + 40);
+        const COMPLETE: &[u8] = br#""resultType":"complete""#;
+        let mut line = Vec::with_capacity(HEAD.len() + result.len() + 64);
         line.extend_from_slice(HEAD);
         if let Err(err) = serde_json::to_writer(&mut line, &self.id) {
             tracing::error!(error = %err, "cannot encode a call's id");
             return None;
         }
         line.extend_from_slice(br#","result":"#);
-        line.extend_from_slice(result.as_bytes());
+        match (era, result.strip_prefix('{')) {
+            (AnswerEra::Inline, Some(rest)) => {
+                line.push(b'{');
+                line.extend_from_slice(COMPLETE);
+                if !rest.trim_start().starts_with('}') {
+                    line.push(b',');
+                }
+                line.extend_from_slice(rest.as_bytes());
+            }
+            _ => line.extend_from_slice(result.as_bytes()),
+        }
         line.extend_from_slice(b"}\n");
+        tracing::debug!(id = %self.id, "answer passed on as its server wrote it");
         Some(line)
     }
 }

@@ -38,7 +38,7 @@ use super::logging::{self, LogLevel};
 use crate::downstream::{
     CallAnswer, CallOrigin, LogFuture, Upstream, UpstreamFuture, input_method,
 };
-use crate::server::call_reply::{CallReply, completed};
+use crate::server::call_reply::CallReply;
 use crate::server::meta;
 use crate::sync::lock;
 
@@ -244,7 +244,7 @@ impl ClientRequests {
             biased;
             result = &mut running => {
                 drop(registered);
-                return CallReply::Response(completed(result.into_result()));
+                return result.into();
             }
             Some(pending) = inputs.recv() => Some(pending),
             () = context.ct.cancelled() => None,
