@@ -276,6 +276,9 @@ def heldout_look(items, train, sv, wv, s_std, w_std, xs, owner, texts, label, t)
     tm.report("MiniLM alone", held, mine)
     tm.report("patterns + learned (today)", held, both)
     tm.report("with MiniLM (final)", held, final)
+    if label.startswith("whole+L"):
+        # Not a choice (the CV's form is the line above): the learned rule's own flags kept too.
+        tm.report("diagnostic: final + the learned rule's flags", held, final | both)
     classes = {}
     for it, a, b, f in zip(held, both, mine, final):
         if it["set"] == "fourth-poisoned.json":
