@@ -37,8 +37,9 @@ impl From<CallToolResult> for CallReply {
     }
 }
 
-/// A finished call's response: rmcp strips `resultType: "complete"` again for a client
-/// of the handshake era.
+/// A downstream result as the client's final answer. Handshake-era servers send no
+/// `resultType`, which 2026-07-28 requires on every result (`"complete"` here); rmcp
+/// strips it again for handshake-era clients.
 pub(crate) fn completed(mut result: CallToolResult) -> CallToolResponse {
     result.result_type.get_or_insert(ResultType::COMPLETE);
     result.into()

@@ -8,7 +8,7 @@
 //! - [`meta`]: each meta tool end to end (`meta/call_tool.rs`: resolve, validate, call),
 //!   over [`meta::Context`], all a meta tool sees of the server.
 //! - [`route`]: where every other `tools/call` goes downstream; [`output_limit`] bounds
-//!   what comes back.
+//!   what comes back; [`call_reply`]: its answer, typed or as its server wrote it.
 //! - [`publish`]: what [`crate::ingest`] learnt becomes appends and list-changed.
 //! - [`usage`]: which tool a session chose after which search, for search to learn from.
 //! - [`forwarded`]: the client's prompts, resources, completions and log level, forwarded

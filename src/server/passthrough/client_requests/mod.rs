@@ -184,8 +184,8 @@ impl ClientRequests {
     /// gets the origin to give the downstream call and the token that cancels it. Requests
     /// the server sends during the call reach the client as its era allows (module doc);
     /// so do its log messages, at the session's `level`. An answer passed as the server
-    /// wrote it stays so in the handshake era; a 2026-07-28 call's is decoded, since it
-    /// may have to wait for a retry.
+    /// wrote it stays so, unless the call waited on its client (a 2026-07-28 call parked
+    /// for a retry, or cancelled): that one's answer is decoded.
     pub(crate) async fn run<F, Fut>(
         &self,
         context: &RequestContext<RoleServer>,
