@@ -254,8 +254,9 @@ def jailguard(net):
     return score
 
 
-def shield(state):
-    state = state.get("model_state_dict", state)
+def shield(ckpt):
+    assert ckpt["threshold"] == 0.5, ckpt["threshold"]  # its own cut: a logit of 0
+    state = ckpt["model_state_dict"]
     layers = [(state[f"network.{i}.weight"], state[f"network.{i}.bias"]) for i in (0, 3, 5)]
 
     def score(v):
