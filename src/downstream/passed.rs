@@ -108,8 +108,8 @@ impl Block<'_> {
 }
 
 impl PassedAnswer {
-    /// The answer on `line`, when it may be passed on (module doc); `None` leaves the line
-    /// to be decoded.
+    /// The answer on `line`, when it may be passed on (module doc); else the line, given
+    /// back to be decoded.
     pub(super) fn read(line: String, passing: Passing) -> Result<PassedAnswer, String> {
         match result_range(&line, passing) {
             Some(result) => Ok(PassedAnswer { line, result }),

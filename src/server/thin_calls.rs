@@ -312,9 +312,7 @@ impl Begun {
             }
         }
     }
-}
 
-impl Begun {
     /// The response line carrying `result`, the bytes of a downstream's result (an
     /// object without `resultType`, `downstream/passed.rs`), for a client of `era`.
     fn passed(&self, result: &str, era: AnswerEra) -> Option<Vec<u8>> {
