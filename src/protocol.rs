@@ -48,4 +48,8 @@ pub(crate) mod header {
     pub(crate) const MCP_SESSION_ID: &str = rmcp::transport::common::http_header::HEADER_SESSION_ID;
     pub(crate) const MCP_PROTOCOL_VERSION: &str =
         rmcp::transport::common::http_header::HEADER_MCP_PROTOCOL_VERSION;
+    /// 2026-07-28's standard headers (SEP-2243): the request's method and the name it
+    /// targets, which rmcp checks against the body.
+    pub(crate) const MCP_METHOD: &str = rmcp::transport::common::http_header::HEADER_MCP_METHOD;
+    pub(crate) const MCP_NAME: &str = rmcp::transport::common::http_header::HEADER_MCP_NAME;
 }

@@ -242,3 +242,129 @@ async fn a_plain_calls_answer_is_the_servers_bytes() {
         format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result}}}"#)
     );
 }
+
+/// A 2026-07-28 request without a session, with the headers its era has.
+fn sessionless(client: &reqwest::Client, url: &str, body: &Value) -> reqwest::RequestBuilder {
+    let name = body["params"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", ACCEPT)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .body(body.to_string())
+}
+
+/// `call` with the 2026-07-28 envelope in its `_meta`, and `meta` besides.
+fn enveloped(mut call: Value, meta: Value) -> Value {
+    let mut envelope = crate::support::raw::claude_envelope();
+    if let (Some(envelope), Some(meta)) = (envelope.as_object_mut(), meta.as_object()) {
+        envelope.extend(meta.clone());
+    }
+    call["params"]["_meta"] = envelope;
+    call
+}
+
+/// Issue 31, item 1, for the 2026-07-28 era over HTTP: a plain call without a session
+/// skips rmcp's per-request server and loop. Its answer is JSON, `resultType` first; two
+/// clients using one id and one progress token at once each get their own progress, under
+/// their own token, and their own answer; a client that hangs up cancels its call; a
+/// request whose headers rmcp must judge (no `Mcp-Name`, a name that is not the body's)
+/// gets rmcp's 400, as before.
+#[tokio::test]
+async fn sessionless_calls_skip_rmcps_server_per_request_and_keep_their_progress_apart() {
+    const SESSIONLESS: &str = "tools/call without a session on the thin path";
+    let (_dir, server) = Server::serving(&fixture("fx", &[], ""));
+    server.wait_for_log("tools listed");
+    let client = reqwest::Client::new();
+
+    let add = enveloped(call(2, "fx__add", json!({"a": 2, "b": 3})), json!({}));
+    let added = (sessionless(&client, &server.url, &add).send().await)
+        .unwrap_or_else(|e| panic!("POST: {e}"));
+    assert_eq!(added.status().as_u16(), 200);
+    assert_eq!(content_type(&added), "application/json");
+    let body = added.text().await.unwrap_or_default();
+    assert!(
+        body.starts_with(r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","#),
+        "{body}"
+    );
+    assert!(result_of(&body, 2).to_string().contains('5'), "{body}");
+
+    // Two clients, one id, one token, at once: each its own progress and answer.
+    let sleeps = [300, 400].map(|ms| {
+        let sleep = call(3, "fx__sleep", json!({"ms": ms}));
+        let sleep = enveloped(sleep, json!({"progressToken": "p"}));
+        let request = sessionless(&client, &server.url, &sleep);
+        async move {
+            let response = request.send().await.unwrap_or_else(|e| panic!("POST: {e}"));
+            assert_eq!(content_type(&response), "text/event-stream");
+            let mut events = Events::new(response);
+            let mut progress = Vec::new();
+            loop {
+                let message = (events.next().await).unwrap_or_else(|| panic!("{progress:#?}"));
+                if message.get("method").is_none() {
+                    return (ms, progress, message);
+                }
+                progress.push(message);
+            }
+        }
+    });
+    let [first, second] = sleeps;
+    let (first, second) = tokio::join!(first, second);
+    for (ms, progress, answer) in [first, second] {
+        assert_eq!(answer["id"], 3, "{answer}");
+        let text = answer["result"]["content"][0]["text"].clone();
+        assert_eq!(text, format!("slept {ms} ms"), "{answer}");
+        assert_eq!(progress.len(), 10, "{ms} ms: {progress:#?}");
+        for message in &progress {
+            assert_eq!(message["method"], "notifications/progress", "{message}");
+            assert_eq!(message["params"]["progressToken"], "p", "{message}");
+        }
+    }
+
+    // A client that hangs up before its answer cancels its call; the server is told.
+    let long = enveloped(call(4, "fx__sleep", json!({"ms": 20000})), json!({})).to_string();
+    let host = server.url.trim_start_matches("http://");
+    let (address, path) = host.split_once('/').unwrap_or((host, ""));
+    let mut socket = std::net::TcpStream::connect(address).unwrap_or_else(|e| panic!("{e}"));
+    let request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Accept: {ACCEPT}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n\
+         Mcp-Name: fx__sleep\r\nContent-Length: {}\r\n\r\n{long}",
+        long.len()
+    );
+    std::io::Write::write_all(&mut socket, request.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    drop(socket);
+    server.wait_for_log("sleep cancelled");
+
+    // Headers rmcp must judge: its 400, as before (SEP-2243).
+    let mut no_name = sessionless(&client, &server.url, &add).build();
+    if let Ok(request) = &mut no_name {
+        request.headers_mut().remove("mcp-name");
+    }
+    let no_name = client
+        .execute(no_name.unwrap_or_else(|e| panic!("{e}")))
+        .await;
+    let no_name = no_name.unwrap_or_else(|e| panic!("POST: {e}"));
+    assert_eq!(no_name.status().as_u16(), 400);
+    let body = no_name.text().await.unwrap_or_default();
+    assert!(body.contains("Mcp-Name"), "{body}");
+    let other = sessionless(&client, &server.url, &add)
+        .header("mcp-name", "fx__sleep")
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("POST: {e}"));
+    assert_eq!(other.status().as_u16(), 400);
+
+    let log = server.log();
+    assert_eq!(
+        log.matches(SESSIONLESS).count(),
+        4,
+        "calls 2, 3 (twice) and 4 only:\n{log}"
+    );
+}

@@ -290,7 +290,7 @@ async fn a_2026_request_over_http_gets_its_calls_log_on_its_stream() {
             "name": "call_tool", "arguments": {"name": "alpha__log", "arguments": {}},
             "_meta": meta_all}})
     };
-    let messages = sse_messages;
+    let messages = messages_of;
     let (status, _, body) = crate::support::http::post(
         &client,
         &server.url,
@@ -351,7 +351,7 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
     let (status, _, body) =
         crate::support::http::post(&client, &server.url, &headers, &first).await;
     assert_eq!(status, 200, "{body}");
-    let got = sse_messages(&body);
+    let got = messages_of(&body);
     let parked = &got.last().unwrap_or_else(|| panic!("{body}"))["result"];
     let state = parked["requestState"]
         .as_str()
@@ -367,7 +367,7 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
     let (status, _, body) =
         crate::support::http::post(&client, &server.url, &headers, &retry).await;
     assert_eq!(status, 200, "{body}");
-    let got = sse_messages(&body);
+    let got = messages_of(&body);
     let (result, before) = got.split_last().unwrap_or_else(|| panic!("{body}"));
     assert_eq!(result["id"], 2, "{body}");
     assert!(
@@ -386,8 +386,12 @@ async fn a_parked_2026_call_logs_to_the_retry_over_http() {
     );
 }
 
-/// The JSON-RPC messages of an SSE body, in order.
-fn sse_messages(body: &str) -> Vec<Value> {
+/// The JSON-RPC messages of a response body, in order: one per SSE `data:` line, or the
+/// JSON body itself (a call answered before it sent anything else may be answered so).
+fn messages_of(body: &str) -> Vec<Value> {
+    if let Ok(message) = serde_json::from_str(body) {
+        return vec![message];
+    }
     body.lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .filter_map(|d| serde_json::from_str(d.trim()).ok())

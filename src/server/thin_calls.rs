@@ -36,8 +36,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, Extensions, JsonObject, JsonRpcMessage, ProtocolVersion, RequestId,
-    RequestMetaObject, ServerResult,
+    CallToolRequestParams, ErrorCode, Extensions, JsonObject, JsonRpcMessage, ProtocolVersion,
+    RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{RequestContext, TxJsonRpcMessage};
 use rmcp::{ErrorData as McpError, Peer, RoleServer};
@@ -188,12 +188,25 @@ struct Params {
     meta: Option<RequestMetaObject>,
 }
 
+impl Call {
+    /// The tool it calls, as the client named it.
+    pub(super) fn name(&self) -> &str {
+        &self.params.name
+    }
+}
+
 impl Calls {
     /// The thin path into `server` (the session's `DeferServer`).
     pub(super) fn of<S: ThinCall>(server: &S) -> Calls {
         let server = server.clone();
+        Calls::each(move || server.clone())
+    }
+
+    /// The thin path into a server `made` for each call: a request without a session gets
+    /// a session of its own, as rmcp gives it (`http/thin.rs`).
+    pub(crate) fn each<S: ThinCall>(made: impl Fn() -> S + Send + Sync + 'static) -> Calls {
         Calls::new(Arc::new(move |params, context| {
-            let server = server.clone();
+            let server = made();
             Box::pin(async move { server.call_thin(params, context).await })
         }))
     }
@@ -235,7 +248,7 @@ impl Calls {
         if let Some(begun) = self.begin(call, Extensions::new()) {
             tokio::spawn(async move {
                 if let Some(line) = begun.await {
-                    let _ = out.send(line);
+                    let _ = out.send(line.bytes);
                 }
             });
         }
@@ -245,6 +258,19 @@ impl Calls {
     /// HTTP, its `http::request::Parts`, as rmcp puts them). The caller runs it to its answer
     /// line ([`Begun`]); `None` before the handshake.
     pub(super) fn begin(&self, call: Call, extensions: Extensions) -> Option<Begun> {
+        let key = call.id.clone();
+        self.begin_as(key, call, extensions)
+    }
+
+    /// `call` begun as [`Calls::begin`] does, known on this path and to the server's peer by
+    /// `key` and answered under its own id: requests without a session share one peer, and
+    /// two clients may use one id at once.
+    pub(super) fn begin_as(
+        &self,
+        key: RequestId,
+        call: Call,
+        extensions: Extensions,
+    ) -> Option<Begun> {
         let peer = self.peer.get().cloned()?;
         let Call { id, params, meta } = call;
         let cancel = CancellationToken::new();
@@ -252,10 +278,10 @@ impl Calls {
             let mut running = lock(&self.running);
             running.next += 1;
             let number = running.next;
-            running.calls.insert(id.clone(), (number, cancel.clone()));
+            running.calls.insert(key.clone(), (number, cancel.clone()));
             number
         };
-        let mut context = RequestContext::new(id.clone(), peer);
+        let mut context = RequestContext::new(key.clone(), peer);
         context.ct = cancel.child_token();
         context.meta = meta;
         context.extensions = extensions;
@@ -263,6 +289,7 @@ impl Calls {
         Some(Begun {
             answer: Some((self.dispatch)(params, context)),
             id,
+            key,
             number,
             cancel,
             running: self.running.clone(),
@@ -276,8 +303,11 @@ impl Calls {
 /// told as on a cancel.
 pub(super) struct Begun {
     answer: Option<Answering>,
+    /// The client's id, which the answer goes under.
     id: RequestId,
-    /// Its number in the table of calls running, which its id may be given to next.
+    /// The call's place in the table of calls running: its id, unless begun as another.
+    key: RequestId,
+    /// Its number in the table of calls running, which its key may be given to next.
     number: u64,
     cancel: CancellationToken,
     running: Arc<Mutex<Running>>,
@@ -288,23 +318,29 @@ impl Begun {
     /// client cancelled it (or a new call took the id after a cancel).
     fn leave(&self) -> bool {
         let mut running = lock(&self.running);
-        let ours = (running.calls.get(&self.id)).is_some_and(|(n, _)| *n == self.number);
-        ours && running.calls.remove(&self.id).is_some()
+        let ours = (running.calls.get(&self.key)).is_some_and(|(n, _)| *n == self.number);
+        ours && running.calls.remove(&self.key).is_some()
     }
 
     /// The JSON-RPC line rmcp would write for `answer`; a passed one as the server wrote
     /// it, under the client's id.
-    fn line(&self, answer: Answered) -> Option<Vec<u8>> {
+    fn line(&self, answer: Answered) -> Option<Line> {
         let id = self.id.clone();
-        let message: TxJsonRpcMessage<RoleServer> = match answer {
-            Answered::Passed(answer, era) => return self.passed(answer.result(), era),
-            Answered::Typed(Ok(result)) => JsonRpcMessage::response(result, id),
-            Answered::Typed(Err(error)) => JsonRpcMessage::error(error, Some(id)),
+        let (message, error): (TxJsonRpcMessage<RoleServer>, _) = match answer {
+            Answered::Passed(answer, era) => {
+                let bytes = self.passed(answer.result(), era)?;
+                return Some(Line { bytes, error: None });
+            }
+            Answered::Typed(Ok(result)) => (JsonRpcMessage::response(result, id), None),
+            Answered::Typed(Err(error)) => {
+                let code = error.code;
+                (JsonRpcMessage::error(error, Some(id)), Some(code))
+            }
         };
         match serde_json::to_vec(&message) {
             Ok(mut bytes) => {
                 bytes.push(b'\n');
-                Some(bytes)
+                Some(Line { bytes, error })
             }
             Err(err) => {
                 tracing::error!(error = %err, "cannot encode a call's answer");
@@ -342,13 +378,20 @@ impl Begun {
     }
 }
 
+/// A call's answer as the client gets it: the JSON-RPC line, and the error's code when it
+/// is an error (an HTTP answer's status may depend on it).
+pub(super) struct Line {
+    pub(super) bytes: Vec<u8>,
+    pub(super) error: Option<ErrorCode>,
+}
+
 impl Future for Begun {
-    type Output = Option<Vec<u8>>;
+    type Output = Option<Line>;
 
     fn poll(
         mut self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Vec<u8>>> {
+    ) -> std::task::Poll<Option<Line>> {
         let Some(answer) = self.answer.as_mut() else {
             return std::task::Poll::Ready(None);
         };

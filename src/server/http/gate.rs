@@ -31,7 +31,7 @@ use subtle::ConstantTimeEq;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::expiry::{Admission, IdInFlight, Owner, Principal, Reservation, Sessions};
-use super::thin::Hosts;
+use super::thin::{Hosts, Sessionless};
 use crate::config::{HttpSettings, TokenSource};
 use crate::ingest::Registry;
 use crate::protocol::{self, method};
@@ -201,6 +201,8 @@ pub(super) struct Gate {
     /// The hosts a plain call may name to take the thin path (`thin.rs`); `None` for the
     /// probes' gate.
     hosts: Option<Hosts>,
+    /// The thin path of calls without a session (`thin.rs`); `None` for the probes' gate.
+    sessionless: Option<Sessionless>,
 }
 
 /// The numbers the gate enforces, from `[settings]` and `[settings.http]`.
@@ -224,6 +226,7 @@ impl Gate {
             stateless: Arc::default(),
             registry: None,
             hosts: None,
+            sessionless: None,
         }
     }
 
@@ -235,10 +238,12 @@ impl Gate {
         }
     }
 
-    /// Plain calls naming one of `hosts` take the thin path (`thin.rs`).
-    pub(super) fn thin(self, hosts: Hosts) -> Gate {
+    /// Plain calls naming one of `hosts` take the thin path (`thin.rs`): a session's, or
+    /// `sessionless` for a 2026-07-28 request without one.
+    pub(super) fn thin(self, hosts: Hosts, sessionless: Sessionless) -> Gate {
         Gate {
             hosts: Some(hosts),
+            sessionless: Some(sessionless),
             ..self
         }
     }
@@ -484,6 +489,12 @@ impl Gate {
                 let response = thin.respond(call, parts).await;
                 return Ok(hold(response, None, message.outbound, guard));
             }
+        } else if message.method.as_deref() == Some(method::TOOLS_CALL)
+            && let Some(sessionless) = &self.sessionless
+            && let Some(call) = sessionless.admit(&parts, &message.bytes)
+        {
+            let response = sessionless.respond(call, parts).await;
+            return Ok(hold(response, None, message.outbound, guard));
         }
         // The handler hands the session's thin path back through the `initialize` request.
         let opening = reservation.as_ref().map(|_| Opening::default());

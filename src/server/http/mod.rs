@@ -33,6 +33,7 @@ use super::error::{HttpError, ServeError};
 use super::handler::DeferServer;
 use super::reload::{Reloader, Source, View as ReloadedView};
 use super::shared::Shared;
+use super::thin_calls::Calls;
 use crate::config::{Config, Settings, TokenSource};
 use crate::downstream::{Event, Pool, ServerHandle};
 use expiry::{Holdings, Sessions};
@@ -208,7 +209,7 @@ impl View<'_> {
             .with_allowed_origins(origins)
             .enforce_origin_validation()
             .with_max_request_body_bytes(settings.max_message_bytes)
-            .with_cancellation_token(self.stop);
+            .with_cancellation_token(self.stop.clone());
         http = if !settings.http.allowed_hosts.is_empty() {
             http.with_allowed_hosts(settings.http.allowed_hosts.iter().cloned())
         } else if self.bound.ip().is_loopback() {
@@ -220,6 +221,17 @@ impl View<'_> {
         };
         // The thin path takes what rmcp's check would pass: the same list.
         let hosts = thin::Hosts::allowing(&http.allowed_hosts);
+        // Each request without a session gets a session of its own, as rmcp gives it.
+        let each = {
+            let shared = shared.clone();
+            Calls::each(move || DeferServer::session(&shared, None, None))
+        };
+        let sessionless = thin::Sessionless::start(
+            hosts.clone(),
+            each,
+            DeferServer::session(&shared, None, None),
+            self.stop,
+        );
         let registry = shared.registry().clone();
         let service = StreamableHttpService::new(
             move || Ok(DeferServer::session(&shared, None, None)),
@@ -228,7 +240,7 @@ impl View<'_> {
         );
         let gate = Gate::new(self.tokens, sessions.clone(), limits(settings))
             .naming(registry)
-            .thin(hosts);
+            .thin(hosts, sessionless);
         let router = axum::Router::new()
             .route_service(path, service)
             .layer(axum::middleware::from_fn_with_state(gate, gate::admit));

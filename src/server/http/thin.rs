@@ -1,29 +1,38 @@
-//! A plain `tools/call` of a handshake-era session, served around rmcp's session worker:
-//! the HTTP half of the thin call path (`server/thin_calls.rs`).
+//! A plain `tools/call` served around rmcp's per-request machinery: the HTTP half of the
+//! thin call path (`server/thin_calls.rs`), for a handshake-era session's call ([`Thin`])
+//! and for a 2026-07-28 request without a session ([`Sessionless`]).
 //!
 //! rmcp serves a session's request through the session's worker: it opens a request-wise
 //! channel (an SSE stream with a priming event, event ids and a cache kept for
 //! resumption), hands the message to the service loop, which spawns the handler, and
-//! brings the answer back through the loop and the worker to the stream. Here a plain call
-//! is read once and run by the session's thin path, and its answer is the response:
+//! brings the answer back through the loop and the worker to the stream. A request without
+//! a session costs more: rmcp makes a server and a service loop of its own for each. Here a
+//! plain call is read once and run by the thin path, and its answer is the response:
 //! `application/json` when nothing else came first (the client has then read the whole
 //! body and may keep the connection), else an SSE stream of what the call sent the client
 //! first (progress, requests such as an elicitation) and then the answer. A server may
 //! answer a POST either way; a client must take both.
 //!
-//! What a call sends the client through the session's peer still passes rmcp's service
-//! loop, which keeps the ids of its requests so the client's answers (POSTed as usual)
-//! find them. The session's transport ([`Diverting`]) then takes what belongs to a thin
-//! call off to that call's response: its progress by token, a request tagged with the
-//! call's id. rmcp's worker routes the same messages to the call's own stream.
+//! What a call sends the client through its peer still passes rmcp's service loop, which
+//! keeps the ids of its requests so the client's answers (POSTed as usual) find them. The
+//! transport under that loop ([`Diverting`]) then takes what belongs to a thin call off to
+//! that call's response: its progress by token, a request tagged with the call's id. A
+//! session's worker routes the same messages to the call's own stream. Requests without a
+//! session share one peer per path, as each would have one made by rmcp: what they send
+//! goes by a key of ours for the call, never the client's id or token, which another
+//! client may use at the same moment.
 //!
-//! Only a request rmcp would take as it is goes this way ([`Hosts::admit`]): no `Origin`
-//! (a browser's is checked by rmcp), a `Host` on the allow list, `Accept` naming JSON and
-//! SSE without weights, JSON content, a handshake-era version; any doubt sends it to rmcp,
-//! whose answer (403, 406, 415, 400) is the spec's.
+//! Only a request rmcp would take as it is goes this way ([`Hosts::admit`],
+//! [`Sessionless::admit`]): no `Origin` (a browser's is checked by rmcp), a `Host` on the
+//! allow list, `Accept` naming JSON and SSE without weights, JSON content, and for a
+//! session a handshake-era version; for a request without one, the 2026-07-28 version in
+//! its header and in its whole `_meta` envelope, with the standard `Mcp-Method` and
+//! `Mcp-Name` headers matching the body. Any doubt sends it to rmcp, whose answer (403,
+//! 406, 415, 400) is the spec's.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,15 +42,17 @@ use bytes::Bytes;
 use http::{HeaderValue, StatusCode, header, request::Parts};
 use rmcp::RoleServer;
 use rmcp::model::{
-    Extensions, GetExtensions, JsonRpcMessage, ProgressToken, ProtocolVersion, RequestId,
-    ServerNotification,
+    ClientCapabilities, ErrorCode, Extensions, GetExtensions, Implementation,
+    InitializeRequestParams, JsonRpcMessage, NumberOrString, ProgressToken, ProtocolVersion,
+    RequestId, ServerNotification,
 };
-use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{OriginatingRequestId, RxJsonRpcMessage, Service, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
-use crate::protocol;
-use crate::server::thin_calls::{Begun, Call, Calls};
+use crate::protocol::{self, method};
+use crate::server::thin_calls::{Begun, Call, Calls, Line};
 use crate::sync::lock;
 
 /// What a message to the client is: rmcp's type, as the session's transport takes it.
@@ -71,10 +82,7 @@ impl Hosts {
     /// they are (see the module doc) and `calls` is open.
     pub(super) fn admit(&self, parts: &Parts, calls: &Calls, body: &[u8]) -> Option<Call> {
         let headers = &parts.headers;
-        if headers.contains_key(header::ORIGIN)
-            || !self.allows(headers.get(header::HOST)?)
-            || !accepts_json_and_sse(headers)
-            || !is_json(headers.get(header::CONTENT_TYPE)?)
+        if !self.plain(headers)
             || !handshake_era(headers.get(protocol::header::MCP_PROTOCOL_VERSION))
         {
             return None;
@@ -83,6 +91,17 @@ impl Hosts {
         // A version in `_meta` makes it a 2026-07-28 request, which rmcp serves apart.
         let enveloped = (call.meta.0.0.keys()).any(|k| k.starts_with("io.modelcontextprotocol/"));
         (!enveloped).then_some(call)
+    }
+
+    /// Whether `headers` are a POST's that rmcp's transport checks would pass as they are,
+    /// whatever the era: no `Origin`, an allowed `Host`, both media types accepted, JSON sent.
+    fn plain(&self, headers: &http::HeaderMap) -> bool {
+        !headers.contains_key(header::ORIGIN)
+            && headers
+                .get(header::HOST)
+                .is_some_and(|host| self.allows(host))
+            && accepts_json_and_sse(headers)
+            && headers.get(header::CONTENT_TYPE).is_some_and(is_json)
     }
 
     fn allows(&self, host: &HeaderValue) -> bool {
@@ -264,6 +283,190 @@ pub(super) struct Thin {
     pub(super) diversions: Diversions,
 }
 
+impl Thin {
+    /// Runs `call` with the request's `parts` (as rmcp gives a handler) and answers it.
+    pub(super) async fn respond(&self, call: Call, parts: Parts) -> Response {
+        let (id, token) = (call.id.clone(), call.meta.get_progress_token());
+        let (diversion, sent) = (self.diversions).register(id.clone(), token);
+        let Some(call) = self.calls.begin(call, with(parts)) else {
+            // `Hosts::admit` read the call through an open path: not reached.
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        tracing::debug!(%id, "tools/call over HTTP on the thin path");
+        Answer::new(call, sent, diversion)
+            .respond(Era::Session)
+            .await
+    }
+}
+
+/// The thin path of the requests without a session at one path: 2026-07-28 requests, each
+/// carrying its whole envelope. They share one peer, made once as rmcp makes one for each
+/// such request, and each call gets a server of its own as rmcp's path gives it.
+#[derive(Clone)]
+pub(super) struct Sessionless {
+    hosts: Hosts,
+    calls: Calls,
+    diversions: Diversions,
+    /// The keys calls are known by on the shared peer.
+    next: Arc<AtomicU64>,
+}
+
+/// The era requests without a session are served in here: the one that has no sessions.
+const SESSIONLESS: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+impl Sessionless {
+    /// The path into `calls`, with the peer a service over `server` gives them, running
+    /// until `stop`. `hosts`: as for sessions.
+    pub(super) fn start<S: Service<RoleServer>>(
+        hosts: Hosts,
+        calls: Calls,
+        server: S,
+        stop: CancellationToken,
+    ) -> Sessionless {
+        let diversions = Diversions::default();
+        let transport = Diverting {
+            inner: Nowhere,
+            diversions: diversions.clone(),
+        };
+        // What rmcp knows of the client of such a request: its version, nothing more
+        // (its capabilities and its name come in each request's envelope).
+        let client =
+            InitializeRequestParams::new(ClientCapabilities::default(), Implementation::default())
+                .with_protocol_version(SESSIONLESS);
+        let running = rmcp::service::serve_directly_with_ct(server, transport, Some(client), stop);
+        calls.open(running.peer().clone());
+        tokio::spawn(async move {
+            let _ = running.waiting().await;
+        });
+        Sessionless {
+            hosts,
+            calls,
+            diversions,
+            next: Arc::default(),
+        }
+    }
+
+    /// The plain call in `body`, when `parts` and the call are a request without a session
+    /// that rmcp would serve as they are (see the module doc).
+    pub(super) fn admit(&self, parts: &Parts, body: &[u8]) -> Option<Call> {
+        let headers = &parts.headers;
+        let version = headers.get(protocol::header::MCP_PROTOCOL_VERSION)?;
+        if !self.hosts.plain(headers)
+            || version.as_bytes() != SESSIONLESS.as_str().as_bytes()
+            || sole(headers, protocol::header::MCP_METHOD)? != method::TOOLS_CALL.as_bytes()
+        {
+            return None;
+        }
+        let call = self.calls.read(body)?;
+        // rmcp compares the name after decoding a Base64 form (`=?base64?...?=`), which a
+        // name that needs it takes: such a call goes to rmcp.
+        let name = sole(headers, protocol::header::MCP_NAME)?;
+        let meta = &call.meta;
+        (name == call.name().as_bytes()
+            && !name.starts_with(b"=?")
+            && meta.protocol_version().as_ref() == Some(&SESSIONLESS)
+            && meta.missing_required_keys(&SESSIONLESS).is_empty()
+            // Its log messages would have no call to go with on the shared peer.
+            && meta.log_level().is_none())
+        .then_some(call)
+    }
+
+    /// Runs `call` with the request's `parts` and answers it; its progress goes to the
+    /// shared peer under a token of ours and reaches the client under its own.
+    pub(super) async fn respond(&self, mut call: Call, parts: Parts) -> Response {
+        let key: Arc<str> =
+            format!("mcp-defer/{}", self.next.fetch_add(1, Ordering::Relaxed)).into();
+        let client_token = call.meta.get_progress_token();
+        let token = client_token
+            .as_ref()
+            .map(|_| ProgressToken(NumberOrString::String(key.clone())));
+        if let Some(token) = &token {
+            call.meta.set_progress_token(token.clone());
+        }
+        let key = RequestId::String(key);
+        tracing::debug!(id = %call.id, %key, "tools/call without a session on the thin path");
+        let (diversion, sent) = (self.diversions).register(key.clone(), token.clone());
+        let Some(call) = self.calls.begin_as(key, call, with(parts)) else {
+            // The peer is set when the path is made: not reached.
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        let mut answer = Answer::new(call, sent, diversion);
+        answer.restore = token.zip(client_token);
+        answer.respond(Era::Sessionless).await
+    }
+}
+
+/// The one value of the header `name`, as bytes; `None` when absent or given twice.
+fn sole<'h>(headers: &'h http::HeaderMap, name: &str) -> Option<&'h [u8]> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    values.next().is_none().then_some(value.as_bytes())
+}
+
+/// The request's parts as the handler's context carries them (rmcp puts them there).
+fn with(parts: Parts) -> Extensions {
+    let mut extensions = Extensions::new();
+    extensions.insert(parts);
+    extensions
+}
+
+/// The transport under the peer that requests without a session share: nothing comes in
+/// (each request is served on its own), and what goes out is their calls' ([`Diverting`]
+/// takes it to the call). What belongs to no call has no stream to go to, as it would have
+/// none on rmcp's path once the request is answered.
+struct Nowhere;
+
+impl Transport<RoleServer> for Nowhere {
+    type Error = Infallible;
+
+    fn send(
+        &mut self,
+        item: ToClient,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        tracing::debug!(
+            message = ?item,
+            "dropped a message to a client without a session: it belongs to no call in flight"
+        );
+        std::future::ready(Ok(()))
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<RxJsonRpcMessage<RoleServer>>> + Send {
+        std::future::pending()
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        std::future::ready(Ok(()))
+    }
+}
+
+/// How a call's answer is told over HTTP.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    /// In a handshake-era session: an error is a JSON-RPC error, HTTP 200.
+    Session,
+    /// Without a session (2026-07-28): an error that rmcp answers with another status
+    /// (a version or capability the request lacks: 400) gets it when answered as JSON.
+    Sessionless,
+}
+
+impl Era {
+    fn status(self, error: Option<ErrorCode>) -> StatusCode {
+        let Some(code) = error.filter(|_| self == Era::Sessionless) else {
+            return StatusCode::OK;
+        };
+        if code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+            || code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            || code == ErrorCode::HEADER_MISMATCH
+        {
+            StatusCode::BAD_REQUEST
+        } else if code == ErrorCode::METHOD_NOT_FOUND {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::OK
+        }
+    }
+}
+
 /// A call on the thin path as its HTTP response takes it: the call itself, run by whoever
 /// polls the response (dropped before its answer, it is cancelled: [`Begun`]), what it sent
 /// the client meanwhile, and the frames ready to go.
@@ -271,6 +474,8 @@ struct Answer {
     call: Begun,
     sent: mpsc::UnboundedReceiver<ToClient>,
     _diversion: Diversion,
+    /// The progress token the call's progress is sent under, and the client's.
+    restore: Option<(ProgressToken, ProgressToken)>,
     frames: VecDeque<Bytes>,
     /// The call has ended: its answer, if any, is among the frames.
     done: bool,
@@ -280,17 +485,41 @@ struct Answer {
 enum Next {
     /// A message to the client, as its event.
     Sent(Bytes),
-    Answered(Option<Vec<u8>>),
+    Answered(Option<Line>),
     Quiet,
 }
 
 impl Answer {
+    fn new(call: Begun, sent: mpsc::UnboundedReceiver<ToClient>, diversion: Diversion) -> Answer {
+        Answer {
+            call,
+            sent,
+            _diversion: diversion,
+            restore: None,
+            frames: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// The response: the answer as JSON when it comes first and soon, else a stream.
+    async fn respond(mut self, era: Era) -> Response {
+        match self.next(JSON_WITHIN).await {
+            Next::Sent(event) => self.frames.push_back(event),
+            Next::Answered(Some(line)) if self.sent.is_empty() => {
+                return json(line.bytes, era.status(line.error));
+            }
+            Next::Answered(line) => self.end(line),
+            Next::Quiet => {}
+        }
+        stream(self)
+    }
+
     /// Runs the call until it sends the client something, ends, or is quiet for `quiet`.
     /// What it sent goes first: it was sent before the answer.
     async fn next(&mut self, quiet: Duration) -> Next {
         tokio::select! {
             biased;
-            Some(message) = self.sent.recv() => Next::Sent(event(&message)),
+            Some(message) = self.sent.recv() => Next::Sent(self.event(message)),
             line = &mut self.call => Next::Answered(line),
             () = tokio::time::sleep(quiet) => Next::Quiet,
         }
@@ -298,44 +527,28 @@ impl Answer {
 
     /// The call ended with `line` (`None`: cancelled, not answered): what it sent the client
     /// before goes first, the answer last.
-    fn end(&mut self, line: Option<Vec<u8>>) {
+    fn end(&mut self, line: Option<Line>) {
         while let Ok(message) = self.sent.try_recv() {
-            self.frames.push_back(event(&message));
+            let event = self.event(message);
+            self.frames.push_back(event);
         }
         if let Some(line) = line {
-            self.frames.push_back(frame(line.trim_ascii_end()));
+            self.frames.push_back(frame(line.bytes.trim_ascii_end()));
         }
         self.done = true;
     }
-}
 
-impl Thin {
-    /// Runs `call` with the request's `parts` (as rmcp gives a handler) and answers it.
-    pub(super) async fn respond(&self, call: Call, parts: Parts) -> Response {
-        let id = call.id.clone();
-        let (diversion, sent) =
-            (self.diversions).register(id.clone(), call.meta.get_progress_token());
-        let mut extensions = Extensions::new();
-        extensions.insert(parts);
-        let Some(call) = self.calls.begin(call, extensions) else {
-            // `Hosts::admit` read the call through an open path: not reached.
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        };
-        tracing::debug!(%id, "tools/call over HTTP on the thin path");
-        let mut answer = Answer {
-            call,
-            sent,
-            _diversion: diversion,
-            frames: VecDeque::new(),
-            done: false,
-        };
-        match answer.next(JSON_WITHIN).await {
-            Next::Sent(event) => answer.frames.push_back(event),
-            Next::Answered(Some(line)) if answer.sent.is_empty() => return json(line),
-            Next::Answered(line) => answer.end(line),
-            Next::Quiet => {}
+    /// `message` as the client's event: its progress under the client's own token.
+    fn event(&self, mut message: ToClient) -> Bytes {
+        if let (Some((ours, client)), JsonRpcMessage::Notification(notification)) =
+            (&self.restore, &mut message)
+            && let ServerNotification::ProgressNotification(progress) =
+                &mut notification.notification
+            && progress.params.progress_token == *ours
+        {
+            progress.params.progress_token = client.clone();
         }
-        stream(answer)
+        event(&message)
     }
 }
 
@@ -348,11 +561,12 @@ const JSON_WITHIN: Duration = Duration::from_millis(100);
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The answer alone, as `application/json` (without the line's newline).
-fn json(mut line: Vec<u8>) -> Response {
+fn json(mut line: Vec<u8>, status: StatusCode) -> Response {
     if line.last() == Some(&b'\n') {
         line.pop();
     }
     let mut response = Response::new(Body::from(line));
+    *response.status_mut() = status;
     (response.headers_mut()).insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON));
     response
 }
