@@ -425,7 +425,7 @@ impl Drop for Begun {
 }
 
 /// The call on `line`, when it is a plain `tools/call` this path takes (see the module doc).
-fn read(line: &[u8]) -> Option<Call> {
+pub(super) fn read(line: &[u8]) -> Option<Call> {
     let text = std::str::from_utf8(line).ok()?;
     // A lone surrogate is repaired on the general path; paired ones are rare enough.
     if matches!(repair_surrogates(text), std::borrow::Cow::Owned(_)) {

@@ -350,25 +350,11 @@ impl Sessionless {
     /// that rmcp would serve as they are (see the module doc).
     pub(super) fn admit(&self, parts: &Parts, body: &[u8]) -> Option<Call> {
         let headers = &parts.headers;
-        let version = headers.get(protocol::header::MCP_PROTOCOL_VERSION)?;
-        if !self.hosts.plain(headers)
-            || version.as_bytes() != SESSIONLESS.as_str().as_bytes()
-            || sole(headers, protocol::header::MCP_METHOD)? != method::TOOLS_CALL.as_bytes()
-        {
+        if !self.hosts.plain(headers) {
             return None;
         }
         let call = self.calls.read(body)?;
-        // rmcp compares the name after decoding a Base64 form (`=?base64?...?=`), which a
-        // name that needs it takes: such a call goes to rmcp.
-        let name = sole(headers, protocol::header::MCP_NAME)?;
-        let meta = &call.meta;
-        (name == call.name().as_bytes()
-            && !name.starts_with(b"=?")
-            && meta.protocol_version().as_ref() == Some(&SESSIONLESS)
-            && meta.missing_required_keys(&SESSIONLESS).is_empty()
-            // Its log messages would have no call to go with on the shared peer.
-            && meta.log_level().is_none())
-        .then_some(call)
+        sessionless_call(headers, &call).then_some(call)
     }
 
     /// Runs `call` with the request's `parts` and answers it; its progress goes to the
@@ -394,6 +380,25 @@ impl Sessionless {
         answer.restore = token.zip(client_token);
         answer.respond(Era::Sessionless).await
     }
+}
+
+/// Whether `call`, with `headers` (past [`Hosts::plain`]), is a 2026-07-28 request that
+/// rmcp would serve as it is: its version in the header and with the whole envelope in
+/// `_meta`, and the standard headers (SEP-2243) one each and matching the body.
+fn sessionless_call(headers: &http::HeaderMap, call: &Call) -> bool {
+    let version = sole(headers, protocol::header::MCP_PROTOCOL_VERSION);
+    let method = sole(headers, protocol::header::MCP_METHOD);
+    let meta = &call.meta;
+    version == Some(SESSIONLESS.as_str().as_bytes())
+        && method == Some(method::TOOLS_CALL.as_bytes())
+        // rmcp compares the name after decoding a Base64 form (`=?base64?...?=`), which a
+        // name that needs it takes: such a call goes to rmcp.
+        && sole(headers, protocol::header::MCP_NAME)
+            .is_some_and(|name| name == call.name().as_bytes() && !name.starts_with(b"=?"))
+        && meta.protocol_version().as_ref() == Some(&SESSIONLESS)
+        && meta.missing_required_keys(&SESSIONLESS).is_empty()
+        // Its log messages would have no call to go with on the shared peer.
+        && meta.log_level().is_none()
 }
 
 /// The one value of the header `name`, as bytes; `None` when absent or given twice.
@@ -696,6 +701,56 @@ mod tests {
             assert!(!loopback.allows(&HeaderValue::from_static(host)), "{host}");
         }
         assert!(Hosts::allowing(&[]).allows(&HeaderValue::from_static("anything:1")));
+    }
+
+    #[test]
+    fn only_a_2026_request_rmcp_would_take_as_it_is_goes_without_a_session() {
+        let envelope = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}"#;
+        let body = |meta: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"s__t","_meta":{{{meta}}}}}}}"#
+            )
+        };
+        let read = |meta: &str| {
+            crate::server::thin_calls::read(body(meta).as_bytes())
+                .unwrap_or_else(|| panic!("a plain call: {meta}"))
+        };
+        let plain = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "s__t"),
+        ];
+        assert!(sessionless_call(&headers(&plain), &read(envelope)));
+        let with = |extra: (&'static str, &'static str)| {
+            let mut pairs = plain.to_vec();
+            pairs.retain(|(name, _)| *name != extra.0);
+            pairs.push(extra);
+            headers(&pairs)
+        };
+        for changed in [
+            with(("mcp-protocol-version", "2025-11-25")),
+            with(("mcp-method", "tools/list")),
+            with(("mcp-name", "s__other")),
+            with(("mcp-name", "=?base64?c19fdA==?=")),
+        ] {
+            assert!(!sessionless_call(&changed, &read(envelope)), "{changed:?}");
+        }
+        let mut twice = headers(&plain);
+        twice.append("mcp-name", HeaderValue::from_static("s__t"));
+        assert!(!sessionless_call(&twice, &read(envelope)), "a header twice");
+        let mut missing = headers(&plain);
+        missing.remove("mcp-method");
+        assert!(
+            !sessionless_call(&missing, &read(envelope)),
+            "no Mcp-Method"
+        );
+        let no_capabilities =
+            envelope.replace(r#","io.modelcontextprotocol/clientCapabilities":{}"#, "");
+        let logs = format!(r#"{envelope},"io.modelcontextprotocol/logLevel":"info""#);
+        let older = envelope.replace("2026-07-28", "2025-11-25");
+        for meta in [no_capabilities.as_str(), &logs, &older, ""] {
+            assert!(!sessionless_call(&headers(&plain), &read(meta)), "{meta}");
+        }
     }
 
     #[test]
