@@ -12,6 +12,7 @@ mod cache;
 mod encoder;
 mod error;
 mod home;
+mod kernels;
 mod weights;
 
 use std::collections::HashMap;

@@ -16,10 +16,10 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::Linear;
 use sha2::{Digest, Sha256};
 
 use super::error::EncoderError;
+use super::kernels::Dense;
 
 /// Rows of the word embeddings read and quantized at a time (1.5 MB of f32 at 384 dims).
 const SLAB_ROWS: usize = 1_024;
@@ -32,15 +32,9 @@ pub(super) struct Words {
 }
 
 impl Words {
-    /// The f32 rows of `ids`, in order, as a `(batch, len, dims)` tensor. An id past the
-    /// table (a tokenizer larger than the weights) reads as zeros.
-    pub(super) fn lookup(
-        &self,
-        ids: &[u32],
-        batch: usize,
-        len: usize,
-    ) -> candle_core::Result<Tensor> {
-        let mut out = Vec::with_capacity(ids.len() * self.dims);
+    /// Appends the f32 rows of `ids`, in order, to `out`. An id past the table (a
+    /// tokenizer larger than the weights) reads as zeros.
+    pub(super) fn lookup(&self, ids: &[u32], out: &mut Vec<f32>) {
         for &id in ids {
             let id = id as usize;
             match self.rows.get(id * self.dims..(id + 1) * self.dims) {
@@ -51,12 +45,11 @@ impl Words {
                 None => out.extend(std::iter::repeat_n(0.0, self.dims)),
             }
         }
-        Tensor::from_vec(out, (batch, len, self.dims), &Device::Cpu)
     }
 }
 
 /// Quantizes one row to int8 with a symmetric scale (the row's largest magnitude maps to 127).
-fn quantize_row(row: &[f32], out: &mut Vec<i8>) -> f32 {
+pub(super) fn quantize_row(row: &[f32], out: &mut Vec<i8>) -> f32 {
     let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
     // In [-127, 127] by construction of `scale`: the cast cannot saturate.
@@ -170,17 +163,42 @@ impl Weights {
         Ok(Tensor::from_raw_buffer(&bytes, dtype, &dims, &Device::Cpu)?.to_dtype(DType::F32)?)
     }
 
-    /// Tensor `name` whole, as f32 (for the small ones: norms, biases, positions).
-    pub(super) fn tensor(&mut self, name: &str) -> Result<Tensor, EncoderError> {
+    /// Tensor `name` whole, as f32 values in row-major order.
+    pub(super) fn values(&mut self, name: &str) -> Result<Vec<f32>, EncoderError> {
         let rows = self.entry(name)?.shape.first().copied().unwrap_or(1);
-        self.rows(name, 0..rows)
+        Ok(self.rows(name, 0..rows)?.flatten_all()?.to_vec1::<f32>()?)
     }
 
-    /// The dense layer `prefix` (`{prefix}.weight`, `{prefix}.bias`).
-    pub(super) fn dense(&mut self, prefix: &str) -> Result<Linear, EncoderError> {
-        let weight = self.tensor(&format!("{prefix}.weight"))?;
-        let bias = self.tensor(&format!("{prefix}.bias"))?;
-        Ok(Linear::new(weight, Some(bias)))
+    /// The dense layers `prefixes` (`{prefix}.weight`, `{prefix}.bias`, all of the same
+    /// input width) stacked along their outputs, as one int8 layer ([`Dense`]).
+    pub(super) fn dense(&mut self, prefixes: &[&str]) -> Result<Dense, EncoderError> {
+        let (mut weight, mut bias) = (Vec::new(), Vec::new());
+        let mut inputs = None;
+        for prefix in prefixes {
+            let name = format!("{prefix}.weight");
+            let shape = self.entry(&name)?.shape.clone();
+            let [_, width] = shape[..] else {
+                return Err(EncoderError::Shape(format!(
+                    "tensor `{name}` is {shape:?}, want 2 dimensions"
+                )));
+            };
+            if inputs.replace(width).is_some_and(|w| w != width) {
+                return Err(EncoderError::Shape(format!(
+                    "tensor `{name}` is {shape:?}: its input width differs from {prefixes:?}[0]'s"
+                )));
+            }
+            weight.extend(self.values(&name)?);
+            bias.extend(self.values(&format!("{prefix}.bias"))?);
+        }
+        let inputs = inputs.unwrap_or(0);
+        if inputs == 0 || weight.len() != bias.len() * inputs {
+            return Err(EncoderError::Shape(format!(
+                "dense layers {prefixes:?}: {} weights for {} outputs",
+                weight.len(),
+                bias.len()
+            )));
+        }
+        Ok(Dense::new(&weight, &bias, bias.len(), inputs))
     }
 
     /// The word embeddings `name`, quantized a slab of rows at a time.
