@@ -61,10 +61,11 @@ fn vectors_match_the_python_reference() {
         );
         let c = cosine(&alone, &want);
         worst = worst.min(c);
-        // The int8 word table (`weights.rs`) moves a vector a little (worst 0.99993; f32
-        // matched to 1e-6). A bug in the forward pass (a wrong head split, a lost
-        // residual) falls far below this.
-        assert!(c > 0.9995, "{:?}: cosine {c} with the reference", r["text"]);
+        // int8 weights (`weights.rs`, `kernels.rs`) move a vector a little: worst 0.99946,
+        // for the empty text (`[CLS] [SEP]` alone), 0.99978 and up for the others; f32
+        // matched to 1e-6, the int8 word table alone to 0.99993. A bug in the forward pass
+        // (a wrong head split, a lost residual) falls far below this.
+        assert!(c > 0.999, "{:?}: cosine {c} with the reference", r["text"]);
     }
     eprintln!("worst cosine with the reference: {worst:.5}");
 }

@@ -7,8 +7,10 @@
 //! The word embedding table is half of that model (30,522 x 384) and a query reads a dozen
 //! of its rows, so it is kept in int8 with one scale per row: 47 MB become 12 MB, at no
 //! cost in time and a worst cosine of 0.9999 with the Python reference's vectors (`tests.rs`).
-//! The dense layers stay f32: candle's int8 (Q8_0) kernels took the whole model to +19 MB
-//! of RSS but made a query 2.4x slower on x86-64 with AVX2 (docs/search.md has figures).
+//! The dense layers are int8 too, one scale per output and run of 32 inputs
+//! ([`Weights::dense`], `kernels.rs`): candle's Q8_0 kernels had made a query 2.4x slower,
+//! the hand-written ones (int8 widened to f32 once per query, each weight reused across the
+//! query's tokens) made it 2x faster (docs/search.md, "Query embedding in int8").
 
 use std::collections::HashMap;
 use std::fs::File;
