@@ -2,8 +2,8 @@
 //!
 //! Loads a sentence-transformers model directory (`config.json`, `tokenizer.json`,
 //! `model.safetensors`), runs BERT's forward pass on int8 weights with the kernels of
-//! `kernels.rs` (`weights.rs` reads the weights; candle only converts their types on
-//! load), mean-pools each text's tokens and normalises, as sentence-transformers does: the
+//! `crates/int8-kernels` (`weights.rs` reads the weights; candle only converts their types
+//! on load), mean-pools each text's tokens and normalises, as sentence-transformers does: the
 //! vectors agree with the Python reference to a cosine of 0.9995 and better
 //! (`tests/fixtures/transformer_reference.json`; 0.9998 for all but the empty text). Checking a
 //! directory ([`ModelDir::check`]) reads only the config and the tensors' header, so `check`
@@ -19,8 +19,8 @@ use sha2::Digest;
 use tokenizers::{Tokenizer, TruncationParams};
 
 pub use super::error::{EncoderError, FILES};
-use super::kernels::{self, Dense};
 use super::weights::{Weights, Words, read_header};
+use int8_kernels::{self as kernels, Dense, Kernels};
 
 /// Tokens per text: sentence-transformers' `max_seq_length` for all-MiniLM-L6-v2 (its
 /// `sentence_bert_config.json`), used when the directory does not say.
@@ -235,7 +235,7 @@ struct Layer {
 }
 
 /// A loaded model: tokenizer, weights in RAM (int8: the word table in `weights.rs`, the
-/// dense layers in `kernels.rs`), and its identity for the vector cache.
+/// dense layers in `crates/int8-kernels`), and its identity for the vector cache.
 pub struct Encoder {
     tokenizer: Tokenizer,
     words: Words,
@@ -246,6 +246,8 @@ pub struct Encoder {
     layers: Vec<Layer>,
     heads: usize,
     dims: usize,
+    /// AVX2 + FMA where the CPU has them, else scalar: the same bits either way.
+    kernels: Kernels,
     /// Threads a batch of several texts is split over (the texts, not the layers: a
     /// single query runs on the caller's thread).
     threads: usize,
@@ -337,11 +339,19 @@ impl Encoder {
             layers,
             heads: c.num_attention_heads,
             dims: c.hidden_size,
+            kernels: Kernels::detect(),
             threads: std::thread::available_parallelism()
                 .map_or(1, std::num::NonZero::get)
                 .min(MAX_THREADS),
             id,
         })
+    }
+
+    /// The same model on other kernels (tests: the scalar path gives the AVX2 path's bits).
+    #[cfg(test)]
+    pub(super) fn with_kernels(mut self, kernels: Kernels) -> Encoder {
+        self.kernels = kernels;
+        self
     }
 
     /// The model's identity (hash of weights and tokenizer), for cache keys.
@@ -418,7 +428,7 @@ impl Encoder {
     /// pooling over each text's tokens and L2 normalisation. With `split`, each large
     /// dense product runs on two threads ([`Dense::forward`]).
     fn forward(&self, ids: &[&[u32]], split: bool) -> Vec<Vec<f32>> {
-        let d = self.dims;
+        let (d, k) = (self.dims, self.kernels);
         let mut spans: Vec<Range<usize>> = Vec::with_capacity(ids.len());
         let mut x = Vec::new();
         for text in ids {
@@ -442,14 +452,14 @@ impl Encoder {
         let mut next = vec![0f32; tokens * d];
         let mut inner = vec![0f32; tokens * inner_width];
         for layer in &self.layers {
-            layer.qkv.forward(&x, &mut qkv, split);
-            kernels::attention(&qkv, &spans, self.heads, &mut context);
-            layer.attention_out.forward(&context, &mut next, split);
+            layer.qkv.forward(k, &x, &mut qkv, split);
+            kernels::attention(k, &qkv, &spans, self.heads, &mut context);
+            layer.attention_out.forward(k, &context, &mut next, split);
             residual(&mut next, &x, &layer.attention_norm, self.eps);
             std::mem::swap(&mut x, &mut next);
-            layer.up.forward(&x, &mut inner, split);
-            kernels::gelu(&mut inner);
-            layer.down.forward(&inner, &mut next, split);
+            layer.up.forward(k, &x, &mut inner, split);
+            kernels::gelu(k, &mut inner);
+            layer.down.forward(k, &inner, &mut next, split);
             residual(&mut next, &x, &layer.out_norm, self.eps);
             std::mem::swap(&mut x, &mut next);
         }

@@ -12,7 +12,6 @@ mod cache;
 mod encoder;
 mod error;
 mod home;
-mod kernels;
 mod weights;
 
 use std::collections::HashMap;

@@ -8,7 +8,7 @@
 //! of its rows, so it is kept in int8 with one scale per row: 47 MB become 12 MB, at no
 //! cost in time and a worst cosine of 0.9999 with the Python reference's vectors (`tests.rs`).
 //! The dense layers are int8 too, one scale per output and run of 32 inputs
-//! ([`Weights::dense`], `kernels.rs`): candle's Q8_0 kernels had made a query 2.4x slower,
+//! ([`Weights::dense`], `crates/int8-kernels`): candle's Q8_0 kernels had made a query 2.4x slower,
 //! the hand-written ones (int8 widened to f32 once per query, each weight reused across the
 //! query's tokens) made it 2x faster (docs/search.md, "Query embedding in int8").
 
@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use candle_core::{DType, Device, Tensor};
 use sha2::{Digest, Sha256};
 
+use int8_kernels::{Dense, quantize};
+
 use super::error::EncoderError;
-use super::kernels::Dense;
 
 /// Rows of the word embeddings read and quantized at a time (1.5 MB of f32 at 384 dims).
 const SLAB_ROWS: usize = 1_024;
@@ -48,15 +49,6 @@ impl Words {
             }
         }
     }
-}
-
-/// Quantizes one row to int8 with a symmetric scale (the row's largest magnitude maps to 127).
-pub(super) fn quantize_row(row: &[f32], out: &mut Vec<i8>) -> f32 {
-    let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    // In [-127, 127] by construction of `scale`: the cast cannot saturate.
-    out.extend(row.iter().map(|v| (v / scale).round() as i8));
-    scale
 }
 
 /// Where one tensor lies in the file, and how it is stored.
@@ -216,7 +208,7 @@ impl Weights {
         for start in (0..vocab).step_by(SLAB_ROWS) {
             let slab = self.rows(name, start..(start + SLAB_ROWS).min(vocab))?;
             for row in slab.to_vec2::<f32>()? {
-                scales.push(quantize_row(&row, &mut rows));
+                scales.push(quantize(&row, &mut rows));
             }
         }
         Ok(Words { rows, scales, dims })
@@ -242,26 +234,4 @@ pub(super) fn read_header(file: &mut File, path: &Path) -> Result<(Vec<u8>, u64)
     let mut header = vec![0u8; len as usize];
     file.read_exact(&mut header).map_err(io)?;
     Ok((header, len))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_row_comes_back_within_half_a_step() {
-        let row = [0.5f32, -1.27, 0.0, 1e-3, 0.9];
-        let mut q = Vec::new();
-        let scale = quantize_row(&row, &mut q);
-        assert_eq!(
-            q[1], -127,
-            "the largest magnitude maps to the end of the range"
-        );
-        for (v, q) in row.iter().zip(&q) {
-            assert!((f32::from(*q) * scale - v).abs() <= scale / 2.0 + f32::EPSILON);
-        }
-        let mut zero = Vec::new();
-        assert_eq!(quantize_row(&[0.0; 4], &mut zero), 1.0);
-        assert_eq!(zero, [0; 4]);
-    }
 }
