@@ -136,16 +136,32 @@ pub(super) fn gelu(x: &mut [f32]) {
     }
 }
 
-/// [`super::dot`].
-///
-/// # Safety
-/// The CPU has AVX2 and FMA; `a` and `b` are as long.
+/// [`super::attention`], with [`dot`] and [`axpy`] inlined.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let whole = a.len() / 8 * 8;
+pub(super) fn attention(
+    qkv: &[f32],
+    spans: &[std::ops::Range<usize>],
+    heads: usize,
+    context: &mut [f32],
+) {
+    super::ops::attend(
+        qkv,
+        spans,
+        heads,
+        context,
+        |a, b| dot(a, b),
+        |o, p, v| axpy(o, p, v),
+    );
+}
+
+/// [`super::dot`] over the shorter of `a` and `b`.
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let len = a.len().min(b.len());
+    let whole = len / 8 * 8;
     let mut sum = _mm256_setzero_ps();
     for i in (0..whole).step_by(8) {
-        // SAFETY: i + 8 <= whole <= a.len() == b.len() (the caller's bound).
+        // SAFETY: i + 8 <= whole <= len, the shorter slice's length.
         unsafe {
             sum = _mm256_fmadd_ps(
                 _mm256_loadu_ps(a.as_ptr().add(i)),
@@ -157,26 +173,22 @@ pub(super) unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
     let half = _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps::<1>(sum));
     let pair = _mm_hadd_ps(half, half);
     let sum = _mm_cvtss_f32(_mm_hadd_ps(pair, pair));
-    scalar::tail(sum, &a[whole..], &b[whole..])
+    scalar::tail(sum, &a[whole..len], &b[whole..len])
 }
 
-/// [`super::axpy`].
-///
-/// # Safety
-/// The CPU has AVX2 and FMA; `out` and `v` are as long.
+/// [`super::axpy`] over the shorter of `out` and `v`.
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn axpy(out: &mut [f32], p: f32, v: &[f32]) {
-    let whole = out.len() / 8 * 8;
+pub(super) fn axpy(out: &mut [f32], p: f32, v: &[f32]) {
+    let len = out.len().min(v.len());
+    let whole = len / 8 * 8;
     let pv = _mm256_set1_ps(p);
     for i in (0..whole).step_by(8) {
-        // SAFETY: i + 8 <= whole <= out.len() == v.len() (the caller's bound).
+        // SAFETY: i + 8 <= whole <= len, the shorter slice's length.
         unsafe {
             let o = out.as_mut_ptr().add(i);
-            _mm256_storeu_ps(
-                o,
-                _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.as_ptr().add(i)), _mm256_loadu_ps(o)),
-            );
+            let sum = _mm256_fmadd_ps(pv, _mm256_loadu_ps(v.as_ptr().add(i)), _mm256_loadu_ps(o));
+            _mm256_storeu_ps(o, sum);
         }
     }
-    scalar::axpy(&mut out[whole..], p, &v[whole..]);
+    scalar::axpy(&mut out[whole..len], p, &v[whole..len]);
 }

@@ -132,25 +132,28 @@ fn multiply(
 
 /// `a · b`: eight running sums (value `i` into sum `i % 8`) by fused multiply-adds, added
 /// pairwise as AVX's horizontal adds do, then any tail past the last eight in order.
+/// (The attention inlines each kernel's own; this is the tests' way to both.)
+#[cfg(test)]
 fn dot(kernels: Kernels, a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
     match kernels.0 {
         Isa::Scalar => scalar::dot(a, b),
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: AVX2 and FMA are there (`Kernels::avx2_fma`); both slices are as long
-        // (asserted above), which is all `avx2::dot` relies on.
+        // SAFETY: AVX2 and FMA are there (`Kernels::avx2_fma`); `avx2::dot` reads within
+        // the shorter slice only.
         Isa::Avx2Fma => unsafe { avx2::dot(a, b) },
     }
 }
 
-/// `out[i] = p · v[i] + out[i]`, fused.
+/// `out[i] = p · v[i] + out[i]`, fused. (The tests' way to both kernels, as [`dot`].)
+#[cfg(test)]
 fn axpy(kernels: Kernels, out: &mut [f32], p: f32, v: &[f32]) {
     assert_eq!(out.len(), v.len());
     match kernels.0 {
         Isa::Scalar => scalar::axpy(out, p, v),
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: AVX2 and FMA are there (`Kernels::avx2_fma`); both slices are as long
-        // (asserted above), which is all `avx2::axpy` relies on.
+        // SAFETY: AVX2 and FMA are there (`Kernels::avx2_fma`); `avx2::axpy` touches the
+        // shorter slice's length only.
         Isa::Avx2Fma => unsafe { avx2::axpy(out, p, v) },
     }
 }

@@ -31,8 +31,10 @@ pub(super) fn tile(m: usize, xs: &[f32], k: usize, panel: &[f32], tile: &mut [[f
     }
 }
 
-/// [`super::dot`], lengths checked by the caller.
+/// [`super::dot`] over the shorter of `a` and `b`.
 pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
     let mut lanes = [0f32; 8];
     let (chunks_a, chunks_b) = (a.chunks_exact(8), b.chunks_exact(8));
     let (tail_a, tail_b) = (chunks_a.remainder(), chunks_b.remainder());
@@ -57,7 +59,7 @@ pub(super) fn tail(sum: f32, a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).fold(sum, |s, (&x, &y)| x.mul_add(y, s))
 }
 
-/// [`super::axpy`], lengths checked by the caller.
+/// [`super::axpy`] over the shorter of `out` and `v`.
 pub(super) fn axpy(out: &mut [f32], p: f32, v: &[f32]) {
     for (o, &v) in out.iter_mut().zip(v) {
         *o = p.mul_add(v, *o);
