@@ -14,7 +14,8 @@
 //! - `scalar.rs` and `avx2.rs`: the same kernels twice. The scalar ones are the definition;
 //!   the AVX2 ones do the same operations in the same order (fused multiply-adds, the same
 //!   eight-lane sums), so both give the same bits, which `tests.rs` checks on random and edge
-//!   inputs. Only `avx2.rs` holds `unsafe`, and only on x86-64.
+//!   inputs. The `unsafe` functions are all in `avx2.rs` (x86-64 only); the dispatching
+//!   functions here and in `ops.rs` call them in `unsafe` blocks that say why each holds.
 
 mod dense;
 mod ops;
