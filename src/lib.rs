@@ -21,10 +21,10 @@
 //! - [`catalog`]: every tool we know, keyed by [`catalog::QualifiedName`]; only grows.
 //! - [`search`]: a tantivy index over the catalog; a pure function of what it is fed.
 //!   `search/semantic.rs` is the static embedding tier built in; `search/transformer/` the
-//!   opt-in transformer tier (candle BERT, its own embedding thread, vectors cached on disk
-//!   under `MCP_DEFER_CACHE_DIR`/`vectors/`); `search/usage/` what search learns from use
-//!   (which tool was chosen after which query, per principal: `usage.jsonl` in the data
-//!   directory, `usage/<id>.jsonl` per HTTP token).
+//!   opt-in transformer tier (BERT on the int8 kernels of `crates/int8-kernels`, its own
+//!   embedding thread, vectors cached on disk under `MCP_DEFER_CACHE_DIR`/`vectors/`);
+//!   `search/usage/` what search learns from use (which tool was chosen after which query,
+//!   per principal: `usage.jsonl` in the data directory, `usage/<id>.jsonl` per HTTP token).
 //! - [`exposure`]: the ordered tool list the client sees; append-only by type, each tool
 //!   kept as the bytes it is listed with (`server/stdio/` writes stdio `tools/list`
 //!   answers from them).

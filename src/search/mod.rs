@@ -271,7 +271,7 @@ impl SearchIndex {
     /// [`SearchIndex::search`] with each hit's lexical and vector evidence, and the query's
     /// transformer vectors when given (see [`SearchIndex::query_encoder`]; benches embed
     /// each query once and rank it under several weights); `None`: embedded here, on the
-    /// caller's thread (~5-30 ms), if the tier needs them.
+    /// caller's thread (~2-10 ms), if the tier needs them.
     ///
     /// Fusion: the lexical (BM25F) and vector (cosine) rankings each give their best
     /// [`FUSION_DEPTH`] tools; each score is min-max normalised over the query's own

@@ -281,7 +281,7 @@ impl std::fmt::Debug for QueryEncoder {
 impl QueryEncoder {
     /// The vectors of the query and, when it has two or more needs
     /// ([`needs`](super::needs())), of each need, in one forward pass; `None` while the
-    /// model loads, if it failed, or if the forward pass fails (logged). ~5-30 ms of
+    /// model loads, if it failed, or if the forward pass fails (logged). ~3-11 ms of
     /// CPU: not on an async runtime's threads. A need costs about what its words cost in
     /// the query.
     pub fn embed_query(&self, query: &str) -> Option<super::QueryVectors> {

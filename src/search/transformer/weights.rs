@@ -7,8 +7,10 @@
 //! The word embedding table is half of that model (30,522 x 384) and a query reads a dozen
 //! of its rows, so it is kept in int8 with one scale per row: 47 MB become 12 MB, at no
 //! cost in time and a worst cosine of 0.9999 with the Python reference's vectors (`tests.rs`).
-//! The dense layers stay f32: candle's int8 (Q8_0) kernels took the whole model to +19 MB
-//! of RSS but made a query 2.4x slower on x86-64 with AVX2 (docs/search.md has figures).
+//! The dense layers are int8 too, one scale per output and run of 32 inputs
+//! ([`Weights::dense`], `crates/int8-kernels`): candle's Q8_0 kernels had made a query 2.4x slower,
+//! the hand-written ones (int8 widened to f32 once per query, each weight reused across the
+//! query's tokens) made it 2x faster (docs/search.md, "Query embedding in int8").
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -16,8 +18,9 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::Linear;
 use sha2::{Digest, Sha256};
+
+use int8_kernels::{Dense, quantize};
 
 use super::error::EncoderError;
 
@@ -32,15 +35,9 @@ pub(super) struct Words {
 }
 
 impl Words {
-    /// The f32 rows of `ids`, in order, as a `(batch, len, dims)` tensor. An id past the
-    /// table (a tokenizer larger than the weights) reads as zeros.
-    pub(super) fn lookup(
-        &self,
-        ids: &[u32],
-        batch: usize,
-        len: usize,
-    ) -> candle_core::Result<Tensor> {
-        let mut out = Vec::with_capacity(ids.len() * self.dims);
+    /// Appends the f32 rows of `ids`, in order, to `out`. An id past the table (a
+    /// tokenizer larger than the weights) reads as zeros.
+    pub(super) fn lookup(&self, ids: &[u32], out: &mut Vec<f32>) {
         for &id in ids {
             let id = id as usize;
             match self.rows.get(id * self.dims..(id + 1) * self.dims) {
@@ -51,17 +48,7 @@ impl Words {
                 None => out.extend(std::iter::repeat_n(0.0, self.dims)),
             }
         }
-        Tensor::from_vec(out, (batch, len, self.dims), &Device::Cpu)
     }
-}
-
-/// Quantizes one row to int8 with a symmetric scale (the row's largest magnitude maps to 127).
-fn quantize_row(row: &[f32], out: &mut Vec<i8>) -> f32 {
-    let max = row.iter().fold(0f32, |m, v| m.max(v.abs()));
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    // In [-127, 127] by construction of `scale`: the cast cannot saturate.
-    out.extend(row.iter().map(|v| (v / scale).round() as i8));
-    scale
 }
 
 /// Where one tensor lies in the file, and how it is stored.
@@ -170,17 +157,42 @@ impl Weights {
         Ok(Tensor::from_raw_buffer(&bytes, dtype, &dims, &Device::Cpu)?.to_dtype(DType::F32)?)
     }
 
-    /// Tensor `name` whole, as f32 (for the small ones: norms, biases, positions).
-    pub(super) fn tensor(&mut self, name: &str) -> Result<Tensor, EncoderError> {
+    /// Tensor `name` whole, as f32 values in row-major order.
+    pub(super) fn values(&mut self, name: &str) -> Result<Vec<f32>, EncoderError> {
         let rows = self.entry(name)?.shape.first().copied().unwrap_or(1);
-        self.rows(name, 0..rows)
+        Ok(self.rows(name, 0..rows)?.flatten_all()?.to_vec1::<f32>()?)
     }
 
-    /// The dense layer `prefix` (`{prefix}.weight`, `{prefix}.bias`).
-    pub(super) fn dense(&mut self, prefix: &str) -> Result<Linear, EncoderError> {
-        let weight = self.tensor(&format!("{prefix}.weight"))?;
-        let bias = self.tensor(&format!("{prefix}.bias"))?;
-        Ok(Linear::new(weight, Some(bias)))
+    /// The dense layers `prefixes` (`{prefix}.weight`, `{prefix}.bias`, all of the same
+    /// input width) stacked along their outputs, as one int8 layer ([`Dense`]).
+    pub(super) fn dense(&mut self, prefixes: &[&str]) -> Result<Dense, EncoderError> {
+        let (mut weight, mut bias) = (Vec::new(), Vec::new());
+        let mut inputs = None;
+        for prefix in prefixes {
+            let name = format!("{prefix}.weight");
+            let shape = self.entry(&name)?.shape.clone();
+            let [_, width] = shape[..] else {
+                return Err(EncoderError::Shape(format!(
+                    "tensor `{name}` is {shape:?}, want 2 dimensions"
+                )));
+            };
+            if inputs.replace(width).is_some_and(|w| w != width) {
+                return Err(EncoderError::Shape(format!(
+                    "tensor `{name}` is {shape:?}: its input width differs from {prefixes:?}[0]'s"
+                )));
+            }
+            weight.extend(self.values(&name)?);
+            bias.extend(self.values(&format!("{prefix}.bias"))?);
+        }
+        let inputs = inputs.unwrap_or(0);
+        if inputs == 0 || weight.len() != bias.len() * inputs {
+            return Err(EncoderError::Shape(format!(
+                "dense layers {prefixes:?}: {} weights for {} outputs",
+                weight.len(),
+                bias.len()
+            )));
+        }
+        Ok(Dense::new(&weight, &bias, bias.len(), inputs))
     }
 
     /// The word embeddings `name`, quantized a slab of rows at a time.
@@ -196,7 +208,7 @@ impl Weights {
         for start in (0..vocab).step_by(SLAB_ROWS) {
             let slab = self.rows(name, start..(start + SLAB_ROWS).min(vocab))?;
             for row in slab.to_vec2::<f32>()? {
-                scales.push(quantize_row(&row, &mut rows));
+                scales.push(quantize(&row, &mut rows));
             }
         }
         Ok(Words { rows, scales, dims })
@@ -222,26 +234,4 @@ pub(super) fn read_header(file: &mut File, path: &Path) -> Result<(Vec<u8>, u64)
     let mut header = vec![0u8; len as usize];
     file.read_exact(&mut header).map_err(io)?;
     Ok((header, len))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_row_comes_back_within_half_a_step() {
-        let row = [0.5f32, -1.27, 0.0, 1e-3, 0.9];
-        let mut q = Vec::new();
-        let scale = quantize_row(&row, &mut q);
-        assert_eq!(
-            q[1], -127,
-            "the largest magnitude maps to the end of the range"
-        );
-        for (v, q) in row.iter().zip(&q) {
-            assert!((f32::from(*q) * scale - v).abs() <= scale / 2.0 + f32::EPSILON);
-        }
-        let mut zero = Vec::new();
-        assert_eq!(quantize_row(&[0.0; 4], &mut zero), 1.0);
-        assert_eq!(zero, [0; 4]);
-    }
 }
