@@ -49,6 +49,7 @@ pub(crate) fn data_dir() -> Option<PathBuf> {
 /// environment, and it must name the same place `mcp-defer model fetch` fills. The OS's
 /// places by their variables: `%LOCALAPPDATA%` on Windows, `~/Library/Application Support`
 /// on macOS, `~/.local/share` elsewhere.
+#[cfg(any(feature = "model", test))]
 pub(crate) fn data_dir_in(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let os_default = if cfg!(windows) {

@@ -251,7 +251,9 @@ impl Vectors {
         self.rows.len()
     }
 
-    /// Sets the vector of `id` (`None`: the tool has no vector and is removed).
+    /// Sets the vector of `id` (`None`: the tool has no vector and is removed). Only the
+    /// transformer tier embeds in f32; the static tier hands its vectors over quantized.
+    #[cfg(any(feature = "model", test))]
     pub(crate) fn set(&mut self, id: EntryId, order: u64, server: &str, vector: Option<&[f32]>) {
         let Some(vector) = vector else {
             self.remove(id);
