@@ -204,7 +204,7 @@ impl Calls {
 
     /// The thin path into a server `made` for each call: a request without a session gets
     /// a session of its own, as rmcp gives it (`http/thin.rs`).
-    pub(crate) fn each<S: ThinCall>(made: impl Fn() -> S + Send + Sync + 'static) -> Calls {
+    pub(super) fn each<S: ThinCall>(made: impl Fn() -> S + Send + Sync + 'static) -> Calls {
         Calls::new(Arc::new(move |params, context| {
             let server = made();
             Box::pin(async move { server.call_thin(params, context).await })

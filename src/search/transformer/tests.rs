@@ -30,6 +30,19 @@ pub(crate) fn model_dir() -> Option<PathBuf> {
     None
 }
 
+/// The Python reference's texts and vectors (`scripts/transformer_reference.py`).
+fn reference() -> Vec<serde_json::Value> {
+    let fixture = include_str!("../../../tests/fixtures/transformer_reference.json");
+    serde_json::from_str(fixture).unwrap()
+}
+
+fn texts_of(reference: &[serde_json::Value]) -> Vec<&str> {
+    reference
+        .iter()
+        .map(|r| r["text"].as_str().unwrap())
+        .collect()
+}
+
 fn cosine(a: &[f32], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(&x, &y)| f64::from(x) * y).sum()
 }
@@ -38,13 +51,9 @@ fn cosine(a: &[f32], b: &[f64]) -> f64 {
 fn vectors_match_the_python_reference() {
     let Some(dir) = model_dir() else { return };
     let encoder = Encoder::load(&ModelDir::check(&dir).unwrap()).unwrap();
-    let fixture = include_str!("../../../tests/fixtures/transformer_reference.json");
-    let reference: Vec<serde_json::Value> = serde_json::from_str(fixture).unwrap();
-    let texts: Vec<&str> = reference
-        .iter()
-        .map(|r| r["text"].as_str().unwrap())
-        .collect();
-    // One at a time and as one padded batch: padding must not change a vector.
+    let reference = reference();
+    let texts = texts_of(&reference);
+    // One at a time and as one batch: the batch's other texts must not change a vector.
     let batch = encoder.embed_batch(&texts).unwrap();
     let mut worst = 1.0f64;
     for (r, batched) in reference.iter().zip(&batch) {
@@ -76,12 +85,8 @@ fn vectors_match_the_python_reference() {
 fn the_scalar_kernels_give_the_same_vectors() {
     let Some(dir) = model_dir() else { return };
     let encoder = Encoder::load(&ModelDir::check(&dir).unwrap()).unwrap();
-    let fixture = include_str!("../../../tests/fixtures/transformer_reference.json");
-    let reference: Vec<serde_json::Value> = serde_json::from_str(fixture).unwrap();
-    let mut texts: Vec<&str> = reference
-        .iter()
-        .map(|r| r["text"].as_str().unwrap())
-        .collect();
+    let reference = reference();
+    let mut texts = texts_of(&reference);
     texts.push("read a file and note down a fact about a person, then list the git branches");
     let detected = encoder.embed_batch(&texts).unwrap();
     let scalar = encoder.with_kernels(int8_kernels::Kernels::scalar());

@@ -428,8 +428,15 @@ impl Transport<RoleServer> for Nowhere {
         &mut self,
         item: ToClient,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // Its kind only: a message's text (a server's log line, its progress message) may
+        // quote what no log should hold.
+        let kind = match item {
+            JsonRpcMessage::Request(_) => "request",
+            JsonRpcMessage::Notification(_) => "notification",
+            _ => "answer",
+        };
         tracing::debug!(
-            message = ?item,
+            kind,
             "dropped a message to a client without a session: it belongs to no call in flight"
         );
         std::future::ready(Ok(()))
